@@ -1,0 +1,209 @@
+"""Preflight: can this host take the recipe?  (seed 000 section 2, seed 003 section 1.1)
+
+Every check reads facts and the recipe's Requirements and touches nothing, so
+the same facts always give the same verdicts and each check is tested on
+recorded tool output.
+"""
+
+from __future__ import annotations
+
+from ..recipes import Requirements
+from .result import FAIL, PASS, SKIP, WARN, CheckResult
+
+GIB = 1024 ** 3
+
+
+def _driver_major(version: str | None) -> int | None:
+    try:
+        return int(str(version).split(".")[0])
+    except (TypeError, ValueError):
+        return None
+
+
+def check_driver(facts: dict, req: Requirements) -> CheckResult:
+    name = "driver"
+    if not req.needs_gpu:
+        return CheckResult(name, SKIP, "this recipe needs no GPU on this host")
+    gpu = facts["gpu"]
+    if gpu.get("error") and not gpu.get("gpus"):
+        return CheckResult(name, FAIL, f"no usable NVIDIA driver: {gpu['error']}",
+                           fix="install the NVIDIA driver (>= %d) and reboot; `nvidia-smi` must list the GPUs"
+                               % req.min_driver)
+    version = gpu.get("driver")
+    major = _driver_major(version)
+    cuda = f", CUDA {gpu['cuda']}" if gpu.get("cuda") else ""
+    if major is None:
+        return CheckResult(name, FAIL, f"driver version unreadable ({version!r})")
+    if major >= req.min_driver:
+        return CheckResult(name, PASS, f"{version}{cuda} (>= {req.min_driver})", value=version)
+    if req.driver_fallback_floor and major >= req.driver_fallback_floor:
+        return CheckResult(
+            name, FAIL,
+            f"{version}{cuda}: drivers {req.driver_fallback_floor}-{req.min_driver - 1} cannot run the default "
+            f"stack (torch cu130)",
+            fix=f"upgrade the driver to >= {req.min_driver}, or switch to torch cu126 and build vLLM yourself "
+                f"(verified on A100; not covered by the default recipe)", value=version)
+    return CheckResult(name, FAIL, f"{version}{cuda} is older than {req.min_driver}",
+                       fix=f"upgrade the NVIDIA driver to >= {req.min_driver}", value=version)
+
+
+def check_vram(facts: dict, req: Requirements) -> CheckResult:
+    name = "vram"
+    if not req.needs_gpu:
+        return CheckResult(name, SKIP, "this recipe needs no GPU on this host")
+    gpus = facts["gpu"].get("gpus") or []
+    if not gpus:
+        return CheckResult(name, FAIL, "no GPU found", fix="see the driver check")
+    best = max(gpus, key=lambda g: g.get("memory_total_mib") or 0)
+    gib = (best.get("memory_total_mib") or 0) / 1024
+    sizes = ", ".join(f"GPU {g['index']} {((g.get('memory_total_mib') or 0) / 1024):.0f} GiB" for g in gpus)
+    if gib + 0.5 < req.min_vram_gib:  # cards are sold as 24 GB but report 23.x GiB usable
+        return CheckResult(name, FAIL, f"largest GPU has {gib:.1f} GiB; >= {req.min_vram_gib:g} GiB needed ({sizes})",
+                           fix="use a host with a larger GPU")
+    if req.advised_vram_gib and gib + 0.5 < req.advised_vram_gib:
+        return CheckResult(name, WARN, f"{gib:.1f} GiB is enough but tight; {req.advised_vram_gib:g} GiB+ advised "
+                                       f"({sizes})", value=round(gib, 1))
+    return CheckResult(name, PASS, f"{sizes} (>= {req.min_vram_gib:g} GiB)", value=round(gib, 1))
+
+
+def free_gpu(facts: dict, min_vram_gib: float = 0.0) -> dict | None:
+    """The GPU to use: no compute process, then the most free memory; None when none is free."""
+    candidates = [g for g in facts["gpu"].get("gpus") or []
+                  if not g.get("processes") and (g.get("memory_total_mib") or 0) / 1024 + 0.5 >= min_vram_gib]
+    if not candidates:
+        return None
+    return max(candidates, key=lambda g: ((g.get("memory_free_mib") or 0), -g["index"]))
+
+
+def check_free_gpu(facts: dict, req: Requirements) -> CheckResult:
+    name = "free_gpu"
+    if not req.needs_gpu:
+        return CheckResult(name, SKIP, "this recipe needs no GPU on this host")
+    gpus = facts["gpu"].get("gpus") or []
+    if not gpus:
+        return CheckResult(name, FAIL, "no GPU found")
+    choice = free_gpu(facts, req.min_vram_gib)
+    busy = [f"GPU {g['index']} (pid {', '.join(str(p['pid']) for p in g['processes'])})"
+            for g in gpus if g.get("processes")]
+    if choice is None:
+        return CheckResult(name, FAIL, "no free GPU large enough" + (f"; busy: {'; '.join(busy)}" if busy else ""),
+                           fix="stop the processes on a GPU (nvidia-smi --query-compute-apps=pid,used_memory "
+                               "--format=csv) or use another host")
+    note = f"; busy: {'; '.join(busy)}" if busy else ""
+    free_gib = (choice.get("memory_free_mib") or 0) / 1024
+    return CheckResult(name, PASS, f"CUDA_VISIBLE_DEVICES={choice['index']} ({choice['name']}, "
+                                   f"{free_gib:.1f} GiB free){note}", value=str(choice["index"]))
+
+
+def check_disk(facts: dict, req: Requirements) -> CheckResult:
+    name = "disk"
+    wd = facts.get("workdir") or {}
+    free = wd.get("free")
+    if free is None:
+        return CheckResult(name, FAIL, f"free space at {wd.get('path')} unknown: {wd.get('error', 'no reading')}")
+    gib = free / GIB
+    where = wd.get("path") if wd.get("exists") else f"{wd.get('path')} (not created yet; on {wd.get('disk_path')})"
+    if gib < req.min_disk_gib:
+        return CheckResult(name, FAIL, f"{gib:.1f} GiB free at {where}; >= {req.min_disk_gib:g} GiB needed",
+                           fix="free space, or point `workdir` in the inventory at a larger disk", value=round(gib, 1))
+    return CheckResult(name, PASS, f"{gib:.1f} GiB free at {where} (>= {req.min_disk_gib:g} GiB)", value=round(gib, 1))
+
+
+def _version_tuple(text: str) -> tuple:
+    out = []
+    for part in str(text).split("."):
+        digits = "".join(ch for ch in part if ch.isdigit())
+        if not digits:
+            break
+        out.append(int(digits))
+    return tuple(out)
+
+
+def check_pythons(facts: dict, req: Requirements) -> list[CheckResult]:
+    results = []
+    found = facts.get("pythons") or []
+    probe_kind = (facts.get("probe") or {}).get("kind")
+    for env, minimum in req.pythons.items():
+        name = f"python:{env}"
+        want = ".".join(map(str, minimum))
+        ok = [p for p in found if _version_tuple(p["version"])[:2] >= tuple(minimum)]
+        if probe_kind == "sh" and not found:
+            results.append(CheckResult(name, FAIL, f"no Python on the host; {env} needs >= {want}",
+                                       fix=f"install python{want} (e.g. apt-get install python{want} python{want}-venv)"))
+        elif ok:
+            best = max(ok, key=lambda p: _version_tuple(p["version"]))
+            results.append(CheckResult(name, PASS, f"{best['version']} at {best['path']} (>= {want})",
+                                       value=best["path"]))
+        else:
+            have = ", ".join(p["version"] for p in found) or "none"
+            results.append(CheckResult(name, FAIL, f"{env} needs Python >= {want}; found {have}",
+                                       fix=f"install python{want} or newer (deadsnakes PPA, pyenv or uv)"))
+    return results
+
+
+def check_gcc13(facts: dict, req: Requirements) -> CheckResult:
+    name = "gcc-13"
+    if not req.needs_gcc13:
+        return CheckResult(name, SKIP, "this recipe compiles nothing with gcc-13")
+    comps = facts.get("compilers") or {}
+    if comps.get("gcc-13") and comps.get("g++-13"):
+        return CheckResult(name, PASS, f"gcc-13 {comps['gcc-13'].get('version') or ''}".strip())
+    tools = facts.get("tools") or {}
+    os_id = ((facts.get("host") or {}).get("os") or {}).get("id")
+    can_sudo = facts.get("sudo_nopasswd")
+    if tools.get("apt-get") and os_id == "ubuntu":
+        how = "as root" if (facts["host"].get("uid") == 0) else ("with sudo" if can_sudo else "with sudo (asks a password)")
+        return CheckResult(name, WARN if can_sudo else FAIL,
+                           f"gcc-13/g++-13 missing; installable {how} from ppa:ubuntu-toolchain-r/test",
+                           fix="inv install runs: add-apt-repository -y ppa:ubuntu-toolchain-r/test; apt-get install "
+                               "-y gcc-13 g++-13 libdw-dev libelf-dev" + ("" if can_sudo else
+                                                                          " (configure passwordless sudo first)"))
+    if tools.get("apt-get"):
+        return CheckResult(name, WARN if can_sudo else FAIL,
+                           f"gcc-13/g++-13 missing; apt-get present on {os_id or 'this OS'} (the PPA is Ubuntu's)",
+                           fix="apt-get install -y gcc-13 g++-13 where the distribution has it (Debian 13+), or "
+                               "build on Ubuntu")
+    return CheckResult(name, FAIL, "gcc-13/g++-13 missing and no apt-get to install them",
+                       fix="install gcc-13 and g++-13 with the system's package manager")
+
+
+def check_github(facts: dict, req: Requirements) -> CheckResult:
+    name = "github"
+    net = facts.get("network") or {}
+    state = net.get("github", "unknown")
+    if not req.needs_github:
+        return CheckResult(name, SKIP, "this recipe fetches nothing from GitHub")
+    if state == "reachable":
+        return CheckResult(name, PASS, f"github.com:443 {net.get('detail', '')}".strip())
+    fix = ("the vLLM compile will need the offline *_SRC_DIR variables and CMAKE_ARGS=-DCUTLASS_ENABLE_TESTS=OFF: "
+           "give an existing vLLM source's .deps with `inv install --deps-dir PATH`")
+    if state == "unreachable":
+        return CheckResult(name, WARN, f"github.com:443 unreachable ({net.get('detail')})", fix=fix)
+    return CheckResult(name, SKIP, f"GitHub reachability unknown ({net.get('detail')})", fix=fix)
+
+
+def check_no_proxy(facts: dict, req: Requirements) -> CheckResult:
+    name = "no_proxy"
+    proxy = facts.get("proxy") or {}
+    if not (proxy.get("http_proxy") or proxy.get("https_proxy")):
+        return CheckResult(name, PASS, "no proxy set")
+    bypass = proxy.get("loopback_bypassed") or {}
+    missing = [h for h, ok in bypass.items() if not ok]
+    if missing:
+        return CheckResult(name, WARN, f"a proxy is set but {', '.join(missing)} not in no_proxy: requests to the "
+                                       f"local service would go through the proxy",
+                           fix="export no_proxy=127.0.0.1,localhost,::1 (or set no_proxy in the inventory)")
+    return CheckResult(name, PASS, "proxy set; loopback bypasses it")
+
+
+def run_preflight_checks(facts: dict, req: Requirements) -> list[CheckResult]:
+    return [
+        check_driver(facts, req),
+        check_vram(facts, req),
+        check_free_gpu(facts, req),
+        check_disk(facts, req),
+        *check_pythons(facts, req),
+        check_gcc13(facts, req),
+        check_github(facts, req),
+        check_no_proxy(facts, req),
+    ]

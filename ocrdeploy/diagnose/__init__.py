@@ -1,0 +1,1 @@
+"""The error table and the log scanner behind `inv diagnose`."""

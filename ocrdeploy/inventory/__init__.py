@@ -1,0 +1,5 @@
+"""Hosts, groups and their vars: an Ansible-shaped YAML inventory, plus ~/.ssh/config aliases."""
+
+from .model import Host, Inventory, load_inventory, find_inventory_path, select_hosts
+
+__all__ = ["Host", "Inventory", "load_inventory", "find_inventory_path", "select_hosts"]

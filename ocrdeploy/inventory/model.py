@@ -1,0 +1,313 @@
+"""The inventory: which hosts exist, how to reach them, and the vars each one gets.
+
+The file has Ansible's shape so an existing Ansible inventory works unchanged:
+``all:`` with ``hosts:``, ``vars:`` and ``children:`` (nested groups).  Vars
+merge in Ansible's order: ``all`` first, then groups from the shallowest to the
+deepest (alphabetical among equals), then the host's own vars, the more specific
+winning.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from .yamlfile import LineDict, load_yaml
+
+LOCAL_NAMES = ("localhost", "local")
+ENV_VAR = "OCRDEPLOY_INVENTORY"
+DEFAULT_FILE = "inventory.yml"
+DEFAULT_WORKDIR = "~/ocrdeploy"
+
+# Vars with a known meaning and the type they must have.  Anything else is kept
+# as the user wrote it (recipes may read their own vars).
+_INT_VARS = ("ansible_port",)
+_STR_VARS = (
+    "ansible_host", "ansible_user", "ansible_ssh_private_key_file", "ansible_connection",
+    "workdir", "sdk_repo", "vllm_src", "transformers_src", "hf_endpoint",
+    "http_proxy", "https_proxy", "no_proxy", "known_hosts_file",
+)
+
+
+@dataclass
+class Host:
+    """One machine to act on, with its merged vars."""
+
+    name: str
+    vars: dict[str, Any] = field(default_factory=dict)
+    groups: list[str] = field(default_factory=list)
+    source: str = "inventory"  # inventory | ssh_config | implicit
+
+    @property
+    def is_local(self) -> bool:
+        conn = self.vars.get("ansible_connection")
+        if conn == "local":
+            return True
+        if conn not in (None, "local"):
+            return False
+        if self.name in LOCAL_NAMES:
+            return self.vars.get("ansible_host") in (None, "localhost", "127.0.0.1", "::1")
+        return False
+
+    @property
+    def address(self) -> str:
+        return str(self.vars.get("ansible_host") or self.name)
+
+    @property
+    def port(self) -> int:
+        return int(self.vars.get("ansible_port") or 22)
+
+    @property
+    def user(self) -> str | None:
+        return self.vars.get("ansible_user")
+
+    @property
+    def key_file(self) -> str | None:
+        key = self.vars.get("ansible_ssh_private_key_file")
+        return os.path.expanduser(key) if key else None
+
+    @property
+    def workdir(self) -> str:
+        return str(self.vars.get("workdir") or DEFAULT_WORKDIR)
+
+    def label(self) -> str:
+        if self.is_local:
+            return f"{self.name} (local)"
+        user = f"{self.user}@" if self.user else ""
+        port = f":{self.port}" if self.port != 22 else ""
+        return f"{self.name} ({user}{self.address}{port})"
+
+
+@dataclass
+class Inventory:
+    path: Path | None
+    hosts: dict[str, Host] = field(default_factory=dict)
+    groups: dict[str, list[str]] = field(default_factory=dict)  # group -> host names
+
+    def host(self, name: str) -> Host:
+        """A host by name: the inventory's, else a local one, else an ~/.ssh/config alias."""
+        if name in self.hosts:
+            return self.hosts[name]
+        if name in LOCAL_NAMES:
+            return Host(name=name, vars=dict(self._all_vars), groups=[], source="implicit")
+        from .sshconfig import host_from_ssh_config
+
+        alias = host_from_ssh_config(name, base_vars=self._all_vars)
+        if alias is not None:
+            return alias
+        where = str(self.path) if self.path else "no inventory file"
+        raise UsageError(
+            f"unknown host {name!r}: not in {where} and no 'Host {name}' in ~/.ssh/config")
+
+    _all_vars: dict = field(default_factory=dict, repr=False)
+
+
+def find_inventory_path(explicit: str | None = None) -> Path | None:
+    """--inventory, then $OCRDEPLOY_INVENTORY, then ./inventory.yml; None when none applies."""
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.exists():
+            raise UsageError(f"{path}: inventory file not found (given with --inventory)")
+        return path
+    env = os.environ.get(ENV_VAR)
+    if env:
+        path = Path(env).expanduser()
+        if not path.exists():
+            raise UsageError(f"{path}: inventory file not found (from ${ENV_VAR})")
+        return path
+    path = Path(DEFAULT_FILE)
+    return path if path.exists() else None
+
+
+def load_inventory(path: Path | None) -> Inventory:
+    if path is None:
+        return Inventory(path=None)
+    data = load_yaml(path)
+    if data is None:
+        return Inventory(path=path)
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}:1: inventory must be a mapping with an 'all:' group, got {type(data).__name__}")
+    parser = _Parser(path)
+    top = data
+    if "all" in data:
+        others = {k: v for k, v in data.items() if k != "all"}
+        all_group = data["all"] if data["all"] is not None else LineDict()
+        if not isinstance(all_group, dict):
+            raise UsageError(f"{path}:{_line(data, 'all')}: 'all' must be a mapping")
+        if others:
+            # Top-level groups beside 'all' are children of 'all', as in Ansible.
+            children = dict(all_group.get("children") or {})
+            children.update(others)
+            all_group = LineDict(all_group)
+            all_group.key_lines = getattr(data["all"], "key_lines", {})
+            all_group["children"] = children
+        top = all_group
+    else:
+        top = LineDict({"children": data})
+        top.key_lines = {"children": 1}
+        top.child_lines = getattr(data, "key_lines", {})
+    parser.walk_group("all", top, depth=0, parent_line=1)
+    return parser.build()
+
+
+def _line(mapping, key) -> int:
+    if isinstance(mapping, LineDict):
+        return mapping.line_of(key) or 1
+    return 1
+
+
+class _Parser:
+    def __init__(self, path: Path):
+        self.path = path
+        self.group_vars: dict[str, tuple[int, dict]] = {}  # group -> (depth, vars)
+        self.group_hosts: dict[str, list[str]] = {}
+        self.host_vars: dict[str, dict] = {}
+        self.host_groups: dict[str, list[str]] = {}
+        self.parents: dict[str, set[str]] = {}
+
+    def fail(self, mapping, key, message: str):
+        raise UsageError(f"{self.path}:{_line(mapping, key)}: {message}")
+
+    def walk_group(self, name: str, group, depth: int, parent_line: int, parent: str | None = None):
+        if group is None:
+            group = LineDict()
+        if not isinstance(group, dict):
+            raise UsageError(f"{self.path}:{parent_line}: group {name!r} must be a mapping")
+        for key in group:
+            if key not in ("hosts", "vars", "children"):
+                self.fail(group, key, f"group {name!r}: unknown key {key!r} (expected hosts, vars or children)")
+        if parent:
+            self.parents.setdefault(name, set()).add(parent)
+        vars_ = group.get("vars") or {}
+        if not isinstance(vars_, dict):
+            self.fail(group, "vars", f"group {name!r}: vars must be a mapping")
+        self._check_vars(vars_, f"group {name!r}")
+        old = self.group_vars.get(name)
+        self.group_vars[name] = (max(depth, old[0]) if old else depth, {**(old[1] if old else {}), **vars_})
+        self.group_hosts.setdefault(name, [])
+        hosts = group.get("hosts") or {}
+        if isinstance(hosts, list):
+            hosts = {h: None for h in hosts}
+        if not isinstance(hosts, dict):
+            self.fail(group, "hosts", f"group {name!r}: hosts must be a mapping of host names")
+        for host_name, hvars in hosts.items():
+            if not isinstance(host_name, str) or not host_name:
+                self.fail(hosts, host_name, f"group {name!r}: host names must be strings")
+            hvars = hvars or {}
+            if not isinstance(hvars, dict):
+                self.fail(hosts, host_name, f"host {host_name!r}: vars must be a mapping")
+            self._check_vars(hvars, f"host {host_name!r}")
+            self.host_vars.setdefault(host_name, {}).update(hvars)
+            if name not in self.host_groups.setdefault(host_name, []):
+                self.host_groups[host_name].append(name)
+            if host_name not in self.group_hosts[name]:
+                self.group_hosts[name].append(host_name)
+        children = group.get("children") or {}
+        if not isinstance(children, dict):
+            self.fail(group, "children", f"group {name!r}: children must be a mapping of groups")
+        for child_name, child in children.items():
+            line = _line(children, child_name)
+            if child_name == "all":
+                raise UsageError(f"{self.path}:{line}: 'all' cannot be a child group")
+            if self._is_ancestor(child_name, name):
+                raise UsageError(f"{self.path}:{line}: group {child_name!r} is its own ancestor")
+            self.walk_group(child_name, child, depth + 1, line, parent=name)
+
+    def _is_ancestor(self, candidate: str, of: str) -> bool:
+        seen, todo = set(), [of]
+        while todo:
+            g = todo.pop()
+            if g == candidate:
+                return True
+            if g in seen:
+                continue
+            seen.add(g)
+            todo.extend(self.parents.get(g, ()))
+        return False
+
+    def _check_vars(self, vars_: dict, owner: str):
+        for key, value in vars_.items():
+            if key in _INT_VARS:
+                ok = isinstance(value, int) and not isinstance(value, bool) or (
+                    isinstance(value, str) and value.isdigit())
+                if not ok or not 1 <= int(value) <= 65535:
+                    self.fail(vars_, key, f"{owner}: {key} must be a port number 1-65535, got {value!r}")
+            elif key in _STR_VARS and value is not None and not isinstance(value, (str, int, float)):
+                self.fail(vars_, key, f"{owner}: {key} must be a string, got {type(value).__name__}")
+            elif key == "gpu" and value is not None and not (
+                    value == "auto" or (isinstance(value, int) and value >= 0)
+                    or (isinstance(value, str) and all(p.strip().isdigit() for p in value.split(",")))):
+                self.fail(vars_, key, f"{owner}: gpu must be 'auto', an index or a comma list of indexes, got {value!r}")
+
+    def _all_groups_of(self, host: str) -> set[str]:
+        groups, todo = set(), list(self.host_groups.get(host, []))
+        while todo:
+            g = todo.pop()
+            if g in groups:
+                continue
+            groups.add(g)
+            todo.extend(self.parents.get(g, ()))
+        groups.add("all")
+        return groups
+
+    def build(self) -> Inventory:
+        inv = Inventory(path=self.path)
+        inv._all_vars = dict(self.group_vars.get("all", (0, {}))[1])
+        for host_name, own in self.host_vars.items():
+            groups = self._all_groups_of(host_name)
+            merged: dict = {}
+            for g in sorted(groups, key=lambda g: (self.group_vars.get(g, (0, {}))[0], g)):
+                merged.update(self.group_vars.get(g, (0, {}))[1])
+            merged.update(own)
+            inv.hosts[host_name] = Host(name=host_name, vars=merged,
+                                        groups=sorted(groups - {"all"}))
+        for g in self.group_vars:
+            members = [h for h in inv.hosts if g in self._all_groups_of(h)]
+            inv.groups[g] = members
+        return inv
+
+
+def select_hosts(inv: Inventory, host: str | None = None, group: str | None = None) -> list[Host]:
+    """Resolve --host a,b / --host all / --group NAME into hosts, in a stable order."""
+    names: list[str] = []
+    if group:
+        for g in (s.strip() for s in group.split(",") if s.strip()):
+            if g not in inv.groups:
+                where = str(inv.path) if inv.path else "no inventory file"
+                raise UsageError(f"unknown group {g!r} in {where}")
+            names.extend(inv.groups[g])
+    if host:
+        for h in (s.strip() for s in host.split(",") if s.strip()):
+            if h == "all":
+                if not inv.hosts:
+                    where = str(inv.path) if inv.path else "no inventory file was found"
+                    raise UsageError(f"--host all: no hosts ({where})")
+                names.extend(inv.hosts)
+            elif h in inv.groups and h not in inv.hosts:
+                names.extend(inv.groups[h])
+            else:
+                names.append(h)
+    if not names and not group:
+        names = ["localhost"]
+    seen: list[str] = []
+    for n in names:
+        if n not in seen:
+            seen.append(n)
+    hosts = [inv.host(n) for n in seen]
+    for h in hosts:
+        key = h.key_file
+        if key and not h.is_local:
+            if not os.path.isfile(key):
+                raise UsageError(f"{_origin(inv, h)}: host {h.name!r}: key file {key} not found")
+            if not os.access(key, os.R_OK):
+                raise UsageError(f"{_origin(inv, h)}: host {h.name!r}: key file {key} is not readable")
+    return hosts
+
+
+def _origin(inv: Inventory, host: Host) -> str:
+    if host.source == "ssh_config":
+        return "~/.ssh/config"
+    return str(inv.path) if inv.path else "inventory"

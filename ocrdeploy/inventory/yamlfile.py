@@ -1,0 +1,76 @@
+"""YAML loading that remembers line numbers, so input errors can point at the line.
+
+PyYAML only reports positions for syntax errors; a bad port three levels deep
+would otherwise be reported without a location.  Mappings are loaded as
+``LineDict``, which records the 1-based line of each key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from ..errors import UsageError
+
+
+class LineDict(dict):
+    """A dict that knows on which line each of its keys was written."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.key_lines: dict = {}
+        self.line: int | None = None
+
+    def line_of(self, key) -> int | None:
+        return self.key_lines.get(key, self.line)
+
+
+class _LineLoader(yaml.SafeLoader):
+    pass
+
+
+def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
+    loader.flatten_mapping(node)
+    result = LineDict()
+    result.line = node.start_mark.line + 1
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            hash(key)
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping", node.start_mark,
+                "found an unhashable key", key_node.start_mark)
+        if key in result:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r}", key_node.start_mark)
+        result[key] = loader.construct_object(value_node, deep=True)
+        result.key_lines[key] = key_node.start_mark.line + 1
+    return result
+
+
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def load_yaml(path: Path):
+    """Load a YAML file; any problem is a UsageError naming the file and line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"{path}: file not found")
+    except IsADirectoryError:
+        raise UsageError(f"{path}: is a directory, expected a YAML file")
+    except PermissionError:
+        raise UsageError(f"{path}: not readable (permission denied)")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})")
+    try:
+        return yaml.load(text, Loader=_LineLoader)  # noqa: S506 - SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f":{mark.line + 1}" if mark is not None else ""
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise UsageError(f"{path}{where}: invalid YAML: {problem}")
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{path}: invalid YAML: {exc}")

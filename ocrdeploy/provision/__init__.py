@@ -1,0 +1,1 @@
+"""The engine: connections, the one-round-trip facts probe, and (later) steps and plans."""

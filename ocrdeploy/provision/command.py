@@ -1,0 +1,64 @@
+"""Commands are argument lists; this is the one place they become shell text.
+
+Every part is quoted with shlex.quote, so no value from an inventory, a path or a
+flag is ever pasted into a shell string.  Secrets are masked when a command is
+shown (dry runs, logs, errors) but passed unmasked when it runs.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+
+class Secret(str):
+    """A string that is shown as *** in every printed command."""
+
+
+@dataclass(frozen=True)
+class Command:
+    argv: tuple[str, ...]
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    sudo: bool = False
+
+    def __init__(self, argv: Sequence[str], env: Mapping[str, str] | None = None,
+                 cwd: str | None = None, sudo: bool = False):
+        if isinstance(argv, str):
+            raise TypeError("Command takes a list of arguments, not a shell string")
+        object.__setattr__(self, "argv", tuple(str(a) if not isinstance(a, Secret) else a for a in argv))
+        object.__setattr__(self, "env", dict(env or {}))
+        object.__setattr__(self, "cwd", cwd)
+        object.__setattr__(self, "sudo", sudo)
+
+    def shell(self, mask: bool = False, sudo_prefix: Sequence[str] = ("sudo", "-n")) -> str:
+        return to_shell(self.argv, env=self.env, cwd=self.cwd,
+                        sudo=sudo_prefix if self.sudo else None, mask=mask)
+
+    def __str__(self) -> str:
+        return self.shell(mask=True)
+
+
+def _q(part, mask: bool) -> str:
+    if mask and isinstance(part, Secret):
+        return "'***'"
+    return shlex.quote(str(part))
+
+
+def to_shell(argv: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | None = None,
+             sudo: Sequence[str] | None = None, mask: bool = False) -> str:
+    parts: list[str] = []
+    if sudo:
+        parts.extend(_q(p, mask) for p in sudo)
+    if env:
+        parts.append("env")
+        for key, value in env.items():
+            if not key.replace("_", "a").isalnum() or key[0].isdigit():
+                raise ValueError(f"bad environment variable name {key!r}")
+            parts.append(f"{key}={_q(value, mask)}")
+    parts.extend(_q(a, mask) for a in argv)
+    text = " ".join(parts)
+    if cwd:
+        text = f"cd {_q(cwd, mask)} && {text}"
+    return text

@@ -1,0 +1,272 @@
+"""One interface to a host, local (invoke) or remote (fabric), opened once per run.
+
+The rest of the code calls ``run(Command)`` and never cares where the host is.
+Host keys are verified: an unknown key is refused unless the user opted in with
+--accept-new-host-keys, which records it.  Connection failures become a
+HostError with one line that says what happened.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from ..errors import HostError
+from .command import Command
+
+DEFAULT_CONNECT_TIMEOUT = 10.0
+KNOWN_HOSTS_ENV = "OCRDEPLOY_KNOWN_HOSTS"
+
+
+@dataclass
+class CommandResult:
+    command: str
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    duration: float
+
+    def tail(self, lines: int = 20) -> str:
+        text = (self.stdout + ("\n" if self.stdout and self.stderr else "") + self.stderr).rstrip()
+        return "\n".join(text.splitlines()[-lines:])
+
+
+class CommandFailed(Exception):
+    def __init__(self, host: str, result: CommandResult, reason: str | None = None):
+        self.host = host
+        self.result = result
+        what = reason or f"exit code {result.exit_code}"
+        super().__init__(f"{host}: `{result.command}` failed ({what})")
+
+
+class Connection:
+    """The common interface; see LocalConnection and SSHConnection."""
+
+    is_local = False
+
+    def __init__(self, host):
+        self.host = host
+        self.name = host.name
+
+    def run(self, command: Command | Sequence[str], *, timeout: float | None = None,
+            ok_codes: Iterable[int] = (0,), stdin: str | None = None, echo: bool = False,
+            out_stream=None) -> CommandResult:
+        if not isinstance(command, Command):
+            command = Command(command)
+        sudo_prefix = () if self.is_root() else ("sudo", "-n")
+        text = command.shell(sudo_prefix=sudo_prefix)
+        shown = command.shell(mask=True, sudo_prefix=sudo_prefix)
+        result = self._run_text(text, shown, timeout=timeout, stdin=stdin, echo=echo, out_stream=out_stream)
+        if result.exit_code not in tuple(ok_codes):
+            reason = "timed out" if result.exit_code is None else None
+            raise CommandFailed(self.name, result, reason)
+        return result
+
+    def is_root(self) -> bool:
+        return getattr(self, "_uid", None) == 0
+
+    def set_uid(self, uid: int | None):
+        self._uid = uid
+
+    # --- implemented by subclasses
+    def _run_text(self, text, shown, *, timeout, stdin, echo, out_stream) -> CommandResult:
+        raise NotImplementedError
+
+    def put(self, local: str | os.PathLike, remote: str):
+        raise NotImplementedError
+
+    def get(self, remote: str, local: str | os.PathLike):
+        raise NotImplementedError
+
+    def close(self):
+        pass
+
+
+def _invoke_run(runner_owner, text, shown, timeout, stdin, echo, out_stream) -> CommandResult:
+    from invoke.exceptions import CommandTimedOut
+
+    start = time.monotonic()
+    kwargs = dict(warn=True, hide=not echo, timeout=timeout,
+                  in_stream=io.StringIO(stdin) if stdin is not None else False)
+    if out_stream is not None:
+        kwargs.update(out_stream=out_stream, err_stream=out_stream, hide=False)
+    try:
+        res = runner_owner.run(text, **kwargs)
+    except CommandTimedOut as exc:
+        res = exc.result
+        return CommandResult(shown, None, res.stdout, res.stderr, time.monotonic() - start)
+    return CommandResult(shown, res.exited, res.stdout, res.stderr, time.monotonic() - start)
+
+
+class LocalConnection(Connection):
+    is_local = True
+
+    def __init__(self, host):
+        super().__init__(host)
+        from invoke import Config, Context
+
+        self._ctx = Context(Config(overrides={"run": {"shell": "/bin/sh"}}))
+        self._uid = os.getuid()
+
+    def _run_text(self, text, shown, *, timeout, stdin, echo, out_stream):
+        return _invoke_run(self._ctx, text, shown, timeout, stdin, echo, out_stream)
+
+    def put(self, local, remote):
+        import shutil
+
+        remote = os.path.expanduser(remote)
+        tmp = f"{remote}.ocrdeploy-tmp"
+        shutil.copyfile(local, tmp)
+        os.replace(tmp, remote)
+
+    def get(self, remote, local):
+        import shutil
+
+        shutil.copyfile(os.path.expanduser(remote), local)
+
+
+_known_hosts_lock = threading.Lock()
+
+
+def known_hosts_path(host=None) -> Path:
+    if host is not None and host.vars.get("known_hosts_file"):
+        return Path(os.path.expanduser(host.vars["known_hosts_file"]))
+    return Path(os.environ.get(KNOWN_HOSTS_ENV) or "~/.ssh/known_hosts").expanduser()
+
+
+def _host_key_name(address: str, port: int) -> str:
+    return address if port == 22 else f"[{address}]:{port}"
+
+
+class UnknownHostKey(Exception):
+    def __init__(self, name: str, key, path: Path):
+        self.name, self.key, self.path = name, key, path
+        super().__init__(name)
+
+
+def _make_policies():
+    import paramiko
+
+    class RefuseUnknown(paramiko.MissingHostKeyPolicy):
+        def __init__(self, path: Path):
+            self.path = path
+
+        def missing_host_key(self, client, hostname, key):
+            raise UnknownHostKey(hostname, key, self.path)
+
+    class RecordNew(paramiko.MissingHostKeyPolicy):
+        """Accept a key never seen before and append it to known_hosts (never a changed one)."""
+
+        def __init__(self, path: Path):
+            self.path = path
+
+        def missing_host_key(self, client, hostname, key):
+            client.get_host_keys().add(hostname, key.get_name(), key)
+            line = f"{hostname} {key.get_name()} {key.get_base64()}\n"
+            with _known_hosts_lock:
+                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                with open(self.path, "a", encoding="utf-8") as fh:
+                    fh.write(line)
+
+    return RefuseUnknown, RecordNew
+
+
+class SSHConnection(Connection):
+    def __init__(self, host, *, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+                 accept_new_host_keys: bool = False):
+        super().__init__(host)
+        self.connect_timeout = connect_timeout
+        self.accept_new = accept_new_host_keys
+        self._conn = None
+
+    def open(self):
+        import fabric
+        import paramiko
+
+        host = self.host
+        kwargs = {"banner_timeout": self.connect_timeout, "auth_timeout": self.connect_timeout}
+        if host.key_file:
+            kwargs["key_filename"] = [host.key_file]
+        config = fabric.Config(runtime_ssh_path=os.environ.get("OCRDEPLOY_SSH_CONFIG") or None)
+        conn = fabric.Connection(host.address, user=host.user, port=host.port, config=config,
+                                 connect_timeout=max(1, int(round(self.connect_timeout))),
+                                 connect_kwargs=kwargs)
+        path = known_hosts_path(host)
+        client = conn.client
+        if path.exists():
+            try:
+                client.load_host_keys(str(path))
+            except (OSError, paramiko.SSHException) as exc:
+                raise HostError(host.name, f"cannot read known_hosts {path}: {exc}")
+        refuse, record = _make_policies()
+        client.set_missing_host_key_policy(record(path) if self.accept_new else refuse(path))
+        where = f"{host.address}:{host.port}"
+        try:
+            conn.open()
+        except UnknownHostKey as exc:
+            fp = _fingerprint(exc.key)
+            raise HostError(host.name, f"host key of {where} is unknown ({exc.key.get_name()} {fp}); "
+                                       f"check it, then re-run with --accept-new-host-keys to record it in {path}")
+        except paramiko.BadHostKeyException as exc:
+            raise HostError(host.name, f"host key of {where} CHANGED (now {_fingerprint(exc.key)}); possible "
+                                       f"man-in-the-middle. If the host was reinstalled: "
+                                       f"ssh-keygen -f {path} -R '{_host_key_name(host.address, host.port)}'")
+        except paramiko.AuthenticationException as exc:
+            user = host.user or os.environ.get("USER", "?")
+            raise HostError(host.name, f"authentication failed for {user}@{where} ({exc}); check "
+                                       f"ansible_user and ansible_ssh_private_key_file")
+        except paramiko.ssh_exception.NoValidConnectionsError as exc:
+            errs = {e.strerror or str(e) for e in exc.errors.values()}
+            raise HostError(host.name, f"cannot connect to {where}: {', '.join(sorted(errs))}")
+        except socket.gaierror as exc:
+            raise HostError(host.name, f"cannot resolve {host.address!r}: {exc.strerror or exc}")
+        except (socket.timeout, TimeoutError):
+            raise HostError(host.name, f"connection to {where} timed out after {self.connect_timeout:g} s")
+        except paramiko.SSHException as exc:
+            raise HostError(host.name, f"SSH error with {where}: {exc}")
+        except OSError as exc:
+            raise HostError(host.name, f"cannot connect to {where}: {exc.strerror or exc}")
+        self._conn = conn
+        return self
+
+    def _run_text(self, text, shown, *, timeout, stdin, echo, out_stream):
+        try:
+            return _invoke_run(self._conn, text, shown, timeout, stdin, echo, out_stream)
+        except (EOFError, OSError) as exc:
+            raise HostError(self.name, f"connection lost while running `{shown}`: {exc}")
+
+    def put(self, local, remote):
+        tmp = f"{remote}.ocrdeploy-tmp"
+        self._conn.put(str(local), tmp)
+        self.run(["mv", "-f", tmp, remote])
+
+    def get(self, remote, local):
+        self._conn.get(remote, str(local))
+
+    def close(self):
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+def _fingerprint(key) -> str:
+    import base64
+    import hashlib
+
+    digest = hashlib.sha256(key.asbytes()).digest()
+    return "SHA256:" + base64.b64encode(digest).decode().rstrip("=")
+
+
+def connect(host, *, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+            accept_new_host_keys: bool = False) -> Connection:
+    """Open a connection to ``host``; raises HostError with a one-line reason."""
+    if host.is_local:
+        return LocalConnection(host)
+    return SSHConnection(host, connect_timeout=connect_timeout,
+                         accept_new_host_keys=accept_new_host_keys).open()

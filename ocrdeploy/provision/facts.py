@@ -1,0 +1,232 @@
+"""Facts on the controller side: run the probe in one round trip, normalise its output.
+
+Parsers are pure functions of the raw text tools print (nvidia-smi CSV and its
+header), so they are tested against recorded outputs.  Everything returned is
+plain JSON-serialisable data; checks and steps read it and never touch the host.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from ..errors import HostError
+from . import probe as probe_module
+from .command import Command
+
+_HERE = Path(__file__).parent
+SH_MARKER = "@@OCRDEPLOY-SH@@"
+# Finds a Python for the probe; without one, runs the POSIX fallback with the work dir.
+_LAUNCH = ('for p in python3 python; do if command -v "$p" >/dev/null 2>&1; then '
+           'exec "$p" -c "$1" "$2"; fi; done; shift 3; eval "$FALLBACK"')
+
+
+def probe_request(workdir: str, paths=(), venvs=(), net_timeout: float = 1.0) -> dict:
+    return {"workdir": workdir, "paths": list(paths), "venvs": list(venvs), "net_timeout": net_timeout}
+
+
+def probe_command(request: dict) -> Command:
+    source = Path(probe_module.__file__).read_text(encoding="utf-8")
+    fallback = (_HERE / "probe_fallback.sh").read_text(encoding="utf-8")
+    # argv: sh -c LAUNCH sh PY_SOURCE REQUEST FALLBACK_MARK WORKDIR ; the fallback script
+    # travels in the environment so the command stays a plain argument list.
+    return Command(["sh", "-c", _LAUNCH, "sh", source, json.dumps(request), "-", request["workdir"]],
+                   env={"FALLBACK": fallback})
+
+
+def gather(conn, request: dict, timeout: float = 120.0) -> dict:
+    """Facts of the host behind ``conn``: in-process when local, one command when remote."""
+    if conn.is_local:
+        raw = probe_module.collect(request)
+    else:
+        result = conn.run(probe_command(request), timeout=timeout, ok_codes=range(0, 256))
+        raw = parse_probe_output(conn.name, result.stdout, result.stderr, result.exit_code)
+    facts = normalise(raw)
+    conn.set_uid(facts["host"].get("uid"))
+    return facts
+
+
+def parse_probe_output(host: str, stdout: str, stderr: str, exit_code) -> dict:
+    if probe_module.MARKER in stdout:
+        payload = stdout.split(probe_module.MARKER, 1)[1].strip().splitlines()[0]
+        try:
+            return json.loads(payload)
+        except ValueError as exc:
+            raise HostError(host, f"facts probe printed invalid JSON: {exc}")
+    if SH_MARKER in stdout:
+        return parse_sh_output(stdout.split(SH_MARKER, 1)[1])
+    tail = (stderr or stdout).strip().splitlines()[-3:]
+    raise HostError(host, f"facts probe failed (exit code {exit_code}): {' | '.join(tail) or 'no output'}")
+
+
+def parse_sh_output(text: str) -> dict:
+    """The POSIX fallback's key=value lines and raw sections, shaped like the Python probe's."""
+    kv: dict[str, str] = {}
+    sections: dict[str, dict] = {}
+    current = None
+    for line in text.splitlines():
+        if line.startswith("@@SECTION "):
+            _, name, rc = line.split(" ", 2)
+            current = sections.setdefault(name, {"rc": int(rc), "out": "", "err": ""})
+            continue
+        if current is not None:
+            current["out"] += line + "\n"
+        elif "=" in line:
+            k, v = line.split("=", 1)
+            kv[k] = v
+
+    def num(key, scale=1):
+        try:
+            return int(kv[key]) * scale
+        except (KeyError, ValueError):
+            return None
+
+    tools = {t: kv.get(f"tool_{t}") for t in probe_module.TOOLS}
+    compilers = {c: ({"path": kv[f"tool_{c}"], "version": kv.get(f"version_{c}") or None}
+                     if f"tool_{c}" in kv else None) for c in probe_module.COMPILERS}
+    env = {k[4:].lower(): v for k, v in kv.items() if k.startswith("env_")}
+    no_proxy = [s.strip() for s in env.get("no_proxy", "").split(",") if s.strip()]
+    gpu = ({"source": "nvidia-smi", "path": kv["smi"], "raw": sections} if "smi" in kv
+           else {"source": "none", "raw": None, "error": "nvidia-smi not found"})
+    return {
+        "probe": {"version": probe_module.PROBE_VERSION, "kind": "sh", "python": None},
+        "host": {"hostname": kv.get("hostname"), "os": {"id": kv.get("os_id"), "version_id": kv.get("os_version_id"),
+                                                         "pretty": kv.get("os_pretty")},
+                 "kernel": kv.get("kernel"), "arch": kv.get("arch"), "user": kv.get("user"),
+                 "uid": num("uid"), "home": kv.get("home")},
+        "cpu": {"count": num("cpus")},
+        "memory": {"total": num("mem_total_kb", 1024), "available": num("mem_available_kb", 1024)},
+        "workdir": {"path": kv.get("workdir"), "exists": kv.get("workdir_exists") == "1",
+                    "disk_path": kv.get("disk_path"), "free": num("disk_free_kb", 1024),
+                    "total": num("disk_total_kb", 1024)},
+        "proxy": {"http_proxy": env.get("http_proxy"), "https_proxy": env.get("https_proxy"),
+                  "no_proxy": env.get("no_proxy"),
+                  "loopback_bypassed": {h: h in no_proxy or "*" in no_proxy for h in ("127.0.0.1", "localhost")}},
+        "sudo_nopasswd": True if num("uid") == 0 else None,
+        "tools": tools,
+        "compilers": compilers,
+        "network": {"github": "unknown", "detail": "not tested: the host has no Python for the probe"},
+        "pythons": [],
+        "libcuda": None,
+        "venvs": {},
+        "files": {},
+        "gpu": gpu,
+    }
+
+
+# ---------------------------------------------------------------- nvidia-smi parsing
+
+_SMI_FAIL = re.compile(r"NVIDIA-SMI has failed|couldn't communicate with the NVIDIA driver|"
+                       r"No devices were found|Failed to initialize NVML", re.I)
+
+
+def _int(value: str):
+    value = value.strip()
+    if not value or value.startswith("[") or value in ("N/A", "[N/A]"):
+        return None
+    try:
+        return int(float(value))
+    except ValueError:
+        return None
+
+
+def parse_query_gpu(text: str) -> list[dict]:
+    """Rows of --query-gpu=index,name,uuid,memory.total,memory.used,memory.free,driver_version."""
+    gpus = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        cells = [c.strip() for c in line.split(",")]
+        if len(cells) < 7:
+            raise ValueError(f"unexpected nvidia-smi --query-gpu line: {line!r}")
+        # A GPU name never holds a comma today, but join the middle defensively.
+        index, uuid_etc = cells[0], cells[-5:]
+        name = ", ".join(cells[1:-5])
+        gpus.append({"index": _int(index), "name": name, "uuid": uuid_etc[0],
+                     "memory_total_mib": _int(uuid_etc[1]), "memory_used_mib": _int(uuid_etc[2]),
+                     "memory_free_mib": _int(uuid_etc[3]), "driver": uuid_etc[4], "processes": []})
+    return gpus
+
+
+def parse_compute_apps(text: str) -> list[dict]:
+    """Rows of --query-compute-apps=gpu_uuid,pid,process_name,used_memory."""
+    apps = []
+    for line in text.splitlines():
+        if not line.strip() or line.lower().startswith("no running"):
+            continue
+        cells = [c.strip() for c in line.split(",")]
+        if len(cells) < 4:
+            continue
+        apps.append({"gpu_uuid": cells[0], "pid": _int(cells[1]), "name": ", ".join(cells[2:-1]),
+                     "used_mib": _int(cells[-1])})
+    return apps
+
+
+_CUDA_RE = re.compile(r"CUDA (?:UMD )?Version:\s*([0-9.]+|N/A)")
+
+
+def parse_header_cuda(text: str):
+    m = _CUDA_RE.search(text or "")
+    if not m or m.group(1) == "N/A":
+        return None
+    return m.group(1)
+
+
+def normalise_gpu(gpu: dict) -> dict:
+    """One shape whatever the source: {source, driver, cuda, gpus, error}."""
+    if gpu.get("source") == "nvml":
+        return {"source": "nvml", "driver": gpu.get("driver"), "cuda": gpu.get("cuda"),
+                "gpus": gpu.get("gpus", []), "error": None}
+    if gpu.get("source") != "nvidia-smi" or not gpu.get("raw"):
+        return {"source": "none", "driver": None, "cuda": None, "gpus": [],
+                "error": gpu.get("error") or "nvidia-smi not found"}
+    raw = gpu["raw"]
+    q = raw.get("query_gpu") or {}
+    out = (q.get("out") or "") + (q.get("err") or "")
+    if q.get("rc") != 0 or _SMI_FAIL.search(out):
+        first = next((l.strip() for l in out.splitlines() if l.strip()), "no output")
+        return {"source": "nvidia-smi", "driver": None, "cuda": None, "gpus": [],
+                "error": f"nvidia-smi failed (exit code {q.get('rc')}): {first}"}
+    try:
+        gpus = parse_query_gpu(q.get("out", ""))
+    except ValueError as exc:
+        return {"source": "nvidia-smi", "driver": None, "cuda": None, "gpus": [], "error": str(exc)}
+    apps = raw.get("compute_apps") or {}
+    if apps.get("rc") == 0:
+        by_uuid = {g["uuid"]: g for g in gpus}
+        for app in parse_compute_apps(apps.get("out", "")):
+            target = by_uuid.get(app.pop("gpu_uuid"))
+            if target is not None:
+                target["processes"].append(app)
+    driver = gpus[0].pop("driver") if gpus else None
+    for g in gpus:
+        g.pop("driver", None)
+    header = raw.get("header") or {}
+    return {"source": "nvidia-smi", "driver": driver, "cuda": parse_header_cuda(header.get("out", "")),
+            "gpus": gpus, "error": None if gpus else "nvidia-smi lists no GPU"}
+
+
+def normalise(raw: dict) -> dict:
+    facts = dict(raw)
+    facts["gpu"] = normalise_gpu(raw.get("gpu") or {})
+    return facts
+
+
+def summary(facts: dict) -> dict:
+    """The few facts a human wants in a report line."""
+    gpu = facts["gpu"]
+    mem = facts.get("memory") or {}
+    wd = facts.get("workdir") or {}
+    return {
+        "os": (facts["host"].get("os") or {}).get("pretty"),
+        "cpus": facts["cpu"].get("count"),
+        "memory_gib": round(mem["total"] / 2**30, 1) if mem.get("total") else None,
+        "driver": gpu.get("driver"),
+        "cuda": gpu.get("cuda"),
+        "gpus": [f"{g['index']}: {g['name']} {round((g['memory_total_mib'] or 0) / 1024)} GiB"
+                 for g in gpu.get("gpus", [])],
+        "workdir": wd.get("path"),
+        "disk_free_gib": round(wd["free"] / 2**30, 1) if wd.get("free") is not None else None,
+        "pythons": [p["version"] for p in facts.get("pythons", [])],
+    }

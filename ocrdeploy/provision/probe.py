@@ -1,0 +1,444 @@
+"""The facts probe: everything we need to know about a host, gathered in ONE run.
+
+This file is sent verbatim to the host (``python3 -c <this source> <request>``) and
+must therefore use the standard library only and run on Python 3.6+.  Locally
+the controller imports it and calls ``collect`` in-process.  It reports raw tool
+output (nvidia-smi) rather than interpreting it, so the parsing lives on the
+controller beside the recorded outputs it is tested with.
+
+Slow things (nvidia-smi, interpreters, compilers, the GitHub connect test) run in
+threads at the same time, so the probe costs about as much as its slowest part.
+"""
+
+import json
+import os
+import platform
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+MARKER = "@@OCRDEPLOY-FACTS@@"
+PROBE_VERSION = 1
+PYTHON_MINORS = ("3.10", "3.11", "3.12", "3.13")
+COMPILERS = ("gcc", "g++", "gcc-13", "g++-13")
+TOOLS = ("apt-get", "sudo", "git", "ccache", "nvcc", "docker", "curl", "tar", "systemctl", "ninja")
+SMI_GPU_FIELDS = "index,name,uuid,memory.total,memory.used,memory.free,driver_version"
+SMI_APP_FIELDS = "gpu_uuid,pid,process_name,used_memory"
+LIBCUDA_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
+                "/usr/lib/wsl/lib", "/usr/local/nvidia/lib64", "/usr/lib")
+
+
+def _run(argv, timeout=20.0):
+    """Run argv; return {"rc", "out", "err"}; rc None when it could not start or timed out."""
+    try:
+        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, timeout=timeout)
+        return {"rc": proc.returncode, "out": proc.stdout.decode("utf-8", "replace"),
+                "err": proc.stderr.decode("utf-8", "replace")}
+    except FileNotFoundError:
+        return {"rc": None, "out": "", "err": "not found"}
+    except subprocess.TimeoutExpired:
+        return {"rc": None, "out": "", "err": "timed out after %ss" % timeout}
+    except OSError as exc:
+        return {"rc": None, "out": "", "err": str(exc)}
+
+
+def _os_release():
+    info = {}
+    try:
+        with open("/etc/os-release") as fh:
+            for line in fh:
+                if "=" in line:
+                    k, v = line.rstrip("\n").split("=", 1)
+                    info[k.lower()] = v.strip().strip('"')
+    except OSError:
+        pass
+    return {"id": info.get("id"), "version_id": info.get("version_id"),
+            "pretty": info.get("pretty_name") or platform.system()}
+
+
+def _memory():
+    mem = {"total": None, "available": None}
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                key, _, rest = line.partition(":")
+                if key in ("MemTotal", "MemAvailable"):
+                    val = int(rest.split()[0]) * 1024
+                    mem["total" if key == "MemTotal" else "available"] = val
+    except OSError:
+        pass
+    return mem
+
+
+def _cpu_count():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count()
+
+
+def _disk(path):
+    probe = path
+    while probe and not os.path.exists(probe):
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    try:
+        st = os.statvfs(probe)
+        return {"path": path, "exists": os.path.isdir(path), "disk_path": probe,
+                "free": st.f_bavail * st.f_frsize, "total": st.f_blocks * st.f_frsize}
+    except OSError as exc:
+        return {"path": path, "exists": False, "disk_path": probe, "free": None,
+                "total": None, "error": str(exc)}
+
+
+def _gpus_nvml():
+    """GPUs through NVML (nvidia-ml-py); None when NVML cannot be used here."""
+    if os.environ.get("OCRDEPLOY_PROBE_NO_NVML"):
+        return None
+    try:
+        import pynvml
+    except ImportError:
+        return None
+    try:
+        pynvml.nvmlInit()
+    except Exception:
+        return None
+    try:
+        def text(v):
+            return v.decode() if isinstance(v, bytes) else v
+        driver = text(pynvml.nvmlSystemGetDriverVersion())
+        cuda = pynvml.nvmlSystemGetCudaDriverVersion_v2()
+        gpus = []
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            h = pynvml.nvmlDeviceGetHandleByIndex(i)
+            mem = pynvml.nvmlDeviceGetMemoryInfo(h)
+            procs = []
+            try:
+                for p in pynvml.nvmlDeviceGetComputeRunningProcesses(h):
+                    used = getattr(p, "usedGpuMemory", None)
+                    procs.append({"pid": p.pid, "name": _proc_name(p.pid),
+                                  "used_mib": used // 1048576 if used else None})
+            except Exception:
+                pass
+            gpus.append({"index": i, "name": text(pynvml.nvmlDeviceGetName(h)),
+                         "uuid": text(pynvml.nvmlDeviceGetUUID(h)),
+                         "memory_total_mib": mem.total // 1048576,
+                         "memory_used_mib": mem.used // 1048576,
+                         "memory_free_mib": mem.free // 1048576, "processes": procs})
+        return {"source": "nvml", "driver": driver,
+                "cuda": "%d.%d" % (cuda // 1000, (cuda % 1000) // 10), "gpus": gpus}
+    finally:
+        try:
+            pynvml.nvmlShutdown()
+        except Exception:
+            pass
+
+
+def _proc_name(pid):
+    try:
+        with open("/proc/%d/comm" % pid) as fh:
+            return fh.read().strip()
+    except OSError:
+        return None
+
+
+def _gpus_smi(out):
+    """Raw nvidia-smi output; parsed by the controller."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        out["gpu"] = {"source": "none", "raw": None, "error": "nvidia-smi not found"}
+        return
+    raw = {}
+    jobs = {
+        "query_gpu": [smi, "--query-gpu=" + SMI_GPU_FIELDS, "--format=csv,noheader,nounits"],
+        "compute_apps": [smi, "--query-compute-apps=" + SMI_APP_FIELDS, "--format=csv,noheader,nounits"],
+        "header": [smi],
+    }
+    threads = [threading.Thread(target=lambda k=k, a=a: raw.__setitem__(k, _run(a)))
+               for k, a in jobs.items()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    out["gpu"] = {"source": "nvidia-smi", "path": smi, "raw": raw}
+
+
+def _gpus(out):
+    nvml = _gpus_nvml()
+    if nvml is not None:
+        out["gpu"] = nvml
+    else:
+        _gpus_smi(out)
+
+
+def _real_python(path):
+    """Resolve a pyenv shim to a real interpreter so a failing shim is not counted."""
+    if "/shims/" not in path:
+        return path
+    root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+    name = os.path.basename(path)
+    versions = os.path.join(root, "versions")
+    try:
+        entries = sorted(os.listdir(versions), reverse=True)
+    except OSError:
+        return None
+    for v in entries:
+        cand = os.path.join(versions, v, "bin", name)
+        if os.access(cand, os.X_OK):
+            return cand
+    return None
+
+
+def _pythons(out):
+    candidates = []
+    dirs = os.environ.get("PATH", "").split(os.pathsep) + ["/usr/bin", "/usr/local/bin"]
+    for minor in PYTHON_MINORS:
+        name = "python" + minor
+        for d in dirs:
+            p = os.path.join(d, name)
+            if os.access(p, os.X_OK) and not os.path.isdir(p):
+                real = _real_python(p)
+                if real and os.path.realpath(real) not in [os.path.realpath(c) for c in candidates]:
+                    candidates.append(real)
+                break
+    results = [None] * len(candidates)
+
+    def check(i, path):
+        r = _run([path, "-I", "-S", "-c", "import sys;print('%d.%d.%d' % sys.version_info[:3])"], timeout=10)
+        if r["rc"] == 0:
+            results[i] = {"path": path, "version": r["out"].strip()}
+
+    threads = [threading.Thread(target=check, args=(i, c)) for i, c in enumerate(candidates)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    out["pythons"] = [r for r in results if r]
+
+
+def _compilers(out):
+    found = {}
+
+    def check(name):
+        path = shutil.which(name)
+        if not path:
+            found[name] = None
+            return
+        r = _run([path, "-dumpfullversion", "-dumpversion"], timeout=10)
+        found[name] = {"path": path, "version": r["out"].strip() if r["rc"] == 0 else None}
+
+    threads = [threading.Thread(target=check, args=(n,)) for n in COMPILERS]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    out["compilers"] = found
+
+
+def _sudo(out):
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        out["sudo_nopasswd"] = True
+        return
+    if not shutil.which("sudo"):
+        out["sudo_nopasswd"] = False
+        return
+    r = _run(["sudo", "-n", "true"], timeout=5)
+    out["sudo_nopasswd"] = r["rc"] == 0
+
+
+def _network(out, timeout, proxy_set):
+    if timeout <= 0:
+        out["network"] = {"github": "unknown", "detail": "not tested (--no-network-check)"}
+        return
+    start = time.time()
+    try:
+        sock = socket.create_connection(("github.com", 443), timeout=timeout)
+        sock.close()
+        out["network"] = {"github": "reachable", "detail": "connected in %.0f ms" % ((time.time() - start) * 1000)}
+    except socket.gaierror as exc:
+        state = "unknown" if proxy_set else "unreachable"
+        out["network"] = {"github": state, "detail": "name resolution failed (%s)%s" % (
+            exc.strerror or exc, "; a proxy is set, so this direct test does not decide it" if proxy_set else "")}
+    except (socket.timeout, OSError) as exc:
+        state = "unknown" if proxy_set else "unreachable"
+        detail = "no answer within %.1f s" % timeout if isinstance(exc, socket.timeout) else str(exc)
+        if proxy_set:
+            detail += "; a proxy is set, so this direct test does not decide it"
+        out["network"] = {"github": state, "detail": detail}
+
+
+def _dists(site):
+    dists = {}
+    try:
+        names = os.listdir(site)
+    except OSError:
+        return dists
+    for entry in names:
+        if not entry.endswith(".dist-info"):
+            continue
+        stem = entry[: -len(".dist-info")]
+        name, sep, version = stem.partition("-")
+        if not sep:
+            continue
+        key = re.sub(r"[-_.]+", "-", name).lower()
+        editable = False
+        try:
+            with open(os.path.join(site, entry, "direct_url.json")) as fh:
+                info = json.load(fh)
+                editable = bool(info.get("dir_info", {}).get("editable"))
+                source = info.get("url")
+        except (OSError, ValueError):
+            source = None
+        dists[key] = {"version": version, "editable": editable}
+        if editable and source:
+            dists[key]["source"] = source
+    return dists
+
+
+def _venv(path):
+    cfg = os.path.join(path, "pyvenv.cfg")
+    info = {"path": path, "python": None, "site_packages": None, "dists": {}}
+    try:
+        with open(cfg) as fh:
+            for line in fh:
+                k, _, v = line.partition("=")
+                k = k.strip()
+                if k in ("version", "version_info"):
+                    info["python"] = v.strip()
+                elif k == "home":
+                    info["home"] = v.strip()
+    except OSError:
+        return None
+    libdir = os.path.join(path, "lib")
+    try:
+        for entry in sorted(os.listdir(libdir)):
+            if entry.startswith("python"):
+                site = os.path.join(libdir, entry, "site-packages")
+                if os.path.isdir(site):
+                    info["site_packages"] = site
+                    info["dists"] = _dists(site)
+                    break
+    except OSError:
+        pass
+    return info
+
+
+def _venvs(workdir, extra):
+    venvs = {}
+    try:
+        entries = sorted(os.listdir(workdir))
+    except OSError:
+        entries = []
+    for entry in entries:
+        path = os.path.join(workdir, entry)
+        if os.path.isfile(os.path.join(path, "pyvenv.cfg")):
+            v = _venv(path)
+            if v:
+                venvs[entry] = v
+    for path in extra:
+        path = os.path.expanduser(path)
+        v = _venv(path)
+        if v:
+            venvs[path] = v
+    return venvs
+
+
+def _files(paths):
+    files = {}
+    for p in paths:
+        full = os.path.expanduser(p)
+        entry = {"exists": False}
+        try:
+            st = os.lstat(full)
+            entry = {"exists": True, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "inode": st.st_ino}
+            if os.path.islink(full):
+                entry["type"] = "link"
+                entry["target"] = os.readlink(full)
+                entry["resolves"] = os.path.exists(full)
+            elif os.path.isdir(full):
+                entry["type"] = "dir"
+            else:
+                entry["type"] = "file"
+        except OSError:
+            pass
+        files[p] = entry
+    return files
+
+
+def _mask(url):
+    return re.sub(r"//[^/@\s]+@", "//***@", url) if url else url
+
+
+def _proxy():
+    values = {}
+    for name in ("http_proxy", "https_proxy", "no_proxy"):
+        v = os.environ.get(name) or os.environ.get(name.upper())
+        values[name] = _mask(v) if name != "no_proxy" else v
+    no_proxy = [s.strip() for s in (values["no_proxy"] or "").split(",") if s.strip()]
+    values["loopback_bypassed"] = {h: (h in no_proxy or "*" in no_proxy)
+                                   for h in ("127.0.0.1", "localhost")}
+    return values
+
+
+def collect(request):
+    """Gather every fact; ``request`` is {"workdir", "paths", "venvs", "net_timeout"}."""
+    start = time.time()
+    home = os.path.expanduser("~")
+    workdir = os.path.abspath(os.path.expanduser(request.get("workdir") or "~/ocrdeploy"))
+    out = {
+        "probe": {"version": PROBE_VERSION, "kind": "python", "python": sys.executable,
+                  "python_version": "%d.%d.%d" % sys.version_info[:3]},
+        "host": {"hostname": socket.gethostname(), "os": _os_release(), "kernel": platform.release(),
+                 "arch": platform.machine(), "user": _user(), "uid": os.getuid() if hasattr(os, "getuid") else None,
+                 "home": home},
+        "cpu": {"count": _cpu_count()},
+        "memory": _memory(),
+        "workdir": _disk(workdir),
+    }
+    proxy = _proxy()
+    out["proxy"] = proxy
+    proxy_set = bool(proxy["http_proxy"] or proxy["https_proxy"])
+    workers = [
+        threading.Thread(target=_gpus, args=(out,)),
+        threading.Thread(target=_pythons, args=(out,)),
+        threading.Thread(target=_compilers, args=(out,)),
+        threading.Thread(target=_sudo, args=(out,)),
+        threading.Thread(target=_network, args=(out, float(request.get("net_timeout", 1.0)), proxy_set)),
+    ]
+    for t in workers:
+        t.start()
+    out["tools"] = {name: shutil.which(name) for name in TOOLS}
+    out["libcuda"] = next((os.path.join(d, "libcuda.so.1") for d in LIBCUDA_DIRS
+                           if os.path.exists(os.path.join(d, "libcuda.so.1"))), None)
+    out["venvs"] = _venvs(workdir, request.get("venvs") or [])
+    out["files"] = _files(request.get("paths") or [])
+    for t in workers:
+        t.join()
+    out["probe"]["elapsed_ms"] = round((time.time() - start) * 1000, 1)
+    return out
+
+
+def _user():
+    try:
+        import pwd
+        return pwd.getpwuid(os.getuid()).pw_name
+    except Exception:
+        return os.environ.get("USER")
+
+
+def main(argv):
+    request = json.loads(argv[1]) if len(argv) > 1 else {}
+    facts = collect(request)
+    sys.stdout.write(MARKER + "\n" + json.dumps(facts) + "\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main(sys.argv)

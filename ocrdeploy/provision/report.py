@@ -1,0 +1,52 @@
+"""Human output: per-host tables and an Ansible-like recap; JSON goes elsewhere."""
+
+from __future__ import annotations
+
+import sys
+
+STATUS_STYLE = {"pass": "green", "ok": "green", "warn": "yellow", "changed": "yellow", "fail": "red",
+                "failed": "red", "skip": "dim", "skipped": "dim", "unreachable": "red bold"}
+
+
+def console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+
+
+def checks_table(title: str, results):
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left", show_lines=False, expand=False)
+    table.add_column("check", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("result")
+    for r in results:
+        from rich.markup import escape
+
+        style = STATUS_STYLE.get(r.status, "")
+        text = escape(r.message) + (f"\n[dim]fix: {escape(r.fix)}[/dim]" if r.fix and r.status in ("fail", "warn")
+                                    else "")
+        table.add_row(r.name, f"[{style}]{r.status}[/{style}]", text)
+    return table
+
+
+def recap(con, rows):
+    """rows: (host label, counts dict or None, error or None)."""
+    from rich.markup import escape
+
+    con.print("\n[bold]RECAP[/bold]")
+    width = max((len(r[0]) for r in rows), default=0)
+    for label, counts, error in rows:
+        if error is not None:
+            con.print(f"{label:<{width}} : [red bold]unreachable[/red bold]  {escape(error)}")
+            continue
+        parts = []
+        for key, n in counts.items():
+            style = STATUS_STYLE.get(key, "") if n else "dim"
+            parts.append(f"[{style}]{key}={n}[/{style}]")
+        con.print(f"{escape(label):<{width}} : " + "  ".join(parts))
+
+
+def error_line(message: str):
+    sys.stderr.write(f"error: {message}\n")

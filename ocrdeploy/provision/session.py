@@ -1,0 +1,92 @@
+"""A run over several hosts: one connection per host, opened once, used by every phase.
+
+Hosts are worked on in parallel (bounded threads); a host that fails to connect
+or errors is recorded with its one-line reason and the others carry on, the way
+fabric's GroupResult maps each host to a result or an exception.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..errors import HostError
+from .connection import DEFAULT_CONNECT_TIMEOUT, CommandFailed, Connection, connect
+
+MAX_PARALLEL = 32
+
+
+@dataclass
+class HostOutcome:
+    host: Any
+    value: Any = None
+    error: str | None = None       # one line; set when the host could not be worked on
+    unreachable: bool = False
+
+
+class Session:
+    def __init__(self, hosts, *, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+                 accept_new_host_keys: bool = False, max_parallel: int = MAX_PARALLEL):
+        self.hosts = list(hosts)
+        self.connect_timeout = connect_timeout
+        self.accept_new_host_keys = accept_new_host_keys
+        self.max_parallel = max(1, min(max_parallel, len(self.hosts) or 1))
+        self._conns: dict[str, Connection] = {}
+        self._failed: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def connection(self, host) -> Connection:
+        with self._lock:
+            if host.name in self._conns:
+                return self._conns[host.name]
+            if host.name in self._failed:
+                raise HostError(host.name, self._failed[host.name])
+        try:
+            conn = connect(host, connect_timeout=self.connect_timeout,
+                           accept_new_host_keys=self.accept_new_host_keys)
+        except HostError as exc:
+            with self._lock:
+                self._failed[host.name] = exc.message
+            raise
+        with self._lock:
+            self._conns[host.name] = conn
+        return conn
+
+    def map(self, fn: Callable[[Connection, Any], Any], hosts=None) -> dict[str, HostOutcome]:
+        """Run ``fn(conn, host)`` on every host in parallel; never raises for one host's failure."""
+        hosts = self.hosts if hosts is None else hosts
+
+        def one(host) -> HostOutcome:
+            try:
+                conn = self.connection(host)
+            except HostError as exc:
+                return HostOutcome(host, error=exc.message, unreachable=True)
+            try:
+                return HostOutcome(host, value=fn(conn, host))
+            except HostError as exc:
+                return HostOutcome(host, error=exc.message, unreachable=True)
+            except CommandFailed as exc:
+                tail = exc.result.tail(3).replace("\n", " | ")
+                return HostOutcome(host, error=f"{exc} {tail}".strip())
+
+        if len(hosts) == 1:
+            return {hosts[0].name: one(hosts[0])}
+        with ThreadPoolExecutor(max_workers=min(self.max_parallel, len(hosts))) as pool:
+            outcomes = list(pool.map(one, hosts))
+        return {o.host.name: o for o in outcomes}
+
+    def close(self):
+        for conn in self._conns.values():
+            try:
+                conn.close()
+            except Exception:
+                pass
+        self._conns.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,69 @@
+"""The recipes by name and the host requirements each one brings.
+
+Thresholds are data of the recipe (seed 000 section 2; seed 003 section 1.1),
+not constants inside the checks, so a recipe with other needs (DeepSeek-OCR on
+CUDA 11.8, an SDK-only client) states them here and the same checks apply.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import UsageError
+
+
+@dataclass(frozen=True)
+class Requirements:
+    needs_gpu: bool = True
+    min_vram_gib: float = 24.0          # on at least one GPU
+    advised_vram_gib: float | None = None
+    min_driver: int = 580               # major version
+    driver_fallback_floor: int | None = 535  # 535-579: upgrade, or cu126 + own vLLM build
+    min_disk_gib: float = 20.0
+    # env name -> minimum Python (major, minor)
+    pythons: dict = field(default_factory=dict)
+    needs_gcc13: bool = False
+    needs_github: bool = False          # compiles that fetch from GitHub
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    description: str
+    requirements: Requirements
+
+
+_MINICPM_VLLM = Requirements(
+    pythons={"vllm-ocr-env": (3, 11), "sdk-env": (3, 10)},
+    needs_gcc13=True, needs_github=True)
+
+_RECIPES = {
+    r.name: r for r in (
+        Recipe("dspark", "MiniCPM-OCR 1.0: sdk-env + vllm-ocr-env, DSpark speculative decoding (default)",
+               _MINICPM_VLLM),
+        Recipe("standard", "MiniCPM-OCR 1.0: sdk-env + vllm-ocr-env, no speculative decoding", _MINICPM_VLLM),
+        Recipe("transformers", "MiniCPM-OCR 1.0: sdk-env + tf-ocr-env (transformers serve, no vLLM compile)",
+               Requirements(pythons={"tf-ocr-env": (3, 10), "sdk-env": (3, 10)})),
+        Recipe("merged", "MiniCPM-OCR 1.0: one ocr-env with vLLM and feat-ocr transformers (two-end verification)",
+               Requirements(pythons={"ocr-env": (3, 11), "sdk-env": (3, 10)}, needs_gcc13=True, needs_github=True)),
+        Recipe("sdk-only", "MiniCPM-OCR 1.0: sdk-env only, against an existing llama.cpp/OpenAI-compatible server",
+               Requirements(needs_gpu=False, min_disk_gib=5.0, pythons={"sdk-env": (3, 10)})),
+        Recipe("deepseek-ocr-vllm085", "DeepSeek-OCR: Python 3.12, torch 2.6.0 cu118, vLLM 0.8.5, flash-attn 2.7.3",
+               Requirements(min_vram_gib=24.0, advised_vram_gib=32.0, min_driver=520, driver_fallback_floor=None,
+                            min_disk_gib=20.0, pythons={"deepseek-ocr-env": (3, 12)})),
+    )
+}
+
+DEFAULT_RECIPE = "dspark"
+
+
+def recipe_names() -> list[str]:
+    return list(_RECIPES)
+
+
+def get_recipe(name: str | None) -> Recipe:
+    name = name or DEFAULT_RECIPE
+    try:
+        return _RECIPES[name]
+    except KeyError:
+        raise UsageError(f"unknown recipe {name!r}; choose one of: {', '.join(_RECIPES)}")

@@ -1,0 +1,1 @@
+"""The client side of a service: readiness, /metrics, smoke requests, the minicpmvocr driver."""
