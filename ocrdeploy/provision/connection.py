@@ -229,6 +229,9 @@ class SSHConnection(Connection):
         except (socket.timeout, TimeoutError):
             raise HostError(host.name, f"connection to {where} timed out after {self.connect_timeout:g} s")
         except paramiko.SSHException as exc:
+            if "banner" in str(exc).lower() or "no existing session" in str(exc).lower():
+                raise HostError(host.name, f"no SSH greeting from {where} within {self.connect_timeout:g} s "
+                                           f"(not an SSH server, or overloaded)")
             raise HostError(host.name, f"SSH error with {where}: {exc}")
         except OSError as exc:
             raise HostError(host.name, f"cannot connect to {where}: {exc.strerror or exc}")

@@ -17,8 +17,9 @@ from .command import Command
 
 _HERE = Path(__file__).parent
 SH_MARKER = "@@OCRDEPLOY-SH@@"
-# Finds a Python for the probe; without one, runs the POSIX fallback with the work dir.
-_LAUNCH = ('for p in python3 python; do if command -v "$p" >/dev/null 2>&1; then '
+# Finds a Python for the probe, the system's first: a pyenv/conda shim on PATH costs a
+# shell script per call.  Without any Python, runs the POSIX fallback with the work dir.
+_LAUNCH = ('for p in /usr/bin/python3 /usr/local/bin/python3 python3 python; do if command -v "$p" >/dev/null 2>&1; then '
            'exec "$p" -c "$1" "$2"; fi; done; shift 3; eval "$FALLBACK"')
 
 

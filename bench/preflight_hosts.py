@@ -1,0 +1,86 @@
+"""Time `ocrdeploy preflight` against 1 and N SSH lab hosts, locally, and `inv --list`.
+
+Usage: python bench/preflight_hosts.py [--hosts 16] [--repeat 3]
+
+Starts real sshd processes on 127.0.0.x (tests/sshlab.py) with the recorded RTX 5090
+nvidia-smi on their PATH, then times whole CLI runs (process start included).
+Measured both ways: as root, whose ~/.bashrc runs `pyenv init` on every SSH
+command, and as a plain user `ocrbench` without shell hooks (created if missing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from sshlab import SSHLab  # noqa: E402
+
+BOX = ROOT / "tests" / "fixtures" / "nvidia-smi" / "rtx5090-590"
+
+
+def timed(argv, env, repeat):
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        p = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=ROOT)
+        times.append(time.perf_counter() - t)
+        if p.returncode not in (0, 1):
+            raise SystemExit(f"{argv} failed ({p.returncode}): {p.stderr}")
+    return statistics.median(times), min(times)
+
+
+def ensure_user(name):
+    if subprocess.run(["id", name], capture_output=True).returncode != 0:
+        subprocess.run(["useradd", "-m", "-s", "/bin/bash", name], check=True)
+    home = Path(f"/home/{name}")
+    for rc in (".bashrc", ".profile"):
+        (home / rc).write_text("")  # no shell hooks at all
+    return name
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hosts", type=int, default=16)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="ocrbench-"))
+    os.chmod(tmp, 0o755)
+    lab = SSHLab(tmp)
+    os.chmod(lab.client_key, 0o600)
+    plain = ensure_user("ocrbench")
+    try:
+        hosts = [lab.start(f"h{i}", f"127.0.1.{i + 1}", path_prefix=str(BOX)) for i in range(args.hosts)]
+        cli = [sys.executable, "-m", "ocrdeploy", "preflight", "--json", "--network-timeout", "0"]
+        env = dict(os.environ, OCRDEPLOY_KNOWN_HOSTS=str(lab.known_hosts), OCRDEPLOY_PROBE_NO_NVML="1")
+        print(f"machine: {os.cpu_count()} CPUs; sshd hosts share them with the controller")
+        for user, label in (("root", "root (~/.bashrc runs pyenv init)"), (plain, "ocrbench (no shell hooks)")):
+            inv = tmp / f"inv-{user}.yml"
+            inv.write_text(yaml.safe_dump({"all": {"hosts": {
+                h.name: {**lab.inventory_entry(h, workdir="/tmp/ocrbench-wd"), "ansible_user": user}
+                for h in hosts}}}))
+            e = dict(env, OCRDEPLOY_INVENTORY=str(inv))
+            one, one_min = timed(cli + ["--host", "h0"], e, args.repeat)
+            many, many_min = timed(cli + ["--host", "all"], e, args.repeat)
+            print(f"{label}: 1 host {one:.2f} s (min {one_min:.2f}); {args.hosts} hosts {many:.2f} s "
+                  f"(min {many_min:.2f}); ratio {many / one:.2f}x")
+        e = dict(env, PATH=f"{BOX}:{os.environ['PATH']}")
+        local, local_min = timed(cli, e, args.repeat)
+        print(f"local preflight (in-process probe): {local:.3f} s (min {local_min:.3f})")
+        inv_list, inv_min = timed([sys.executable, "-m", "invoke", "--list"], env, args.repeat + 2)
+        print(f"inv --list: {inv_list:.3f} s (min {inv_min:.3f})")
+    finally:
+        lab.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+"""Each preflight check against recorded boxes (tests/fixtures/nvidia-smi) and crafted facts."""
+
+import pytest
+
+from ocrdeploy.checks import preflight as pf
+from ocrdeploy.provision import facts as facts_mod
+from ocrdeploy.provision import probe
+from ocrdeploy.recipes import get_recipe
+
+DSPARK = get_recipe("dspark").requirements
+
+
+@pytest.fixture
+def box(smi_box, tmp_path):
+    def facts_for(name):
+        smi_box(name)
+        return facts_mod.normalise(probe.collect(facts_mod.probe_request(str(tmp_path), net_timeout=0)))
+    return facts_for
+
+
+def by_name(results):
+    return {r.name: r for r in results}
+
+
+def test_rtx5090_passes_gpu_checks(box):
+    r = by_name(pf.run_preflight_checks(box("rtx5090-590"), DSPARK))
+    assert r["driver"].status == "pass" and "590.48.01" in r["driver"].message
+    assert r["vram"].status == "pass"
+    assert r["free_gpu"].status == "pass" and r["free_gpu"].value == "0"
+    assert r["free_gpu"].message.startswith("CUDA_VISIBLE_DEVICES=0")
+
+
+def test_a100_on_535_is_told_to_upgrade_or_build(box):
+    r = by_name(pf.run_preflight_checks(box("a100-535"), DSPARK))
+    assert r["driver"].status == "fail"
+    assert "535-579" in r["driver"].message
+    assert "upgrade the driver to >= 580" in r["driver"].fix and "cu126" in r["driver"].fix
+    assert r["vram"].status == "pass"  # 40 GiB is plenty; only the driver blocks
+
+
+def test_busy_gpu0_picks_the_idle_card(box):
+    r = by_name(pf.run_preflight_checks(box("3gpu-busy0"), DSPARK))
+    assert r["free_gpu"].status == "pass"
+    assert r["free_gpu"].value == "1"   # GPU 1: no process and the most free memory
+    assert "busy: GPU 0 (pid 48213)" in r["free_gpu"].message
+
+
+def test_no_driver(box):
+    r = by_name(pf.run_preflight_checks(box("no-driver"), DSPARK))
+    assert r["driver"].status == "fail" and "couldn't communicate" in r["driver"].message
+    assert r["vram"].status == "fail" and r["free_gpu"].status == "fail"
+
+
+def test_sdk_only_recipe_skips_gpu_checks(box):
+    r = by_name(pf.run_preflight_checks(box("no-driver"), get_recipe("sdk-only").requirements))
+    assert {r[n].status for n in ("driver", "vram", "free_gpu", "gcc-13", "github")} == {"skip"}
+
+
+def base_facts(**over):
+    facts = {
+        "host": {"uid": 1000, "os": {"id": "ubuntu"}},
+        "gpu": {"driver": "590.48.01", "cuda": "13.1", "error": None, "gpus": [
+            {"index": 0, "name": "NVIDIA L4", "memory_total_mib": 23034, "memory_free_mib": 22000, "processes": []}]},
+        "workdir": {"path": "/w", "exists": True, "free": 50 * 2**30},
+        "pythons": [{"path": "/usr/bin/python3.10", "version": "3.10.12"}],
+        "compilers": {"gcc-13": None, "g++-13": None},
+        "tools": {"apt-get": "/usr/bin/apt-get"},
+        "sudo_nopasswd": True,
+        "network": {"github": "unreachable", "detail": "no answer within 1.0 s"},
+        "proxy": {"http_proxy": "http://p:3128", "https_proxy": None,
+                  "loopback_bypassed": {"127.0.0.1": False, "localhost": True}},
+        "probe": {"kind": "python"},
+    }
+    facts.update(over)
+    return facts
+
+
+def test_small_gpu_fails_vram_and_free_gpu():
+    f = base_facts()
+    assert pf.check_vram(f, DSPARK).status == "fail"
+    assert pf.check_free_gpu(f, DSPARK).status == "fail"
+
+
+def test_disk_threshold_comes_from_the_recipe():
+    f = base_facts(workdir={"path": "/w", "exists": True, "free": 12 * 2**30})
+    assert pf.check_disk(f, DSPARK).status == "fail"
+    assert pf.check_disk(f, get_recipe("sdk-only").requirements).status == "pass"
+
+
+def test_python_versions_per_env():
+    r = by_name(pf.check_pythons(base_facts(), DSPARK))
+    assert r["python:vllm-ocr-env"].status == "fail" and "3.10.12" in r["python:vllm-ocr-env"].message
+    assert r["python:sdk-env"].status == "pass"
+
+
+def test_gcc13_installable_with_sudo_on_ubuntu():
+    r = pf.check_gcc13(base_facts(), DSPARK)
+    assert r.status == "warn" and "ppa:ubuntu-toolchain-r/test" in r.message
+    r = pf.check_gcc13(base_facts(sudo_nopasswd=False), DSPARK)
+    assert r.status == "fail" and "passwordless sudo" in r.fix
+    ok = base_facts(compilers={"gcc-13": {"version": "13.1.0"}, "g++-13": {"version": "13.1.0"}})
+    assert pf.check_gcc13(ok, DSPARK).status == "pass"
+
+
+def test_github_and_proxy():
+    f = base_facts()
+    g = pf.check_github(f, DSPARK)
+    assert g.status == "warn" and "CUTLASS_ENABLE_TESTS=OFF" in g.fix
+    p = pf.check_no_proxy(f, DSPARK)
+    assert p.status == "warn" and "127.0.0.1" in p.message and "no_proxy=127.0.0.1,localhost,::1" in p.fix
+    f["proxy"]["loopback_bypassed"]["127.0.0.1"] = True
+    assert pf.check_no_proxy(f, DSPARK).status == "pass"

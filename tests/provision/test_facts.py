@@ -1,0 +1,122 @@
+"""The probe and the nvidia-smi parsers against recorded outputs (tests/fixtures/nvidia-smi)."""
+
+import json
+import subprocess
+from pathlib import Path
+
+from ocrdeploy.provision import facts as facts_mod
+from ocrdeploy.provision import probe
+
+
+def local_facts(tmp_path, **request):
+    return facts_mod.normalise(probe.collect(facts_mod.probe_request(str(tmp_path / "wd"), **request)))
+
+
+def test_rtx5090(smi_box, tmp_path):
+    smi_box("rtx5090-590")
+    gpu = local_facts(tmp_path, net_timeout=0)["gpu"]
+    assert gpu["source"] == "nvidia-smi" and gpu["error"] is None
+    assert gpu["driver"] == "590.48.01" and gpu["cuda"] == "13.1"
+    (g,) = gpu["gpus"]
+    assert (g["index"], g["name"], g["memory_total_mib"], g["processes"]) == (0, "NVIDIA GeForce RTX 5090", 32607, [])
+
+
+def test_a100_535(smi_box, tmp_path):
+    smi_box("a100-535")
+    gpu = local_facts(tmp_path, net_timeout=0)["gpu"]
+    assert gpu["driver"] == "535.247.01" and gpu["cuda"] == "12.2"
+    assert gpu["gpus"][0]["memory_total_mib"] == 40960
+
+
+def test_three_gpus_with_busy_gpu0(smi_box, tmp_path):
+    smi_box("3gpu-busy0")
+    gpus = local_facts(tmp_path, net_timeout=0)["gpu"]["gpus"]
+    assert [g["index"] for g in gpus] == [0, 1, 2]
+    assert gpus[0]["processes"] == [{"pid": 48213, "name": "/root/ocr/vllm-ocr-env/bin/python3.13", "used_mib": 28126}]
+    assert gpus[1]["processes"] == [] and gpus[2]["memory_used_mib"] == 492
+
+
+def test_driver_unreachable(smi_box, tmp_path):
+    smi_box("no-driver")
+    gpu = local_facts(tmp_path, net_timeout=0)["gpu"]
+    assert gpu["gpus"] == [] and gpu["driver"] is None
+    assert "exit code 9" in gpu["error"] and "couldn't communicate with the NVIDIA driver" in gpu["error"]
+
+
+def test_no_nvidia_smi(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setenv("OCRDEPLOY_PROBE_NO_NVML", "1")
+    gpu = local_facts(tmp_path, net_timeout=0)["gpu"]
+    assert gpu["source"] == "none" and gpu["error"] == "nvidia-smi not found"
+
+
+def test_r610_header_spelling():
+    # R610+ prints "KMD Version" / "CUDA UMD Version" (github.com/sgl-project/sglang/issues/27487)
+    line = "| NVIDIA-SMI 610.43.02              KMD Version: 610.43.02     CUDA UMD Version: 13.3     |"
+    assert facts_mod.parse_header_cuda(line) == "13.3"
+    assert facts_mod.parse_header_cuda("| ... Driver Version: 575.64.03      CUDA Version: N/A      |") is None
+
+
+def test_venvs_read_from_dist_info(tmp_path):
+    wd = tmp_path / "wd"
+    site = wd / "vllm-ocr-env" / "lib" / "python3.13" / "site-packages"
+    (site / "torch-2.14.0.dist-info").mkdir(parents=True)
+    (site / "transformers-5.19.0.dev0.dist-info").mkdir()
+    (site / "transformers-5.19.0.dev0.dist-info" / "direct_url.json").write_text(
+        json.dumps({"url": "file:///src/transformers", "dir_info": {"editable": True}}))
+    (site / "Jinja2-3.1.6.dist-info").mkdir()
+    (wd / "vllm-ocr-env" / "pyvenv.cfg").write_text("home = /usr/bin\nversion = 3.13.9\n")
+    (wd / "not-a-venv").mkdir()
+    facts = facts_mod.normalise(probe.collect(facts_mod.probe_request(str(wd), net_timeout=0,
+                                                                      paths=[str(site), str(wd / "nope")])))
+    venv = facts["venvs"]["vllm-ocr-env"]
+    assert list(facts["venvs"]) == ["vllm-ocr-env"]
+    assert venv["python"] == "3.13.9"
+    assert venv["dists"]["torch"] == {"version": "2.14.0", "editable": False}
+    assert venv["dists"]["transformers"]["editable"] is True
+    assert venv["dists"]["transformers"]["version"] == "5.19.0.dev0"
+    assert venv["dists"]["jinja2"]["version"] == "3.1.6"
+    assert facts["files"][str(site)]["type"] == "dir" and not facts["files"][str(wd / "nope")]["exists"]
+
+
+def test_pythons_are_real_interpreters(tmp_path):
+    facts = local_facts(tmp_path, net_timeout=0)
+    assert facts["pythons"], "at least the interpreter running the tests' python3.x should be found"
+    for p in facts["pythons"]:
+        out = subprocess.run([p["path"], "-c", "import sys;print('%d.%d.%d' % sys.version_info[:3])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+        assert out == p["version"]
+        assert "/shims/" not in p["path"]
+
+
+def test_proxy_facts_mask_credentials(monkeypatch, tmp_path):
+    monkeypatch.setenv("https_proxy", "http://alice:s3cret@proxy.corp:3128")
+    monkeypatch.setenv("no_proxy", "localhost,.corp")
+    proxy = local_facts(tmp_path, net_timeout=0)["proxy"]
+    assert "s3cret" not in json.dumps(proxy)
+    assert proxy["loopback_bypassed"] == {"127.0.0.1": False, "localhost": True}
+
+
+def test_posix_fallback_probe_parses_like_the_python_one(tmp_path):
+    """The sh fallback, run for real by sh with the 3-GPU recording on PATH."""
+    script = (Path(facts_mod.__file__).parent / "probe_fallback.sh").read_text()
+    box = Path(__file__).parents[1] / "fixtures" / "nvidia-smi" / "3gpu-busy0"
+    out = subprocess.run(["sh", "-c", script, "sh", str(tmp_path / "wd")], capture_output=True, text=True,
+                         env={"PATH": f"{box}:/usr/bin:/bin", "HOME": str(tmp_path)}, check=True).stdout
+    facts = facts_mod.normalise(facts_mod.parse_probe_output("h", out, "", 0))
+    assert facts["probe"]["kind"] == "sh"
+    assert facts["workdir"]["path"] == str(tmp_path / "wd") and facts["workdir"]["free"] > 0
+    assert facts["cpu"]["count"] >= 1 and facts["memory"]["total"] > 0
+    assert facts["gpu"]["driver"] == "590.48.01"
+    assert [len(g["processes"]) for g in facts["gpu"]["gpus"]] == [1, 0, 0]
+
+
+def test_probe_command_is_one_quoted_argument_list():
+    cmd = facts_mod.probe_command(facts_mod.probe_request("~/my dir; rm -rf x"))
+    text = cmd.shell()
+    assert text.startswith("env FALLBACK=")
+    assert "'~/my dir; rm -rf x'" in text
+    # the command really runs the probe through sh -> python3 and returns facts
+    out = subprocess.run(["sh", "-c", text], capture_output=True, text=True, check=True)
+    facts = facts_mod.parse_probe_output("h", out.stdout, out.stderr, 0)
+    assert facts["probe"]["kind"] == "python" and facts["workdir"]["path"].endswith("my dir; rm -rf x")

@@ -1,0 +1,73 @@
+"""The commands as a user runs them: `inv`/`ocrdeploy` in a subprocess, locally."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+SMI = Path(__file__).parent / "fixtures" / "nvidia-smi"
+
+
+def run(args, *, box=None, cwd=None, env=None):
+    e = dict(os.environ, OCRDEPLOY_PROBE_NO_NVML="1", COLUMNS="200")
+    e.pop("OCRDEPLOY_INVENTORY", None)
+    if box:
+        e["PATH"] = f"{SMI / box}{os.pathsep}{e['PATH']}"
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "ocrdeploy", *args], capture_output=True, text=True,
+                          cwd=cwd or ROOT, env=e, timeout=60)
+
+
+def test_inv_list_from_repo_root():
+    out = subprocess.run([sys.executable, "-m", "invoke", "--list"], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0 and "preflight" in out.stdout and "facts" in out.stdout
+
+
+def test_local_preflight_json_on_a_good_box(tmp_path):
+    inv = tmp_path / "inv.yml"
+    inv.write_text(f"all:\n  vars:\n    workdir: {tmp_path}/wd\n")
+    p = run(["preflight", "--json", "--inventory", str(inv), "--network-timeout", "0"], box="rtx5090-590")
+    doc = json.loads(p.stdout)
+    checks = {c["name"]: c for c in doc["hosts"]["localhost"]["checks"]}
+    assert checks["driver"]["status"] == "pass" and checks["free_gpu"]["value"] == "0"
+    assert doc["hosts"]["localhost"]["summary"]["workdir"] == f"{tmp_path}/wd"
+    # exit code follows the checks: 0 only when none failed
+    assert p.returncode == (1 if doc["hosts"]["localhost"]["counts"]["fail"] else 0)
+    assert doc["ok"] == (p.returncode == 0)
+
+
+def test_local_preflight_table_and_exit_1_on_old_driver():
+    p = run(["preflight", "--network-timeout", "0"], box="a100-535")
+    assert p.returncode == 1
+    assert "535-579" in p.stdout and "RECAP" in p.stdout and "fail=" in p.stdout
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["preflight", "--inventory", "/nonexistent/inv.yml"], "/nonexistent/inv.yml: inventory file not found"),
+    (["preflight", "--host", "ghost"], "unknown host 'ghost'"),
+    (["preflight", "--recipe", "nope"], "unknown recipe 'nope'"),
+    (["preflight", "--connect-timeout", "-1"], "--connect-timeout must be > 0"),
+])
+def test_usage_errors_exit_2_with_one_line(args, needle, tmp_path):
+    p = run(args, env={"OCRDEPLOY_SSH_CONFIG": str(tmp_path / "none")})
+    assert p.returncode == 2
+    assert needle in p.stderr
+    assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_malformed_inventory_names_file_and_line(tmp_path):
+    inv = tmp_path / "inventory.yml"
+    inv.write_text("all:\n  hosts:\n    gpu1:\n      ansible_port: 99999\n")
+    p = run(["facts", "--host", "gpu1"], cwd=tmp_path)
+    assert p.returncode == 2 and p.stderr.strip().startswith("error: inventory.yml:4: host 'gpu1': ansible_port")
+
+
+def test_facts_json_raw(tmp_path):
+    p = run(["facts", "--json", "--raw"], box="3gpu-busy0")
+    assert p.returncode == 0
+    facts = json.loads(p.stdout)["localhost"]["facts"]
+    assert facts["gpu"]["gpus"][0]["processes"][0]["pid"] == 48213
