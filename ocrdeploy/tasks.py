@@ -148,6 +148,129 @@ def preflight(c, host=None, group=None, inventory=None, recipe=None, json=False,
         raise Exit(code=1)
 
 
+@task(iterable=["log", "rules"], help={
+    "log": "Log file to scan (repeatable); '-' reads stdin; .gz files are decompressed",
+    "host": "Scan logs on this host (paths are the host's); default: this machine",
+    "inventory": HOST_HELP["inventory"],
+    "service": "Scan the log(s) of the service(s) `inv serve` started on the host",
+    "service-name": "With --service: only this service",
+    "rules": "Extra rules file in the table's format (repeatable)",
+    "json": HOST_HELP["json"],
+    "fix": "Apply the automatic remedies of the findings, after printing exactly what will run",
+    "yes": "With --fix: do not ask before running",
+    "context": "Lines of context around each first occurrence (default 2)",
+    "accept-new-host-keys": HOST_HELP["accept-new-host-keys"],
+    "connect-timeout": HOST_HELP["connect-timeout"],
+})
+@cli_errors
+def diagnose(c, log=None, host=None, inventory=None, service=False, service_name=None, rules=None, json=False,
+             fix=False, yes=False, context=2, accept_new_host_keys=False, connect_timeout=10):
+    """Match logs against the error table: known failures with cause and fix, harmless noise, unexplained errors.
+
+    Exit codes: 0 nothing wrong found, 1 a known error, 3 only unrecognised errors, 2 input error.
+    """
+    from .diagnose.engine import annotate, exit_code, fix_context
+    from .diagnose.table import load_table
+    from .errors import UsageError
+
+    logs = list(log or [])
+    if not logs and not service and not service_name:
+        raise UsageError("nothing to scan: give --log FILE (repeatable, '-' for stdin) or --service")
+    try:
+        context = int(context)
+    except (TypeError, ValueError):
+        raise UsageError(f"--context must be a whole number, got {context!r}")
+    if not 0 <= context <= 20:
+        raise UsageError(f"--context must be between 0 and 20, got {context}")
+    table = load_table(list(rules or []))
+    session = open_session(host, None, inventory, accept_new_host_keys, connect_timeout)
+    if len(session.hosts) != 1:
+        raise UsageError("diagnose works on one host at a time (--host NAME)")
+    (target,) = session.hosts
+    services = target.workdir if (service or service_name) else None
+    with session:
+        outcome = session.map(lambda conn, h: _scan_on(conn, logs, table, context, services, service_name))[target.name]
+        if outcome.error:
+            sys.stderr.write(f"error: {target.name}: {outcome.error}\n")
+            raise Exit(code=1)
+        reports = annotate(outcome.value, table, fix_context(target))
+        code = exit_code(reports)
+        label = None if target.is_local else target.name
+        if json:
+            print(_json.dumps({"host": target.name, "reports": reports, "exit_code": code}, indent=2))
+        else:
+            from .diagnose.render import render
+            from .provision import report
+
+            render(report.console(), reports, label)
+        if fix:
+            fix_failed = _apply_remedies(session.connection(target), reports, fix_context(target), yes, json)
+            if fix_failed:
+                raise Exit(code=1)
+    if code == 2:
+        for rep in reports:
+            if "error" in rep and json:
+                sys.stderr.write(f"error: {rep['file']}: {rep['error']}\n")
+    if code:
+        raise Exit(code=code)
+
+
+def _scan_on(conn, logs, table, context, services, service_name):
+    from .diagnose.engine import scan_local, scan_remote
+
+    if conn.is_local:
+        return scan_local(logs, table, context=context, services=services, service_name=service_name)
+    return scan_remote(conn, logs, table, context=context, services=services, service_name=service_name)
+
+
+def _apply_remedies(conn, reports, ctx, yes, quiet_json) -> bool:
+    """Print the remedy plan, ask, run it; True when a remedy command failed."""
+    from .diagnose.remedies import plan_remedy
+    from .provision.connection import CommandFailed
+
+    out = sys.stderr if quiet_json else sys.stdout
+    libcuda = None
+    plans, seen = [], set()
+    for rep in reports:
+        for f in rep.get("findings", []):
+            if f.get("remedy") and f["remedy"] not in seen:
+                seen.add(f["remedy"])
+                plans.append(plan_remedy(f["remedy"], f["id"], ctx, libcuda))
+    if not plans:
+        out.write("--fix: no finding has an automatic remedy\n")
+        return False
+    runnable = [p for p in plans if p.commands]
+    out.write(f"--fix on {conn.name}:\n")
+    for p in plans:
+        if p.commands:
+            for cmd in p.commands:
+                out.write(f"  [{p.finding}] will run: {cmd}\n")
+        else:
+            out.write(f"  [{p.finding}] by hand: {p.manual}\n")
+    if not runnable:
+        return False
+    if not yes:
+        if not sys.stdin.isatty():
+            out.write("--fix: not run (no terminal to confirm on; add --yes)\n")
+            return False
+        answer = input("Run these commands? [y/N] ").strip().lower()
+        if answer not in ("y", "yes"):
+            out.write("--fix: nothing run\n")
+            return False
+    failed = False
+    for p in runnable:
+        for cmd in p.commands:
+            try:
+                conn.run(cmd, timeout=1800)
+                out.write(f"  ok: {cmd}\n")
+            except CommandFailed as exc:
+                failed = True
+                out.write(f"  FAILED (exit code {exc.result.exit_code}): {cmd}\n{exc.result.tail(10)}\n")
+                break
+    return failed
+
+
 ns = Collection()
 ns.add_task(facts)
 ns.add_task(preflight)
+ns.add_task(diagnose)

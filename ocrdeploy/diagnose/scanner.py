@@ -88,27 +88,37 @@ def _bounded_lines(stream):
         yield line
 
 
-def grep_candidates(path, literals, context):
-    """Candidate lines through grep -F; yields (lineno, is_match, raw bytes)."""
-    grep = shutil.which("grep")
-    fd, litfile = tempfile.mkstemp(prefix="ocrdeploy-lits-")
+PARALLEL_MIN_BYTES = 64 << 20   # below this one grep is as fast as several
+
+
+def _grep_jobs(path):
+    if path == "-" or path.endswith(".gz"):
+        return 1    # one stream: it cannot be read by several greps
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(("\n".join(sorted(set(literals))) + "\n").encode("utf-8"))
-        argv = [grep, "-a", "-n", "-i", "-F", "-f", litfile]
-        if context:
-            argv += ["-B", str(context), "-A", str(context)]
-        env = dict(os.environ, LC_ALL="C")
-        feeder = None
-        if path == "-":
-            proc = subprocess.Popen(argv + ["-"], stdin=sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None,
-                                    stdout=subprocess.PIPE, env=env)
-        elif path.endswith(".gz"):
-            feeder = subprocess.Popen(["gzip", "-dc", "--", path], stdout=subprocess.PIPE)
-            proc = subprocess.Popen(argv + ["-"], stdin=feeder.stdout, stdout=subprocess.PIPE, env=env)
-            feeder.stdout.close()
-        else:
-            proc = subprocess.Popen(argv + ["--", path], stdout=subprocess.PIPE, env=env)
+        if os.path.getsize(path) < PARALLEL_MIN_BYTES:
+            return 1
+    except OSError:
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, 8))
+
+
+def _grep_stream(argv, path, env, feeder_argv=None):
+    """One grep over the file; yields (lineno, is_match, raw)."""
+    feeder = None
+    if path == "-":
+        stdin = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None
+        proc = subprocess.Popen(argv + ["-"], stdin=stdin, stdout=subprocess.PIPE, env=env)
+    elif feeder_argv:
+        feeder = subprocess.Popen(feeder_argv, stdout=subprocess.PIPE)
+        proc = subprocess.Popen(argv + ["-"], stdin=feeder.stdout, stdout=subprocess.PIPE, env=env)
+        feeder.stdout.close()
+    else:
+        proc = subprocess.Popen(argv + ["--", path], stdout=subprocess.PIPE, env=env)
+    try:
         for line in _bounded_lines(proc.stdout):
             if line.startswith(b"--") and line.strip() == b"--":
                 continue
@@ -118,18 +128,84 @@ def grep_candidates(path, literals, context):
             if i == 0 or i >= len(line):
                 continue
             yield int(line[:i]), line[i:i + 1] == b":", line[i + 1:]
+    finally:
         proc.stdout.close()
         rc = proc.wait()
         if feeder is not None and feeder.wait() != 0:
-            raise IOError("gzip could not decompress %s" % path)
-        if rc > 1:
-            raise IOError("grep failed on %s (exit code %d)" % (path, rc))
+            raise IOError("gzip could not decompress it")
+    if rc > 1:
+        raise IOError("grep failed on it (exit code %d)" % rc)
+
+
+def grep_candidates(path, literals, context):
+    """Candidate lines through grep -F (several greps over literal subsets on big files); sorted by line."""
+    grep = shutil.which("grep")
+    env = dict(os.environ, LC_ALL="C")
+    lits = sorted(set(literals))
+    jobs = min(_grep_jobs(path), len(lits))
+    # Contiguous runs of the sorted literals: grep's multi-string search is much faster on
+    # literals that share their beginnings than on an interleaved split (measured 1.4 s vs 2.6 s).
+    groups = [lits[i * len(lits) // jobs:(i + 1) * len(lits) // jobs] for i in range(jobs)]
+    files = []
+    try:
+        for group in groups:
+            fd, name = tempfile.mkstemp(prefix="ocrdeploy-lits-")
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(("\n".join(group) + "\n").encode("utf-8"))
+            files.append(name)
+        base = [grep, "-a", "-n", "-i", "-F"] + (["-B", str(context), "-A", str(context)] if context else [])
+        feeder = ["gzip", "-dc", "--", path] if path.endswith(".gz") else None
+        if jobs == 1:
+            for item in _grep_stream(base + ["-f", files[0]], path, env, feeder):
+                yield item
+            return
+        import threading
+
+        merged, errors = {}, []
+        lock = threading.Lock()
+
+        def collect(name):
+            try:
+                for lineno, is_match, raw in _grep_stream(base + ["-f", name], path, env):
+                    with lock:
+                        prev = merged.get(lineno)
+                        if prev is None or (is_match and not prev[0]):
+                            merged[lineno] = (is_match, raw)
+            except (IOError, OSError) as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=collect, args=(name,)) for name in files]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise errors[0]
+        for lineno in sorted(merged):
+            is_match, raw = merged[lineno]
+            yield lineno, is_match, raw
     finally:
-        os.unlink(litfile)
+        for name in files:
+            os.unlink(name)
 
 
-def python_candidates(path, literals, context):
-    """The same as grep_candidates without grep: a chunked literal search in Python."""
+def _lines_before(block, start, n):
+    """Up to n (start, end) spans of the lines before the line that begins at `start`."""
+    spans = []
+    p = start
+    while len(spans) < n and p > 0:
+        q = block.rfind(b"\n", 0, p - 1) + 1
+        spans.append((q, p - 1))
+        p = q
+    return spans[::-1]
+
+
+def python_candidates(path, literals, context, chunk_size=8 << 20):
+    """The same as grep_candidates without grep: a literal search over large chunks in Python.
+
+    Lines without a literal are never looked at one by one: the search jumps from hit to
+    hit inside an 8 MiB chunk, and newlines are counted only up to each hit.
+    """
     alternation = re.compile(b"|".join(re.escape(s.encode("utf-8")) for s in
                                        sorted(set(literals), key=len, reverse=True)))
     if path == "-":
@@ -138,25 +214,97 @@ def python_candidates(path, literals, context):
         stream = gzip.open(path, "rb")
     else:
         stream = open(path, "rb")
-    before = []          # the last `context` lines, (lineno, raw)
-    after_left = 0
-    lineno = 0
+    base = 0            # lines before this chunk
+    prev_tail = {}      # the last `context` lines of the previous chunk: lineno -> raw
+    after_left = 0      # context lines owed to a hit at the end of the previous chunk
+    last_yielded = 0
+    skip_rest = False
+    leftover = b""
     try:
-        for raw in _bounded_lines(stream):
-            lineno += 1
-            if alternation.search(raw.lower()):
-                for n, r in before:
-                    yield n, False, r
-                before = []
-                yield lineno, True, raw
-                after_left = context
-            elif after_left:
-                after_left -= 1
-                yield lineno, False, raw
-            elif context:
-                before.append((lineno, raw))
-                if len(before) > context:
-                    before.pop(0)
+        while True:
+            data = stream.read(chunk_size)
+            buf = leftover + data
+            if skip_rest:       # the rest of an enormous line already examined: skip to its end
+                nl = buf.find(b"\n")
+                if nl < 0:
+                    leftover = b""
+                    if not data:
+                        break
+                    continue
+                buf, skip_rest = buf[nl + 1:], False
+            if not buf:
+                if not data:
+                    break
+                leftover = b""
+                continue
+            if data:
+                cut = buf.rfind(b"\n") + 1
+                if cut == 0 and len(buf) < 4 * chunk_size:
+                    leftover = buf      # a line longer than the chunk: read on
+                    continue
+                if cut == 0:            # an enormous line: examine its start, skip the rest
+                    cut, skip_rest = len(buf), True
+                block, leftover = buf[:cut], buf[cut:]
+            else:
+                block, leftover = buf, b""
+            out = {}
+
+            def line(start):
+                end = block.find(b"\n", start)
+                end = len(block) if end < 0 else end
+                return block[start:min(end, start + MAX_LINE)], end + 1
+
+            nxt, owed, after_left = 0, after_left, 0
+            for i in range(owed):
+                if nxt >= len(block):
+                    after_left = owed - i     # the block is shorter than the context owed
+                    break
+                raw, nxt = line(nxt)
+                out[base + i + 1] = (False, raw)
+            low = block.lower()
+            counted_to, counted, last_start = 0, base, -1
+            for m in alternation.finditer(low):
+                start = low.rfind(b"\n", 0, m.start()) + 1
+                if start == last_start:
+                    continue
+                last_start = start
+                counted += block.count(b"\n", counted_to, start)
+                counted_to = start
+                lineno = counted + 1
+                raw, nxt = line(start)
+                out[lineno] = (True, raw)
+                if context:
+                    spans = _lines_before(block, start, context)
+                    for k, (q, e) in enumerate(spans):
+                        out.setdefault(lineno - len(spans) + k, (False, block[q:min(e, q + MAX_LINE)]))
+                    for k in range(context - len(spans)):
+                        ln = lineno - len(spans) - k - 1
+                        if ln in prev_tail:
+                            out.setdefault(ln, (False, prev_tail[ln]))
+                    for k in range(context):
+                        if nxt >= len(block):
+                            after_left = max(after_left, context - k)
+                            break
+                        raw2, nxt = line(nxt)
+                        out.setdefault(lineno + k + 1, (False, raw2))
+            n_lines = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
+            if context:
+                end_start = len(block) - (1 if block.endswith(b"\n") else 0)
+                last = block.rfind(b"\n", 0, end_start) + 1
+                spans = _lines_before(block, last, context - 1) + [(last, end_start)]
+                first_no = base + n_lines - len(spans) + 1
+                prev_tail.update({first_no + k: block[q:min(e, q + MAX_LINE)] for k, (q, e) in enumerate(spans)})
+                for ln in sorted(prev_tail)[:-context]:
+                    del prev_tail[ln]
+            for ln in sorted(out):
+                if ln <= last_yielded:
+                    continue    # already given as context of the previous chunk's last hit
+                is_match, raw = out[ln]
+                last_yielded = ln
+                yield ln, is_match, raw
+            base += n_lines
+            if not data:
+                break
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
@@ -284,9 +432,12 @@ def _unrecognised(generic, known_lines, ctx):
 
     groups = {}
     for b in blocks:
-        i = bisect.bisect_left(known, b["start"] - 2)
+        # A known finding explains the block when it is inside it or right after it (a traceback ends
+        # in the exception the entry names), or, for plain error lines, right before (their echo).
+        lo = b["start"] if b["traceback"] else b["start"] - 3
+        i = bisect.bisect_left(known, lo)
         if i < len(known) and known[i] <= b["end"] + 5:
-            continue  # a known finding explains this block
+            continue
         summary_line, summary = b["lines"][0]
         for n, t in b["lines"]:
             if EXC_LINE.search(t.strip()) and TRACEBACK not in t:
@@ -301,14 +452,63 @@ def _unrecognised(generic, known_lines, ctx):
     return sorted(groups.values(), key=lambda g: g["first_line"])
 
 
-def main(argv):
-    req = json.loads(argv[1])
+def service_logs(workdir, name=None):
+    """Logs of the services `inv serve` started: <workdir>/.ocrdeploy/services/<name>.json -> "log"."""
+    state_dir = os.path.join(os.path.expanduser(workdir), ".ocrdeploy", "services")
+    try:
+        entries = sorted(os.listdir(state_dir))
+    except OSError:
+        entries = []
+    logs = []
+    for entry in entries:
+        if not entry.endswith(".json") or (name and entry[:-5] != name):
+            continue
+        try:
+            with open(os.path.join(state_dir, entry)) as fh:
+                log = json.load(fh).get("log")
+        except (OSError, ValueError):
+            continue
+        if log:
+            logs.append(log)
+    return state_dir, logs
+
+
+def check_readable(path):
+    """None when the log can be scanned, else why not (missing, a directory, unreadable)."""
+    if path == "-":
+        return None
+    if not os.path.exists(path):
+        return "no such file"
+    if os.path.isdir(path):
+        return "is a directory, not a log file"
+    if not os.access(path, os.R_OK):
+        return "not readable (permission denied)"
+    return None
+
+
+def run_request(req):
+    paths = list(req.get("paths") or [])
     out = []
-    for path in req["paths"]:
+    if req.get("services"):
+        state_dir, logs = service_logs(req["services"], req.get("service_name"))
+        if not logs:
+            out.append({"file": state_dir, "error": "no service log found: nothing started by `inv serve` "
+                                                     "is recorded in %s" % state_dir})
+        paths.extend(logs)
+    for path in paths:
+        problem = check_readable(path)
+        if problem:
+            out.append({"file": path, "error": problem})
+            continue
         try:
             out.append(scan(path, req["rules"], req.get("context", 2), req.get("engine", "auto")))
         except (IOError, OSError) as exc:
             out.append({"file": path, "error": str(exc)})
+    return out
+
+
+def main(argv):
+    out = run_request(json.loads(argv[1]))
     sys.stdout.write(MARKER + "\n" + json.dumps(out) + "\n")
 
 

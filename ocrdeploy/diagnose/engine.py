@@ -1,0 +1,99 @@
+"""Run the scanner where the log is: in-process for local files, on the host over SSH.
+
+A remote scan sends the scanner (stdlib only) and the compact rules in one
+command and brings back only the findings; the log itself never travels.
+Causes and fixes are attached here, on the controller, with the host's paths
+filled in.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from pathlib import Path
+
+from ..errors import HostError, UsageError
+from ..provision.command import Command
+from . import scanner as scanner_module
+from .table import Rule
+
+WIRE_FIELDS = ("id", "stage", "severity", "patterns", "literals", "unless", "levels", "not_levels", "overrides")
+
+
+def wire_rules(rules: list[Rule]) -> list[dict]:
+    return [{k: getattr(r, k) for k in WIRE_FIELDS} for r in rules]
+
+
+def scan_local(paths, rules, *, context=2, engine="auto", services=None, service_name=None) -> list[dict]:
+    return scanner_module.run_request({"paths": list(paths), "rules": wire_rules(rules), "context": context,
+                                       "engine": engine, "services": services, "service_name": service_name})
+
+
+def scan_remote(conn, paths, rules, *, context=2, services=None, service_name=None, timeout=3600) -> list[dict]:
+    if "-" in paths:
+        raise UsageError("--log - (stdin) only works for a local scan, not with --host")
+    request = {"paths": list(paths), "rules": wire_rules(rules), "context": context, "engine": "auto",
+               "services": services, "service_name": service_name}
+    source = Path(scanner_module.__file__).read_text(encoding="utf-8")
+    launch = ('for p in /usr/bin/python3 /usr/local/bin/python3 python3; do if command -v "$p" >/dev/null 2>&1; '
+              'then exec "$p" -c "$1" "$2"; fi; done; echo "no python3 on this host" >&2; exit 127')
+    result = conn.run(Command(["sh", "-c", launch, "sh", source, json.dumps(request)]), timeout=timeout,
+                      ok_codes=range(0, 256))
+    if scanner_module.MARKER not in result.stdout:
+        tail = (result.stderr or result.stdout).strip().splitlines()[-3:]
+        raise HostError(conn.name, f"remote scan failed (exit code {result.exit_code}): {' | '.join(tail)}")
+    return json.loads(result.stdout.split(scanner_module.MARKER, 1)[1].strip().splitlines()[0])
+
+
+class _Fill(dict):
+    def __missing__(self, key):
+        return f"<{key.upper()}>"
+
+
+def fix_context(host=None, facts: dict | None = None) -> dict:
+    """Values for the {placeholders} of causes and fixes, from the host's vars where known."""
+    hv = dict(host.vars) if host is not None else {}
+    workdir = hv.get("workdir") or (host.workdir if host is not None else "~/ocrdeploy")
+    if facts and facts.get("workdir", {}).get("path"):
+        workdir = facts["workdir"]["path"]
+    vllm_env = hv.get("vllm_env") or f"{workdir}/vllm-ocr-env"
+    ctx = {
+        "workdir": workdir,
+        "vllm_env": vllm_env,
+        "sdk_env": hv.get("sdk_env") or f"{workdir}/sdk-env",
+        "cu13": hv.get("cu13") or f"{vllm_env}/lib/python3.13/site-packages/nvidia/cu13",
+        "port": str(hv.get("port") or 18499),
+    }
+    for key in ("transformers_src", "vllm_src", "deps_dir"):
+        if hv.get(key):
+            ctx[key] = hv[key]
+    if "deps_dir" not in ctx and "vllm_src" in ctx:
+        ctx["deps_dir"] = f"{ctx['vllm_src']}/.deps"
+    return ctx
+
+
+def fill(text: str, ctx: dict) -> str:
+    return string.Formatter().vformat(text, (), _Fill(ctx))
+
+
+def annotate(reports: list[dict], rules: list[Rule], ctx: dict) -> list[dict]:
+    by_id = {r.id: r for r in rules}
+    for rep in reports:
+        for f in rep.get("findings", []) + rep.get("harmless", []):
+            rule = by_id[f["id"]]
+            f["title"] = rule.title
+            f["cause"] = fill(rule.cause, ctx)
+            f["fix"] = fill(rule.fix, ctx)
+            f["remedy"] = rule.remedy
+    return reports
+
+
+def exit_code(reports: list[dict]) -> int:
+    """1: a known error; 3: only unrecognised errors; 0: neither (harmless/warnings alone); 2: input error."""
+    if any("error" in r for r in reports):
+        return 2
+    if any(f["severity"] == "error" for r in reports for f in r["findings"]):
+        return 1
+    if any(r["unrecognised"] for r in reports):
+        return 3
+    return 0

@@ -1,0 +1,54 @@
+"""Automatic remedies for the findings that have a mechanical fix (`inv diagnose --fix`).
+
+Each remedy becomes exact commands (argument lists) or, when it needs a person
+or a part that is not there, a line saying what to do by hand; nothing is run
+before it has been printed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..provision.command import Command
+from ..recipes.cuda_layout import repair_command
+
+
+@dataclass
+class Plan:
+    remedy: str
+    finding: str
+    commands: list[Command] = field(default_factory=list)
+    manual: str | None = None     # set when nothing can be run automatically
+
+
+def plan_remedy(remedy: str, finding: str, ctx: dict, libcuda: str | None = None) -> Plan:
+    venv, sdk = ctx["vllm_env"], ctx["sdk_env"]
+    pip, sdk_pip = f"{venv}/bin/pip", f"{sdk}/bin/pip"
+    if remedy == "relink-cuda":
+        return Plan(remedy, finding, [repair_command(ctx["cu13"], libcuda)])
+    if remedy == "reinstall-transformers":
+        src = ctx.get("transformers_src")
+        if not src:
+            return Plan(remedy, finding, manual="set transformers_src (inventory var) to the feat-ocr transformers "
+                                                "source, then re-run; pip install --no-deps -e <TRANSFORMERS_SRC>")
+        return Plan(remedy, finding, [Command([pip, "install", "--no-deps", "-e", src])])
+    if remedy == "uninstall-torchcodec":
+        return Plan(remedy, finding, [Command([pip, "uninstall", "-y", "torchcodec"])])
+    if remedy == "uninstall-flashinfer-cubin":
+        return Plan(remedy, finding, [Command([pip, "uninstall", "-y", "flashinfer-cubin"])])
+    if remedy == "install-pypdfium2":
+        return Plan(remedy, finding, [Command([sdk_pip, "install", "pypdfium2>=4"])])
+    if remedy == "install-cccl":
+        return Plan(remedy, finding, [Command([pip, "install", "nvidia-cuda-cccl==13.3.4.3.1"])])
+    if remedy == "retry-half-jobs":
+        return Plan(remedy, finding, manual="re-run `inv install`: the compile step retries once with half the jobs "
+                                            "when its log shows compilers killed for memory")
+    if remedy == "restart-enforce-eager":
+        return Plan(remedy, finding, manual="restart the service once; if capture fails again, restart it with "
+                                            "--enforce-eager")
+    if remedy == "lower-gpu-memory-utilization":
+        return Plan(remedy, finding, manual="restart the service with --gpu-memory-utilization 0.7 "
+                                            "(or --max-model-len 16384)")
+    if remedy == "deepseek-oom-downgrade":
+        return Plan(remedy, finding, manual="lower MAX_CONCURRENCY to 30, then MAX_CROPS to 4, then Base mode")
+    return Plan(remedy, finding, manual=f"no automatic remedy for {remedy!r}")
