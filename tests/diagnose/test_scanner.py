@@ -1,0 +1,144 @@
+"""The scanner on the shapes real logs take: prefixes, colours, CR rewrites, bad bytes, huge lines, gz."""
+
+import gzip
+import random
+
+import pytest
+
+from ocrdeploy.diagnose import scanner
+from ocrdeploy.diagnose.engine import wire_rules
+from ocrdeploy.diagnose.table import load_table
+
+WIRE = wire_rules(load_table())
+ENGINES = ["grep", "python"]
+
+OOM = "c++: fatal error: Killed signal terminated program cc1plus"
+BUSY = ("ValueError: Free memory on device cuda:0 (1.54/22.05 GiB) on startup is less than desired GPU memory "
+        "utilization (0.9, 19.84 GiB).")
+
+
+def scan_text(tmp_path, data, engine, name="x.log", **kw):
+    p = tmp_path / name
+    p.write_bytes(data if isinstance(data, bytes) else data.encode())
+    return scanner.scan(str(p), WIRE, engine=engine, **kw)
+
+
+def ids(rep):
+    return [f["id"] for f in rep["findings"]]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_prefixes_ansi_and_repeats(tmp_path, engine):
+    lines = ["INFO starting"] * 87 + [
+        f"\x1b[1;36m(EngineCore_DP0 pid=7)\x1b[0;0m \x1b[31mERROR\x1b[0m 10-19 [core.py:935] {BUSY}",
+        f"[rank0]: {BUSY}",
+        f"#12 84.1 {OOM}",
+    ] + [f"2026-10-19T12:00:{i:02d}Z {OOM}" for i in range(310)]
+    rep = scan_text(tmp_path, "\n".join(lines) + "\n", engine)
+    by = {f["id"]: f for f in rep["findings"]}
+    assert by["gpu-busy-memory"]["count"] == 2 and by["gpu-busy-memory"]["first_line"] == 88
+    assert by["compile-oom-killed"]["count"] == 311 and by["compile-oom-killed"]["first_line"] == 90
+    # ordered by stage (compile before start), then first occurrence
+    assert ids(rep) == ["compile-oom-killed", "gpu-busy-memory"]
+    ctx = dict((n, t) for n, t in by["gpu-busy-memory"]["context"])
+    assert ctx[87] == "INFO starting" and "\x1b" not in ctx[88]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_cr_rewritten_progress_and_bad_bytes(tmp_path, engine):
+    data = (b"Capturing CUDA graphs:  10%|#  | 7/67\rCapturing CUDA graphs:  37%|###  | 25/67 received SIGTERM\n"
+            b"\xff\xfe garbage \xc3\x28 bytes\n"
+            b"ptxas fatal   : Unsupported .version 9.4; current version is '9.0' \xe2\x82\n")
+    rep = scan_text(tmp_path, data, engine)
+    assert ids(rep) == ["cudagraph-capture-failed", "ptxas-unsupported-version"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_very_long_line_does_not_break_the_scan(tmp_path, engine):
+    huge = "x" * (3 * 1024 * 1024)
+    data = f"{huge}\n{OOM}\n{huge} Killed signal terminated program cicc\nINFO done\n"
+    rep = scan_text(tmp_path, data, engine)
+    f = rep["findings"][0]
+    assert f["id"] == "compile-oom-killed" and f["first_line"] == 2 and f["count"] == 1
+    assert all(len(t) <= scanner.MAX_LINE for _, t in f["context"])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_gzip_log(tmp_path, engine):
+    p = tmp_path / "build.log.gz"
+    with gzip.open(p, "wt") as fh:
+        fh.write("line\n" * 1000 + "/usr/bin/ld: cannot find -lcudart\n")
+    rep = scanner.scan(str(p), WIRE, engine=engine)
+    assert [(f["id"], f["first_line"]) for f in rep["findings"]] == [("ld-cudart-missing", 1001)]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_unrecognised_errors_and_what_explains_them(tmp_path, engine):
+    text = "\n".join([
+        "INFO 1",
+        "Traceback (most recent call last):",
+        '  File "a.py", line 3, in <module>',
+        "    main()",
+        "KeyError: 'shard_7'",                       # unexplained traceback
+        "INFO 2",
+        "ERROR 10-19 [api.py:1] request 12 failed",  # an ERROR line nobody knows
+        "INFO 3", "INFO 4", "INFO 5", "INFO 6",
+        "Traceback (most recent call last):",
+        '  File "b.py", line 9, in load',
+        f"{BUSY}",                                   # explained: the traceback ends in a known error
+        "INFO 7", "INFO 8", "INFO 9", "INFO 10",
+        "ERROR 10-19 [api.py:1] request 97 failed",  # same as line 7 but for the numbers
+    ]) + "\n"
+    rep = scan_text(tmp_path, text, engine)
+    assert ids(rep) == ["gpu-busy-memory"]
+    un = rep["unrecognised"]
+    assert [(u["first_line"], u["count"]) for u in un] == [(5, 1), (7, 2)]
+    assert un[0]["text"] == "KeyError: 'shard_7'" and un[0]["block"] == [2, 5]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_harmless_kept_apart_and_level_sensitive(tmp_path, engine):
+    text = "\n".join([
+        "WARNING 10-19 [deep_gemm.py:64] Failed to import deep_gemm: undefined symbol: _ZSt8to_charsPcS_DF128_",
+        "INFO 10-19 [gpu_model_runner.py:3400] If out-of-memory error occurs during cudagraph capture, consider "
+        "decreasing `gpu_memory_utilization`",
+        "WARNING 10-19 [__init__.py:31] Failed to import triton_kernels: No module named 'triton_kernels'",
+    ]) + "\n"
+    rep = scan_text(tmp_path, text, engine)
+    assert rep["findings"] == [] and rep["unrecognised"] == []
+    assert {f["id"] for f in rep["harmless"]} == {"deep-gemm-to-chars", "cudagraph-oom-advice",
+                                                  "optional-import-warning"}
+    # the same import failure at ERROR level is not harmless
+    rep = scan_text(tmp_path, "ERROR 10-19 [x.py:1] Failed to import triton_kernels: No module named 'x'\n", engine)
+    assert rep["harmless"] == [] and rep["unrecognised"]
+
+
+def test_engines_agree_on_random_logs(tmp_path):
+    rnd = random.Random(3)
+    pool = ["INFO ok", OOM, BUSY, "Traceback (most recent call last):", "  File 'x'", "OSError: disk",
+            "WARNING Failed to import foo", "plain text", "", "\x1b[31mERROR\x1b[0m bad thing happened"]
+    text = "\n".join(rnd.choice(pool) for _ in range(5000)) + "\n"
+    reps = [scan_text(tmp_path, text, engine, name=f"{engine}.log") for engine in ENGINES]
+    for rep in reps:
+        rep.pop("engine")
+        rep.pop("file")
+    assert reps[0] == reps[1]
+
+
+def test_parallel_grep_split_finds_the_same(tmp_path, monkeypatch):
+    text = ("INFO filler line\n" * 20000 + OOM + "\n" + BUSY + "\n") * 3
+    one = scan_text(tmp_path, text, "grep", name="a.log")
+    monkeypatch.setattr(scanner, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(scanner, "_grep_jobs", lambda path: 3)
+    three = scan_text(tmp_path, text, "grep", name="a.log")
+    assert one["findings"] == three["findings"] and one["candidates"] == three["candidates"]
+
+
+def test_trie_regex_matches_exactly_the_literals():
+    import re
+
+    words = [b"error", b"err", b"nccl", b"[errno 28]", b"a.b"]
+    rx = re.compile(scanner.trie_regex(words))
+    for w in words:
+        assert rx.search(b"xx " + w + b" yy")
+    assert not rx.search(b"er nccX aXb [erxno 2")
