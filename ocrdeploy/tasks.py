@@ -270,7 +270,35 @@ def _apply_remedies(conn, reports, ctx, yes, quiet_json) -> bool:
     return failed
 
 
+@task(iterable=["set"], help={
+    **{k: HOST_HELP[k] for k in ("host", "group", "inventory", "accept-new-host-keys", "connect-timeout", "json")},
+    "recipe": "dspark (default), standard, transformers, sdk-only or merged",
+    "check": "Print each step's state and the exact commands it would run; run nothing",
+    "step": "Run only this step", "from": "Run this step and the ones after it",
+    "force": "Run the selected steps even where the facts say nothing is to do",
+    "verbose": "Stream every command's output (it always goes to the log on the host)",
+    "skip-preflight": "Install even when a preflight check fails",
+    "deps-dir": "An existing vLLM source's .deps on the host: compile offline (sets the *_SRC_DIR variables)",
+    "set": "Host var for this run, KEY=VALUE (repeatable), e.g. --set vllm_src=/src/vllm",
+    "facts": "With --check: plan against recorded facts (JSON from `inv facts --json --raw`) instead of a host",
+})
+@cli_errors
+def install(c, host=None, group=None, inventory=None, recipe=None, check=False, step=None, from_=None, force=False,
+            verbose=False, skip_preflight=False, deps_dir=None, set=None, facts=None, json=False,
+            accept_new_host_keys=False, connect_timeout=10):
+    """Install a recipe's environments, idempotently: only the steps the facts say are needed run."""
+    from .provision.install import run_install
+
+    code = run_install(host=host, group=group, inventory=inventory, recipe=recipe, check=check, step=step,
+                       from_=from_, force=force, verbose=verbose, skip_preflight=skip_preflight, deps_dir=deps_dir,
+                       sets=list(set or []), facts_file=facts, as_json=json, accept_new_host_keys=accept_new_host_keys,
+                       connect_timeout=connect_timeout)
+    if code:
+        raise Exit(code=code)
+
+
 ns = Collection()
 ns.add_task(facts)
 ns.add_task(preflight)
+ns.add_task(install)
 ns.add_task(diagnose)

@@ -16,6 +16,15 @@ class Secret(str):
     """A string that is shown as *** in every printed command."""
 
 
+class Script(str):
+    """Program text passed as one argument (sh -c, python -c); shown by its label, run in full."""
+
+    def __new__(cls, text: str, label: str):
+        obj = super().__new__(cls, text)
+        obj.label = label
+        return obj
+
+
 @dataclass(frozen=True)
 class Command:
     argv: tuple[str, ...]
@@ -27,7 +36,7 @@ class Command:
                  cwd: str | None = None, sudo: bool = False):
         if isinstance(argv, str):
             raise TypeError("Command takes a list of arguments, not a shell string")
-        object.__setattr__(self, "argv", tuple(str(a) if not isinstance(a, Secret) else a for a in argv))
+        object.__setattr__(self, "argv", tuple(a if isinstance(a, (Secret, Script)) else str(a) for a in argv))
         object.__setattr__(self, "env", dict(env or {}))
         object.__setattr__(self, "cwd", cwd)
         object.__setattr__(self, "sudo", sudo)
@@ -41,8 +50,11 @@ class Command:
 
 
 def _q(part, mask: bool) -> str:
+    """One shell word; masked for display: secrets as '***', scripts by their label."""
     if mask and isinstance(part, Secret):
         return "'***'"
+    if mask and isinstance(part, Script):
+        return f"<{part.label}>"
     return shlex.quote(str(part))
 
 

@@ -59,7 +59,7 @@ class Connection:
             out_stream=None) -> CommandResult:
         if not isinstance(command, Command):
             command = Command(command)
-        sudo_prefix = () if self.is_root() else ("sudo", "-n")
+        sudo_prefix = self.sudo_prefix()
         text = command.shell(sudo_prefix=sudo_prefix)
         shown = command.shell(mask=True, sudo_prefix=sudo_prefix)
         result = self._run_text(text, shown, timeout=timeout, stdin=stdin, echo=echo, out_stream=out_stream)
@@ -67,6 +67,10 @@ class Connection:
             reason = "timed out" if result.exit_code is None else None
             raise CommandFailed(self.name, result, reason)
         return result
+
+    def sudo_prefix(self) -> tuple:
+        """What `sudo=True` commands are prefixed with here: nothing as root, else sudo -n."""
+        return () if self.is_root() else ("sudo", "-n")
 
     def is_root(self) -> bool:
         return getattr(self, "_uid", None) == 0
@@ -101,7 +105,11 @@ def _invoke_run(runner_owner, text, shown, timeout, stdin, echo, out_stream) -> 
     except CommandTimedOut as exc:
         res = exc.result
         return CommandResult(shown, None, res.stdout, res.stderr, time.monotonic() - start)
-    return CommandResult(shown, res.exited, res.stdout, res.stderr, time.monotonic() - start)
+    elapsed = time.monotonic() - start
+    exited = res.exited
+    if timeout and exited in (None, -1) and elapsed >= timeout * 0.95:
+        exited = None  # the remote runner reports a killed-on-timeout command as -1 at times
+    return CommandResult(shown, exited, res.stdout, res.stderr, elapsed)
 
 
 class LocalConnection(Connection):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..errors import HostError
 from . import probe as probe_module
-from .command import Command
+from .command import Command, Script
 
 _HERE = Path(__file__).parent
 SH_MARKER = "@@OCRDEPLOY-SH@@"
@@ -23,8 +23,10 @@ _LAUNCH = ('for p in /usr/bin/python3 /usr/local/bin/python3 python3 python; do 
            'exec "$p" -c "$1" "$2"; fi; done; shift 3; eval "$FALLBACK"')
 
 
-def probe_request(workdir: str, paths=(), venvs=(), net_timeout: float = 1.0) -> dict:
-    return {"workdir": workdir, "paths": list(paths), "venvs": list(venvs), "net_timeout": net_timeout}
+def probe_request(workdir: str, paths=(), venvs=(), net_timeout: float = 1.0, git=(), imports=(), globs=(),
+                  reads=()) -> dict:
+    return {"workdir": workdir, "paths": list(paths), "venvs": list(venvs), "net_timeout": net_timeout,
+            "git": list(git), "imports": list(imports), "globs": list(globs), "reads": list(reads)}
 
 
 def probe_command(request: dict) -> Command:
@@ -32,8 +34,8 @@ def probe_command(request: dict) -> Command:
     fallback = (_HERE / "probe_fallback.sh").read_text(encoding="utf-8")
     # argv: sh -c LAUNCH sh PY_SOURCE REQUEST FALLBACK_MARK WORKDIR ; the fallback script
     # travels in the environment so the command stays a plain argument list.
-    return Command(["sh", "-c", _LAUNCH, "sh", source, json.dumps(request), "-", request["workdir"]],
-                   env={"FALLBACK": fallback})
+    return Command(["sh", "-c", Script(_LAUNCH, "launch probe"), "sh", Script(source, "facts probe"),
+                    json.dumps(request), "-", request["workdir"]], env={"FALLBACK": Script(fallback, "sh probe")})
 
 
 def gather(conn, request: dict, timeout: float = 120.0) -> dict:
@@ -112,6 +114,11 @@ def parse_sh_output(text: str) -> dict:
         "libcuda": None,
         "venvs": {},
         "files": {},
+        "git": {},
+        "imports": {},
+        "globs": {},
+        "reads": {},
+        "env_path": kv.get("path", ""),
         "gpu": gpu,
     }
 

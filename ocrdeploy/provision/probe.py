@@ -10,6 +10,7 @@ Slow things (nvidia-smi, interpreters, compilers, the GitHub connect test) run i
 threads at the same time, so the probe costs about as much as its slowest part.
 """
 
+import glob
 import json
 import os
 import platform
@@ -25,7 +26,8 @@ MARKER = "@@OCRDEPLOY-FACTS@@"
 PROBE_VERSION = 1
 PYTHON_MINORS = ("3.10", "3.11", "3.12", "3.13")
 COMPILERS = ("gcc", "g++", "gcc-13", "g++-13")
-TOOLS = ("apt-get", "sudo", "git", "ccache", "nvcc", "docker", "curl", "tar", "systemctl", "ninja")
+TOOLS = ("apt-get", "sudo", "git", "ccache", "nvcc", "docker", "curl", "tar", "systemctl", "ninja",
+         "add-apt-repository")
 SMI_GPU_FIELDS = "index,name,uuid,memory.total,memory.used,memory.free,driver_version"
 SMI_APP_FIELDS = "gpu_uuid,pid,process_name,used_memory"
 LIBCUDA_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
@@ -296,7 +298,8 @@ def _dists(site):
                 source = info.get("url")
         except (OSError, ValueError):
             source = None
-        dists[key] = {"version": version, "editable": editable}
+        dists[key] = {"version": version, "editable": editable,
+                      "complete": os.path.exists(os.path.join(site, entry, "RECORD"))}
         if editable and source:
             dists[key]["source"] = source
     return dists
@@ -343,17 +346,25 @@ def _venvs(workdir, extra):
             if v:
                 venvs[entry] = v
     for path in extra:
-        path = os.path.expanduser(path)
+        key = path
+        path = _resolve(path, workdir)
         v = _venv(path)
         if v:
-            venvs[path] = v
+            venvs[key] = v
     return venvs
 
 
-def _files(paths):
+def _resolve(p, workdir):
+    """'@/x' is relative to the work dir; '~' is the home directory."""
+    if p == "@" or p.startswith("@/"):
+        return os.path.join(workdir, p[2:])
+    return os.path.expanduser(p)
+
+
+def _files(paths, workdir):
     files = {}
     for p in paths:
-        full = os.path.expanduser(p)
+        full = _resolve(p, workdir)
         entry = {"exists": False}
         try:
             st = os.lstat(full)
@@ -372,6 +383,74 @@ def _files(paths):
     return files
 
 
+def _git_head(repo):
+    """The commit checked out in a git work tree, read from .git without running git."""
+    gitdir = os.path.join(repo, ".git")
+    try:
+        if os.path.isfile(gitdir):  # a worktree or submodule: "gitdir: <path>"
+            with open(gitdir) as fh:
+                gitdir = os.path.join(repo, fh.read().split(":", 1)[1].strip())
+        with open(os.path.join(gitdir, "HEAD")) as fh:
+            head = fh.read().strip()
+    except (OSError, IndexError):
+        return None
+    if not head.startswith("ref:"):
+        return {"commit": head, "ref": None}
+    ref = head[4:].strip()
+    try:
+        with open(os.path.join(gitdir, ref)) as fh:
+            return {"commit": fh.read().strip(), "ref": ref}
+    except OSError:
+        pass
+    try:
+        with open(os.path.join(gitdir, "packed-refs")) as fh:
+            for line in fh:
+                parts = line.split()
+                if len(parts) == 2 and parts[1] == ref:
+                    return {"commit": parts[0], "ref": ref}
+    except OSError:
+        pass
+    return {"commit": None, "ref": ref}
+
+
+def _imports(out, probes, workdir):
+    """Import probes ({"name", "python", "code"}) run from a neutral directory, in parallel."""
+    results = {}
+
+    def one(probe):
+        python = _resolve(probe["python"], workdir)
+        r = _run([python, "-c", probe["code"]], timeout=float(probe.get("timeout", 300)))
+        text = (r["out"] + r["err"]).strip().splitlines()
+        results[probe["name"]] = {"rc": r["rc"], "tail": text[-8:], "out": r["out"].strip()[-2000:]}
+
+    cwd = os.getcwd()
+    try:
+        os.chdir("/")  # never import from a source tree in the current directory
+    except OSError:
+        pass
+    threads = [threading.Thread(target=one, args=(p,)) for p in probes]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        os.chdir(cwd)
+    except OSError:
+        pass
+    out["imports"] = results
+
+
+def _read_small(path, limit=65536):
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError:
+        return None
+    if len(data) > limit:
+        return None
+    return data.decode("utf-8", "replace")
+
+
 def _mask(url):
     return re.sub(r"//[^/@\s]+@", "//***@", url) if url else url
 
@@ -388,7 +467,11 @@ def _proxy():
 
 
 def collect(request):
-    """Gather every fact; ``request`` is {"workdir", "paths", "venvs", "net_timeout"}."""
+    """Gather every fact; ``request`` is {"workdir", "paths", "venvs", "git", "globs", "reads", "imports",
+    "net_timeout"}.
+
+    Paths may start with '@/' (relative to the work dir) or '~'; results are keyed as asked.
+    """
     start = time.time()
     home = os.path.expanduser("~")
     workdir = os.path.abspath(os.path.expanduser(request.get("workdir") or "~/ocrdeploy"))
@@ -406,6 +489,7 @@ def collect(request):
     out["proxy"] = proxy
     proxy_set = bool(proxy["http_proxy"] or proxy["https_proxy"])
     workers = [
+        threading.Thread(target=_imports, args=(out, request.get("imports") or [], workdir)),
         threading.Thread(target=_gpus, args=(out,)),
         threading.Thread(target=_pythons, args=(out,)),
         threading.Thread(target=_compilers, args=(out,)),
@@ -418,7 +502,11 @@ def collect(request):
     out["libcuda"] = next((os.path.join(d, "libcuda.so.1") for d in LIBCUDA_DIRS
                            if os.path.exists(os.path.join(d, "libcuda.so.1"))), None)
     out["venvs"] = _venvs(workdir, request.get("venvs") or [])
-    out["files"] = _files(request.get("paths") or [])
+    out["files"] = _files(request.get("paths") or [], workdir)
+    out["git"] = {r: _git_head(_resolve(r, workdir)) for r in request.get("git") or []}
+    out["globs"] = {g: sorted(glob.glob(_resolve(g, workdir))) for g in request.get("globs") or []}
+    out["reads"] = {r: _read_small(_resolve(r, workdir)) for r in request.get("reads") or []}
+    out["env_path"] = os.environ.get("PATH", "")
     for t in workers:
         t.join()
     out["probe"]["elapsed_ms"] = round((time.time() - start) * 1000, 1)

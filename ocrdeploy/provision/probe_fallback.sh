@@ -9,6 +9,7 @@ echo "arch=$(uname -m)"
 echo "user=$(id -un 2>/dev/null)"
 echo "uid=$(id -u 2>/dev/null)"
 echo "home=$HOME"
+echo "path=$PATH"
 echo "cpus=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null)"
 . /etc/os-release 2>/dev/null && echo "os_id=$ID" && echo "os_version_id=$VERSION_ID" && echo "os_pretty=$PRETTY_NAME"
 awk '/^MemTotal:/{print "mem_total_kb="$2} /^MemAvailable:/{print "mem_available_kb="$2}' /proc/meminfo 2>/dev/null

@@ -2,34 +2,62 @@
 
 The nvidia-* wheels install one prefix, site-packages/nvidia/cu13, with lib/
 (libcudart.so.13, libnvrtc.so.13 only: no unversioned links, no lib64/), while
-the vLLM build and CMake expect a CUDA_HOME laid out like a toolkit.  Every
-link is created only where nothing is there yet, so a real file (nvvm/bin/cicc
-ships in the nvvm wheel) is never replaced by a link.
+the vLLM build and CMake expect a CUDA_HOME laid out like a toolkit.  LINKS is
+the one description of that repair: the install step turns it into commands for
+the links the facts show missing, the diagnose remedy into a guarded script.  A
+link is only made where nothing is there, so a real file (nvvm/bin/cicc ships in
+the nvvm wheel) is never replaced by a link.
 """
 
 from __future__ import annotations
 
-from ..provision.command import Command
+import posixpath
+
+from ..provision.command import Command, Script
 
 DEFAULT_LIBCUDA = "/usr/lib/x86_64-linux-gnu/libcuda.so.1"
 
-_REPAIR = r"""CU=$1; LIBCUDA=$2
-[ -d "$CU" ] || { echo "no CUDA prefix at $CU (are the nvidia-cuda-* packages installed?)" >&2; exit 1; }
-if [ ! -e "$CU/nvvm/bin/cicc" ] && [ -e "$CU/bin/cicc" ]; then
-  mkdir -p "$CU/nvvm/bin" && ln -sf "$CU/bin/cicc" "$CU/nvvm/bin/cicc"
-fi
-[ -e "$CU/lib64" ] || [ -L "$CU/lib64" ] || ln -sfn lib "$CU/lib64"
-[ -e "$CU/lib/libcudart.so" ] || ln -sf "$CU/lib/libcudart.so.13" "$CU/lib/libcudart.so"
-[ -e "$CU/lib/libnvrtc.so" ] || ln -sf "$CU/lib/libnvrtc.so.13" "$CU/lib/libnvrtc.so"
-mkdir -p "$CU/lib64/stubs"
-[ -e "$CU/lib64/stubs/libcuda.so" ] || ln -sf "$LIBCUDA" "$CU/lib64/stubs/libcuda.so"
-"""
+# (path under cu13, link target; {cu} is the prefix, {libcuda} the host's libcuda.so.1)
+LINKS = (
+    ("nvvm/bin/cicc", "{cu}/bin/cicc"),
+    ("lib64", "lib"),
+    ("lib/libcudart.so", "{cu}/lib/libcudart.so.13"),
+    ("lib/libnvrtc.so", "{cu}/lib/libnvrtc.so.13"),
+    ("lib64/stubs/libcuda.so", "{libcuda}"),
+)
 
 
 def cu13_prefix(venv: str, python_minor: str = "3.13") -> str:
     return f"{venv}/lib/python{python_minor}/site-packages/nvidia/cu13"
 
 
+def link_commands(cu: str, missing, libcuda: str | None = None) -> list[Command]:
+    """ln commands for the named missing links (paths under cu13), each after its parent exists."""
+    cmds = []
+    for rel, target in LINKS:
+        if rel not in missing:
+            continue
+        tgt = target.format(cu=cu, libcuda=libcuda or DEFAULT_LIBCUDA)
+        parent = posixpath.dirname(rel)
+        if parent and parent != "lib64" and parent != "lib":
+            cmds.append(Command(["mkdir", "-p", f"{cu}/{parent}"]))
+        cmds.append(Command(["ln", "-sfn" if rel == "lib64" else "-sf", tgt, f"{cu}/{rel}"]))
+    return cmds
+
+
 def repair_command(cu13: str, libcuda: str | None = None) -> Command:
-    """One command that creates every missing link; the paths travel as quoted arguments."""
-    return Command(["sh", "-c", _REPAIR, "sh", cu13, libcuda or DEFAULT_LIBCUDA])
+    """The whole repair as one guarded command, for when no facts were read (diagnose --fix)."""
+    lines = ['CU=$1; LIBCUDA=$2',
+             '[ -d "$CU" ] || { echo "no CUDA prefix at $CU (are the nvidia-cuda-* packages installed?)" >&2; exit 1; }']
+    for rel, target in LINKS:
+        tgt = target.replace("{cu}", "$CU").replace("{libcuda}", "$LIBCUDA")
+        parent = posixpath.dirname(rel)
+        guard = f'[ -e "$CU/{rel}" ] || [ -L "$CU/{rel}" ]'
+        if rel == "nvvm/bin/cicc":
+            guard = f'[ -e "$CU/{rel}" ] || [ ! -e "{tgt}" ]'
+        mk = f'mkdir -p "$CU/{parent}" && ' if parent not in ("", "lib", "lib64") else ""
+        if rel.startswith("lib64/"):
+            mk = f'mkdir -p "$CU/{parent}" && '
+        lines.append(f'{guard} || {{ {mk}ln -{"sfn" if rel == "lib64" else "sf"} "{tgt}" "$CU/{rel}"; }}')
+    return Command(["sh", "-c", Script("\n".join(lines) + "\n", "cu13 link repair"), "sh", cu13,
+                    libcuda or DEFAULT_LIBCUDA])

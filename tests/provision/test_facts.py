@@ -61,6 +61,7 @@ def test_venvs_read_from_dist_info(tmp_path):
     wd = tmp_path / "wd"
     site = wd / "vllm-ocr-env" / "lib" / "python3.13" / "site-packages"
     (site / "torch-2.14.0.dist-info").mkdir(parents=True)
+    (site / "torch-2.14.0.dist-info" / "RECORD").write_text("torch/__init__.py,,\n")
     (site / "transformers-5.19.0.dev0.dist-info").mkdir()
     (site / "transformers-5.19.0.dev0.dist-info" / "direct_url.json").write_text(
         json.dumps({"url": "file:///src/transformers", "dir_info": {"editable": True}}))
@@ -72,7 +73,8 @@ def test_venvs_read_from_dist_info(tmp_path):
     venv = facts["venvs"]["vllm-ocr-env"]
     assert list(facts["venvs"]) == ["vllm-ocr-env"]
     assert venv["python"] == "3.13.9"
-    assert venv["dists"]["torch"] == {"version": "2.14.0", "editable": False}
+    assert venv["dists"]["torch"] == {"version": "2.14.0", "editable": False, "complete": True}
+    assert venv["dists"]["jinja2"]["complete"] is False  # no RECORD: an interrupted install
     assert venv["dists"]["transformers"]["editable"] is True
     assert venv["dists"]["transformers"]["version"] == "5.19.0.dev0"
     assert venv["dists"]["jinja2"]["version"] == "3.1.6"

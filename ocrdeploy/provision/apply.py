@@ -1,0 +1,265 @@
+"""Apply a plan to a host: one facts round trip, then only the steps that have work.
+
+Every command's output goes to a log on the host (<workdir>/.ocrdeploy/logs/<run>/<step>.log)
+and, with -v, to the terminal.  A failed step reports its command, exit code and last
+lines, and the diagnose scanner reads its log; a step whose failure has a known
+cure (compilers killed for memory) gets one more try.  After a step runs, the facts
+are read again and the step must verify against them before it is "changed".
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+
+from . import facts as facts_mod
+from .command import Command, Script
+from .connection import CommandFailed
+from .step import CHANGED, FAILED, OK, SKIPPED, NotYet, Request, StepError
+
+_WRAP = ('log=$1; shown=$2; shift 2; mkdir -p "${log%/*}"; '
+         'printf "\\n$ %s\\n" "$shown" >> "$log"; exec "$@" >> "$log" 2>&1')
+_WRAP_TEE = ('log=$1; shown=$2; shift 2; mkdir -p "${log%/*}"; printf "\\n$ %s\\n" "$shown" >> "$log"; '
+             '{ "$@" 2>&1; echo $? > "$log.rc"; } | tee -a "$log"; rc=$(cat "$log.rc"); rm -f "$log.rc"; exit "$rc"')
+NINJA = re.compile(rb"\[(\d+)/(\d+)\]")
+
+
+@dataclass
+class StepResult:
+    step: str
+    status: str
+    reason: str
+    commands: list = field(default_factory=list)
+    log: str | None = None
+    exit_code: int | None = None
+    tail: str | None = None
+    findings: list = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self):
+        return asdict(self)
+
+
+@dataclass
+class HostRun:
+    host: str
+    results: list = field(default_factory=list)
+    preflight: list = field(default_factory=list)
+    preflight_failed: bool = False
+    error: str | None = None
+    check_mode: bool = False
+    facts_round_trips: int = 0
+    commands_run: int = 0
+
+    def counts(self) -> dict:
+        c = {OK: 0, CHANGED: 0, FAILED: 0, SKIPPED: 0}
+        for r in self.results:
+            c[r.status] += 1
+        return c
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.error) or self.preflight_failed or any(r.status == FAILED for r in self.results)
+
+
+def _request_dict(host, req: Request, net_timeout: float) -> dict:
+    return facts_mod.probe_request(host.workdir, paths=sorted(req.paths), venvs=sorted(req.venvs),
+                                   git=sorted(req.git), globs=sorted(req.globs), reads=sorted(req.reads),
+                                   imports=req.imports, net_timeout=net_timeout)
+
+
+class Applier:
+    def __init__(self, conn, host, steps, vars_, *, check=False, force=False, verbose=False, run_id=None,
+                 reporter=None, requirements=None, skip_preflight=False, facts=None, net_timeout=1.0,
+                 diagnose_rules=None):
+        self.conn, self.host, self.steps, self.vars = conn, host, steps, vars_
+        self.check, self.force, self.verbose = check, force, verbose
+        self.run_id = run_id or time.strftime("%Y%m%d-%H%M%S")
+        self.reporter = reporter
+        self.requirements, self.skip_preflight = requirements, skip_preflight
+        self.recorded_facts = facts
+        self.net_timeout = net_timeout
+        self.rules = diagnose_rules
+        self.base_request = Request()
+        for s in steps:
+            self.base_request.merge(s.request(vars_))
+        self.run = HostRun(host.name, check_mode=check)
+
+    # -------------------------------------------------------------- facts
+    def gather(self, extra: Request | None = None) -> dict:
+        if self.recorded_facts is not None:
+            return self.recorded_facts
+        req = Request().merge(self.base_request)
+        if extra:
+            req.merge(extra)
+        self.run.facts_round_trips += 0 if self.conn.is_local else 1
+        return facts_mod.gather(self.conn, _request_dict(self.host, req, self.net_timeout))
+
+    def _report(self, kind, *args):
+        if self.reporter:
+            getattr(self.reporter, kind)(self.host, *args)
+
+    # -------------------------------------------------------------- main loop
+    def apply(self) -> HostRun:
+        from ..checks import FAIL, run_preflight_checks
+
+        facts = self.gather()
+        if self.requirements is not None:
+            self.run.preflight = run_preflight_checks(facts, self.requirements)
+            if any(r.status == FAIL for r in self.run.preflight) and not self.skip_preflight:
+                self.run.preflight_failed = True
+                self._report("preflight_failed", self.run.preflight)
+                return self.run
+        failed: set[str] = set()
+        pending: set[str] = set()    # check mode: steps that would run
+        self._by_name = {s.name: s for s in self.steps}
+        for step in self.steps:
+            start = time.monotonic()
+            blocked = [d for d in step.after if d in failed]
+            if blocked:
+                failed.add(step.name)
+                self._done(StepResult(step.name, SKIPPED, f"not run: {blocked[0]} did not succeed"), start)
+                continue
+            decision = step.needs(facts, self.vars)
+            if not decision.needed and not self.force:
+                self._done(StepResult(step.name, OK, decision.reason), start)
+                continue
+            reason = decision.reason if decision.needed else f"forced ({decision.reason})"
+            try:
+                cmds = step.commands(facts, self.vars)
+            except StepError as exc:
+                waiting = [d for d in self._deps(step) if d in pending]
+                if self.check and waiting and isinstance(exc, NotYet):
+                    # its input comes from a step that has not run: decided after that one
+                    pending.add(step.name)
+                    self._done(StepResult(step.name, CHANGED, f"{reason}; commands decided after {waiting[-1]} "
+                                                              f"runs ({exc})"), start)
+                    continue
+                failed.add(step.name)
+                self._done(StepResult(step.name, FAILED, str(exc)), start)
+                continue
+            shown = [self._show(c) for c in cmds]
+            if self.check:
+                pending.add(step.name)
+                self._done(StepResult(step.name, CHANGED, reason, commands=shown), start)
+                continue
+            result, facts = self._execute(step, cmds, reason, facts)
+            if result.status == FAILED:
+                failed.add(step.name)
+            self._done(result, start)
+        return self.run
+
+    def _deps(self, step) -> list[str]:
+        """All steps this one depends on, directly or not, in plan order."""
+        out, todo = [], list(step.after)
+        while todo:
+            d = todo.pop()
+            if d not in out:
+                out.append(d)
+                if d in self._by_name:
+                    todo.extend(self._by_name[d].after)
+        names = [s.name for s in self.steps]
+        return sorted(out, key=lambda n: names.index(n) if n in names else -1)
+
+    def _show(self, cmd) -> str:
+        return cmd.shell(mask=True, sudo_prefix=self.conn.sudo_prefix())
+
+    def _done(self, result: StepResult, start: float):
+        result.seconds = round(time.monotonic() - start, 3)
+        self.run.results.append(result)
+        self._report("step", result, self.check)
+
+    def _log_path(self, facts, step) -> str:
+        return f"{facts['workdir']['path'].rstrip('/')}/.ocrdeploy/logs/{self.run_id}/{step.name}.log"
+
+    def _execute(self, step, cmds, reason, facts):
+        log = self._log_path(facts, step)
+        attempt = 1
+        ran: list[str] = []
+        while True:
+            self._report("running", step.name, reason, attempt)
+            code, shown = self._run_logged(step, cmds, log)
+            ran.extend(shown)
+            if code == 0:
+                break
+            tail = self._tail(log)
+            findings = self._diagnose(log)
+            retry = step.retry(attempt, [f["id"] for f in findings], facts, self.vars)
+            if retry is None:
+                return StepResult(step.name, FAILED, f"`{shown[-1]}` exited with {code}", commands=ran, log=log,
+                                  exit_code=code, tail=tail, findings=findings), facts
+            attempt += 1
+            self._report("retrying", step.name, findings, [self._show(c) for c in retry])
+            cmds = retry
+        facts = self.gather(step.verify_request(self.vars))
+        verdict = step.verify(facts, self.vars)
+        if verdict.needed:
+            return StepResult(step.name, FAILED, f"ran, but verification failed: {verdict.reason}", commands=ran,
+                              log=log), facts
+        return StepResult(step.name, CHANGED, reason, commands=ran, log=log), facts
+
+    # -------------------------------------------------------------- commands
+    def _run_logged(self, step, cmds, log):
+        shown = []
+        for cmd in cmds:
+            text = self._show(cmd)
+            shown.append(text)
+            wrapped = Command(["sh", "-c", Script(_WRAP_TEE if self.verbose else _WRAP, "log-wrapper"), "sh", log, text,
+                               *cmd.argv],
+                              env=cmd.env, cwd=cmd.cwd, sudo=cmd.sudo)
+            stop = threading.Event()
+            poller = None
+            if step.progress == "ninja" and self.reporter:
+                poller = threading.Thread(target=self._poll_progress, args=(step.name, log, stop), daemon=True)
+                poller.start()
+            try:
+                self.run.commands_run += 1
+                result = self.conn.run(wrapped, timeout=step.timeout, ok_codes=range(-1, 256), echo=self.verbose)
+            except CommandFailed as exc:   # timed out
+                result = exc.result
+            finally:
+                stop.set()
+                if poller:
+                    poller.join(timeout=5)
+            if result.exit_code != 0:
+                return (result.exit_code if result.exit_code is not None else -1), shown
+        return 0, shown
+
+    def _read_tail(self, log, nbytes=8192) -> bytes:
+        if self.conn.is_local:
+            try:
+                with open(log, "rb") as fh:
+                    fh.seek(max(0, os.path.getsize(log) - nbytes))
+                    return fh.read()
+            except OSError:
+                return b""
+        try:
+            return self.conn.run(["tail", "-c", str(nbytes), log], ok_codes=range(0, 256), timeout=30).stdout.encode()
+        except Exception:  # noqa: BLE001 - progress is best effort
+            return b""
+
+    def _poll_progress(self, name, log, stop):
+        while not stop.wait(2.0):
+            found = NINJA.findall(self._read_tail(log))
+            if found:
+                done, total = found[-1]
+                self._report("progress", name, int(done), int(total))
+
+    def _tail(self, log, lines=30) -> str:
+        data = self._read_tail(log, 16384).decode("utf-8", "replace")
+        return "\n".join(data.splitlines()[-lines:])
+
+    def _diagnose(self, log) -> list[dict]:
+        from ..diagnose.engine import annotate, fix_context, scan_local, scan_remote
+        from ..diagnose.table import load_table
+
+        rules = self.rules or load_table()
+        try:
+            reports = (scan_local([log], rules) if self.conn.is_local else scan_remote(self.conn, [log], rules))
+        except Exception:  # noqa: BLE001 - the tail is still shown
+            return []
+        reports = annotate(reports, rules, fix_context(self.host))
+        return [f for r in reports for f in r.get("findings", [])]

@@ -1,0 +1,133 @@
+"""`inv install`: inventory -> hosts -> one plan per host -> applied in parallel -> recap."""
+
+from __future__ import annotations
+
+import json as _json
+import os
+import sys
+import time
+
+from ..errors import UsageError
+from .apply import Applier
+
+VAR_KEYS = ("sdk_repo", "vllm_src", "transformers_src", "deps_dir", "sdk_commit", "cuda_13_4_dir", "max_jobs",
+            "transformers_serving")
+
+
+def parse_sets(sets) -> dict:
+    out = {}
+    for item in sets:
+        if "=" not in item:
+            raise UsageError(f"--set {item!r}: expected KEY=VALUE")
+        key, value = item.split("=", 1)
+        if not key.isidentifier():
+            raise UsageError(f"--set {item!r}: {key!r} is not a variable name")
+        out[key] = value
+    return out
+
+
+def load_facts_file(path: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = _json.load(fh)
+    except FileNotFoundError:
+        raise UsageError(f"{path}: facts file not found")
+    except ValueError as exc:
+        raise UsageError(f"{path}: not JSON ({exc})")
+    # accept both a bare facts document and `inv facts --json --raw` output ({host: {"facts": ...}})
+    if isinstance(doc, dict) and "workdir" in doc and "gpu" in doc:
+        return doc
+    if isinstance(doc, dict) and len(doc) == 1:
+        inner = next(iter(doc.values()))
+        if isinstance(inner, dict) and isinstance(inner.get("facts"), dict):
+            return inner["facts"]
+    raise UsageError(f"{path}: not a facts document (expected the output of `inv facts --json --raw`)")
+
+
+def run_install(*, host, group, inventory, recipe, check, step, from_, force, verbose, skip_preflight, deps_dir,
+                sets, facts_file, as_json, accept_new_host_keys, connect_timeout) -> int:
+    from ..recipes import get_recipe
+    from ..recipes.minicpm import build_plan, check_required
+    from ..tasks import open_session
+    from .report import console, recap
+    from .reporter import Reporter
+
+    chosen = get_recipe(recipe)
+    overrides = parse_sets(sets)
+    if deps_dir:
+        overrides["deps_dir"] = deps_dir
+    if facts_file and not check:
+        raise UsageError("--facts only plans (it needs --check): it describes a host, it cannot change one")
+    recorded = load_facts_file(facts_file) if facts_file else None
+    session = open_session(host, group, inventory, accept_new_host_keys, connect_timeout)
+    plans = {}
+    for h in session.hosts:
+        h.vars.update(overrides)
+        origin = str(inventory or os.environ.get("OCRDEPLOY_INVENTORY") or "inventory.yml")
+        check_required(chosen.name, h.vars, origin)
+        plans[h.name] = build_plan(chosen.name, h.vars)
+    selected = {name: plan.select(step, from_) for name, plan in plans.items()}
+    run_id = time.strftime("%Y%m%d-%H%M%S")
+    con = console(stderr=as_json)
+    reporter = Reporter(con, show_commands=verbose, quiet=False)
+
+    def one(conn, h):
+        return Applier(conn, h, selected[h.name], h.vars, check=check, force=force, verbose=verbose, run_id=run_id,
+                       reporter=reporter, requirements=chosen.requirements, skip_preflight=skip_preflight,
+                       facts=recorded).apply()
+
+    with session:
+        if recorded is not None:
+            outcomes = {h.name: _Outcome(h, one(_NoConnection(h, recorded), h)) for h in session.hosts}
+        else:
+            outcomes = session.map(one)
+    rows, doc, failed = [], {"recipe": chosen.name, "check": check, "run": run_id, "hosts": {}}, False
+    for name, o in outcomes.items():
+        if o.error:
+            failed = True
+            rows.append((name, None, o.error))
+            doc["hosts"][name] = {"reachable": False, "error": o.error}
+            continue
+        run = o.value
+        failed |= run.failed
+        counts = run.counts()
+        rows.append((name, counts, None))
+        doc["hosts"][name] = {"reachable": True, "counts": counts, "preflight_failed": run.preflight_failed,
+                              "preflight": [r.to_dict() for r in run.preflight],
+                              "steps": [r.to_dict() for r in run.results],
+                              "commands_run": run.commands_run}
+    if as_json:
+        print(_json.dumps(doc, indent=2))
+    else:
+        recap(con, rows)
+        for name, o in outcomes.items():
+            if not o.error and o.value.preflight_failed:
+                con.print(f"[red]{name}: preflight failed, nothing installed[/red]")
+        if check:
+            con.print("[dim](check mode: nothing was run)[/dim]")
+    sys.stdout.flush()
+    return 1 if failed else 0
+
+
+class _Outcome:
+    def __init__(self, host, value):
+        self.host, self.value, self.error = host, value, None
+
+
+class _NoConnection:
+    """Planning against recorded facts: nothing may be run."""
+
+    is_local = True
+
+    def __init__(self, host, facts):
+        self.name = host.name
+        self.uid = (facts.get("host") or {}).get("uid")
+
+    def run(self, *a, **kw):
+        raise RuntimeError("no commands run when planning from recorded facts")
+
+    def set_uid(self, uid):
+        pass
+
+    def sudo_prefix(self):
+        return () if self.uid == 0 else ("sudo", "-n")

@@ -1,0 +1,530 @@
+"""Reusable step kinds: apt packages, venvs, pip pins, editable installs, git clones, CUDA
+layout repairs, file copies from another env, builds from source, and recorded checks.
+
+Each decides from facts only; the commands are argument lists.  Paths are written
+relative to the work dir ('@/...') in requests and made absolute from facts.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import posixpath
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
+
+from ..recipes.cuda_layout import LINKS, link_commands
+from .command import Command, Script
+from .step import (Decision, NotYet, Request, Step, StepError, absolute, dist, file_fact, fingerprint, venv,
+                   wd)
+
+STATE_FILE = wd(".ocrdeploy/state.json")
+
+
+def _py(facts, venv_name):
+    return absolute(facts, wd(f"{venv_name}/bin/python"))
+
+
+# ------------------------------------------------------------------ apt
+class AptPackages(Step):
+    """Debian packages, each proven present by a file (no dpkg query needed); PPA for gcc-13 on Ubuntu."""
+
+    def __init__(self, name, packages: dict, ppa: str | None = None, ppa_for=(), after=()):
+        self.name, self.packages, self.ppa, self.ppa_for, self.after = name, dict(packages), ppa, tuple(ppa_for), after
+
+    def request(self, v):
+        return Request(paths=set(self.packages.values()))
+
+    def missing(self, facts):
+        return [p for p, proof in self.packages.items() if not file_fact(facts, proof)["exists"]]
+
+    def needs(self, facts, v):
+        missing = self.missing(facts)
+        if not missing:
+            return Decision(False, "present: " + ", ".join(self.packages))
+        return Decision(True, "missing: " + ", ".join(missing))
+
+    def commands(self, facts, v):
+        missing = self.missing(facts)
+        if not (facts.get("tools") or {}).get("apt-get"):
+            raise StepError(f"apt-get not found; install {', '.join(missing)} with the system's package manager")
+        if facts["host"].get("uid") != 0 and not facts.get("sudo_nopasswd"):
+            raise StepError(f"installing {', '.join(missing)} needs root: configure passwordless sudo or install "
+                            f"them by hand")
+        env = {"DEBIAN_FRONTEND": "noninteractive"}
+        cmds = []
+        os_id = ((facts["host"].get("os") or {}).get("id"))
+        if self.ppa and os_id == "ubuntu" and any(p in self.ppa_for for p in missing):
+            if not (facts.get("tools") or {}).get("add-apt-repository"):
+                cmds.append(Command(["apt-get", "install", "-y", "software-properties-common"], env=env, sudo=True))
+            cmds.append(Command(["add-apt-repository", "-y", self.ppa], env=env, sudo=True))
+        cmds.append(Command(["apt-get", "update"], env=env, sudo=True))
+        cmds.append(Command(["apt-get", "install", "-y", *missing], env=env, sudo=True))
+        return cmds
+
+
+# ------------------------------------------------------------------ venv
+def _pick_python(facts, spec: str):
+    """spec '3.13' = that minor exactly; '>=3.10' = the newest available from that minor on."""
+    found = facts.get("pythons") or []
+
+    def minor(p):
+        return tuple(int(x) for x in p["version"].split(".")[:2])
+
+    if spec.startswith(">="):
+        want = tuple(int(x) for x in spec[2:].split("."))
+        ok = [p for p in found if minor(p) >= want]
+        return max(ok, key=minor) if ok else None
+    want = tuple(int(x) for x in spec.split("."))
+    ok = [p for p in found if minor(p) == want]
+    return ok[0] if ok else None
+
+
+class Venv(Step):
+    def __init__(self, name, venv_name, python: str, after=()):
+        self.name, self.venv_name, self.python, self.after = name, venv_name, python, after
+
+    def request(self, v):
+        return Request(paths={wd(f"{self.venv_name}/bin/python")})
+
+    def _python_ok(self, have: str | None) -> bool:
+        if not have:
+            return False
+        hv = tuple(int(x) for x in have.split(".")[:2])
+        if self.python.startswith(">="):
+            return hv >= tuple(int(x) for x in self.python[2:].split("."))
+        return hv == tuple(int(x) for x in self.python.split("."))
+
+    def needs(self, facts, v):
+        ve = venv(facts, self.venv_name)
+        if not ve:
+            return Decision(True, f"{self.venv_name} does not exist")
+        if not self._python_ok(ve.get("python")):
+            return Decision(True, f"{self.venv_name} has Python {ve.get('python')}, want {self.python}: recreate")
+        if not file_fact(facts, wd(f"{self.venv_name}/bin/python"))["exists"]:
+            return Decision(True, f"{self.venv_name} is broken (no bin/python): recreate")
+        pip = ve["dists"].get("pip")
+        if not pip or not pip.get("complete"):
+            return Decision(True, f"{self.venv_name} has no complete pip (interrupted creation?): recreate")
+        return Decision(False, f"exists with Python {ve.get('python')}")
+
+    def commands(self, facts, v):
+        interp = _pick_python(facts, self.python)
+        if interp is None:
+            have = ", ".join(p["version"] for p in facts.get("pythons") or []) or "none"
+            raise StepError(f"no Python {self.python} on the host (found: {have}); install python{self.python.lstrip('>=')}")
+        path = absolute(facts, wd(self.venv_name))
+        recreate = venv(facts, self.venv_name) is not None
+        return [Command([interp["path"], "-m", "venv", *(["--clear"] if recreate else []), path])]
+
+
+# ------------------------------------------------------------------ pip
+def _satisfied(d: dict | None, req: Requirement) -> tuple[bool, str]:
+    if d is None:
+        return False, f"{req.name} not installed"
+    if not d.get("complete", True):
+        return False, f"{req.name} {d['version']} incompletely installed (interrupted?)"
+    if req.specifier:
+        try:
+            if not req.specifier.contains(Version(d["version"]), prereleases=True):
+                return False, f"{req.name} {d['version']} installed, want {req.specifier}"
+        except InvalidVersion:
+            return False, f"{req.name} has an unreadable version {d['version']!r}"
+    return True, f"{req.name} {d['version']}"
+
+
+class PipInstall(Step):
+    def __init__(self, name, venv_name, requirements, index_url=None, extra_index_urls=(), no_deps=False,
+                 after=(), reason=None):
+        self.name, self.venv_name, self.after = name, venv_name, after
+        try:
+            self.reqs = [Requirement(r) for r in requirements]
+        except InvalidRequirement as exc:
+            raise ValueError(f"{name}: {exc}")
+        self.raw = list(requirements)
+        self.index_url, self.extra_index_urls, self.no_deps = index_url, tuple(extra_index_urls), no_deps
+        self.why = reason
+
+    def needs(self, facts, v):
+        results = [_satisfied(dist(facts, self.venv_name, r.name), r) for r in self.reqs]
+        bad = [msg for ok, msg in results if not ok]
+        note = f" ({self.why})" if self.why else ""
+        if bad:
+            return Decision(True, "; ".join(bad) + note)
+        return Decision(False, "already " + ", ".join(msg for _, msg in results) + note)
+
+    def commands(self, facts, v):
+        argv = [_py(facts, self.venv_name), "-m", "pip", "install"]
+        if self.no_deps:
+            argv.append("--no-deps")
+        if self.index_url:
+            argv += ["--index-url", self.index_url]
+        for url in self.extra_index_urls:
+            argv += ["--extra-index-url", url]
+        return [Command(argv + self.raw)]
+
+
+def _editable_source(d: dict | None) -> str | None:
+    src = (d or {}).get("source")
+    if src and src.startswith("file://"):
+        return src[len("file://"):]
+    return src
+
+
+class PipEditable(Step):
+    """pip install -e <path> (from a user's source tree), optionally --no-deps and at an expected version."""
+
+    def __init__(self, name, venv_name, src: str, dist_name: str, expect_version=None, extras=None,
+                 no_deps=False, after=(), src_var=None):
+        self.name, self.venv_name, self.src, self.dist_name = name, venv_name, src, dist_name
+        self.expect_version, self.extras, self.no_deps, self.after = expect_version, extras, no_deps, after
+        self.src_var = src_var
+
+    def request(self, v):
+        return Request(paths={self.src})
+
+    def needs(self, facts, v):
+        d = dist(facts, self.venv_name, self.dist_name)
+        want_src = absolute(facts, self.src).rstrip("/")
+        if d is None:
+            return Decision(True, f"{self.dist_name} not installed")
+        if not d.get("editable"):
+            if self.expect_version and d["version"] != self.expect_version:
+                return Decision(True, f"reads {d['version']}, not {self.expect_version}: another install "
+                                      f"overwrote the editable build; re-applying with --no-deps")
+            return Decision(True, f"{self.dist_name} {d['version']} installed from the index, not editable from "
+                                  f"{want_src}")
+        have_src = (_editable_source(d) or "").rstrip("/")
+        if have_src and have_src != want_src:
+            return Decision(True, f"editable from {have_src}, want {want_src}")
+        if self.expect_version and d["version"] != self.expect_version:
+            return Decision(True, f"reads {d['version']}, want {self.expect_version}")
+        if not d.get("complete", True):
+            return Decision(True, f"{self.dist_name} incompletely installed (interrupted?)")
+        return Decision(False, f"already {d['version']} (editable from {want_src})")
+
+    def commands(self, facts, v):
+        if not file_fact(facts, self.src)["exists"]:
+            var = f" ({self.src_var})" if self.src_var else ""
+            error = NotYet if self.src.startswith("@/") else StepError  # under the work dir: a clone makes it
+            raise error(f"source {absolute(facts, self.src)}{var} not found on the host")
+        target = absolute(facts, self.src) + (f"[{self.extras}]" if self.extras else "")
+        argv = [_py(facts, self.venv_name), "-m", "pip", "install"]
+        if self.no_deps:
+            argv.append("--no-deps")
+        return [Command(argv + ["-e", target])]
+
+
+# ------------------------------------------------------------------ git
+class GitClone(Step):
+    def __init__(self, name, url, dest, commit=None, after=()):
+        self.name, self.url, self.dest, self.commit, self.after = name, url, dest, commit, after
+
+    def request(self, v):
+        return Request(git={self.dest}, paths={self.dest})
+
+    def needs(self, facts, v):
+        head = (facts.get("git") or {}).get(self.dest)
+        if not head:
+            if file_fact(facts, self.dest)["exists"]:
+                return Decision(True, f"{self.dest} exists but is not a git checkout")
+            return Decision(True, f"not cloned yet ({self.url})")
+        if self.commit and not (head.get("commit") or "").startswith(self.commit):
+            return Decision(True, f"at {(head.get('commit') or '?')[:10]}, want {self.commit}")
+        return Decision(False, f"cloned at {(head.get('commit') or '?')[:10]}")
+
+    def commands(self, facts, v):
+        dest = absolute(facts, self.dest)
+        head = (facts.get("git") or {}).get(self.dest)
+        cmds = []
+        if not head:
+            if file_fact(facts, self.dest)["exists"]:
+                raise StepError(f"{dest} exists and is not a git checkout; move it away first")
+            cmds.append(Command(["git", "clone", self.url, dest]))
+        elif self.commit:
+            cmds.append(Command(["git", "-C", dest, "fetch", "--all", "--tags"]))
+        if self.commit:
+            cmds.append(Command(["git", "-C", dest, "checkout", "--detach", self.commit]))
+        return cmds
+
+
+# ------------------------------------------------------------------ CUDA 13 layout
+CU13_LINKS = tuple(rel for rel, _ in LINKS)
+CRT_FILES = ("bin/crt/link.stub", "bin/crt/prelink.stub", "bin/nvdisasm")
+
+
+def cu13_dir(venv_name: str, python_minor: str) -> str:
+    return wd(f"{venv_name}/lib/python{python_minor}/site-packages/nvidia/cu13")
+
+
+class CudaLayout(Step):
+    """The links of seed 000 section 3.2 under nvidia/cu13, each only where nothing is there yet."""
+
+    def __init__(self, name, venv_name, python_minor="3.13", after=()):
+        self.name, self.venv_name, self.minor, self.after = name, venv_name, python_minor, after
+        self.cu = cu13_dir(venv_name, python_minor)
+
+    def request(self, v):
+        return Request(paths={self.cu} | {f"{self.cu}/{p}" for p in CU13_LINKS})
+
+    def missing(self, facts):
+        out = []
+        for p in CU13_LINKS:
+            f = file_fact(facts, f"{self.cu}/{p}")
+            if not f["exists"] or (f.get("type") == "link" and not f.get("resolves", True)
+                                   and p != "lib64/stubs/libcuda.so"):
+                out.append(p)
+        return out
+
+    def needs(self, facts, v):
+        if not file_fact(facts, self.cu)["exists"]:
+            return Decision(True, "nvidia/cu13 not installed yet (the CUDA pip packages come first)")
+        missing = self.missing(facts)
+        if missing:
+            return Decision(True, "missing: " + ", ".join(missing))
+        return Decision(False, "cu13 layout complete")
+
+    def commands(self, facts, v):
+        missing = self.missing(facts) if file_fact(facts, self.cu)["exists"] else list(CU13_LINKS)
+        return link_commands(absolute(facts, self.cu), missing, facts.get("libcuda"))
+
+
+class CudaCrtFiles(Step):
+    """bin/crt/link.stub, prelink.stub and bin/nvdisasm, copied from a 13.4.92 install on the same host."""
+
+    SOURCE_VERSION = "13.4.92"
+
+    def __init__(self, name, venv_name, python_minor="3.13", after=(), extra_prefix=None):
+        self.name, self.venv_name, self.after = name, venv_name, after
+        self.cu = cu13_dir(venv_name, python_minor)
+        self.extra_prefix = extra_prefix
+
+    def request(self, v):
+        req = Request(paths={f"{self.cu}/{f}" for f in CRT_FILES},
+                      globs={wd(f"*/lib/python3.*/site-packages/nvidia/cu13/{f}") for f in CRT_FILES})
+        if self.extra_prefix:
+            req.paths |= {f"{self.extra_prefix}/{f}" for f in CRT_FILES}
+        return req
+
+    def missing(self, facts):
+        return [f for f in CRT_FILES if not file_fact(facts, f"{self.cu}/{f}")["exists"]]
+
+    def needs(self, facts, v):
+        missing = self.missing(facts)
+        if missing:
+            return Decision(True, "missing in cu13: " + ", ".join(missing))
+        return Decision(False, "link.stub, prelink.stub and nvdisasm present")
+
+    def sources(self, facts, fname):
+        found = []
+        if self.extra_prefix and file_fact(facts, f"{self.extra_prefix}/{fname}")["exists"]:
+            found.append(absolute(facts, f"{self.extra_prefix}/{fname}"))
+        wdir = facts["workdir"]["path"].rstrip("/") + "/"
+        for path in (facts.get("globs") or {}).get(wd(f"*/lib/python3.*/site-packages/nvidia/cu13/{fname}"), []):
+            env_name = path[len(wdir):].split("/", 1)[0] if path.startswith(wdir) else None
+            if env_name == self.venv_name or env_name is None:
+                continue
+            nvcc = dist(facts, env_name, "nvidia-cuda-nvcc") or dist(facts, env_name, "nvidia-cuda-crt")
+            if nvcc and nvcc["version"] == self.SOURCE_VERSION:
+                found.append(path)
+        return found
+
+    def commands(self, facts, v):
+        cu = absolute(facts, self.cu)
+        cmds, none = [], []
+        for fname in self.missing(facts):
+            src = self.sources(facts, fname)
+            if not src:
+                none.append(fname)
+                continue
+            cmds.append(Command(["mkdir", "-p", posixpath.dirname(f"{cu}/{fname}")]))
+            cmds.append(Command(["cp", "-p", src[0], f"{cu}/{fname}"]))
+        if none:
+            raise NotYet(f"{', '.join(none)} missing in {cu} and no {self.SOURCE_VERSION} install on this host "
+                            f"to copy from (looked in the venvs under the work dir"
+                            f"{' and ' + self.extra_prefix if self.extra_prefix else ''}; set cuda_13_4_dir "
+                            f"to a CUDA {self.SOURCE_VERSION} prefix)")
+        return cmds
+
+
+# ------------------------------------------------------------------ build from source
+GIB = 1024 ** 3
+NVCC_JOB_GIB = 4.5
+
+
+def max_jobs(cpus: int, mem_available_bytes: int | None, nvcc_threads: int = 1) -> int:
+    """Parallel compile jobs for the vLLM build.
+
+    Two limits: memory, since one nvcc job on vLLM's kernels peaks at about 4.5 GiB (and
+    vLLM runs NVCC_THREADS threads inside each job), and cores, of which two thirds keep
+    the machine responsive.  The seed's data points: 96 cores with ample memory -> 64;
+    147 GB -> 32 (the top of its 8-32 advice).
+    """
+    by_cpu = max(1, math.ceil(cpus * 2 / 3)) if cpus else 1
+    if not mem_available_bytes:
+        return by_cpu
+    by_mem = int(mem_available_bytes / GIB // (NVCC_JOB_GIB * max(1, nvcc_threads)))
+    return max(1, min(by_cpu, by_mem))
+
+
+OFFLINE_DIRS = {
+    "VLLM_CUTLASS_SRC_DIR": "cutlass-src",
+    "VLLM_FLASH_ATTN_SRC_DIR": "vllm-flash-attn-src",
+    "FLASH_KDA_SRC_DIR": "flashkda-src",
+    "DEEPSELECT_SRC_DIR": "deepselect-src",
+    "FLASH_MLA_SRC_DIR": "flashmla-src",
+    "TRITON_KERNELS_SRC_DIR": "triton_kernels-src/python/triton_kernels/triton_kernels",
+    "TML_FA4_SRC_DIR": "tml_fa4-src",
+    "FMHA_SM100_SRC_DIR": "fmha_sm100-src",
+    "QUTLASS_SRC_DIR": "qutlass-src",
+    "DEEPGEMM_SRC_DIR": "deepgemm-src",
+}
+
+
+class VllmCompile(Step):
+    """pip install -e <vllm_src> --no-build-isolation with the CUDA 13 prefix, gcc-13 and tuned MAX_JOBS."""
+
+    progress = "ninja"
+
+    def __init__(self, name, venv_name, src, python_minor="3.13", deps_dir=None, jobs=None, after=()):
+        self.name, self.venv_name, self.src, self.after = name, venv_name, src, after
+        self.cu = cu13_dir(venv_name, python_minor)
+        self.deps_dir, self.jobs = deps_dir, jobs
+
+    def request(self, v):
+        req = Request(paths={self.src, f"{self.src}/setup.py"})
+        if self.deps_dir:
+            req.paths.add(self.deps_dir)
+        return req
+
+    def needs(self, facts, v):
+        d = dist(facts, self.venv_name, "vllm")
+        want = absolute(facts, self.src).rstrip("/")
+        if d is None:
+            return Decision(True, "vllm not built in this env yet")
+        if not d.get("complete", True):
+            return Decision(True, "vllm install incomplete (interrupted build?)")
+        if not d.get("editable") or (_editable_source(d) or "").rstrip("/") != want:
+            return Decision(True, f"vllm {d['version']} is not the editable build of {want}")
+        return Decision(False, f"already built: vllm {d['version']} editable from {want}")
+
+    def offline(self, facts) -> bool:
+        return bool(self.deps_dir) or (facts.get("network") or {}).get("github") != "reachable"
+
+    def env(self, facts, jobs: int) -> dict:
+        cu = absolute(facts, self.cu)
+        venv_bin = absolute(facts, wd(f"{self.venv_name}/bin"))
+        path = f"{venv_bin}:{cu}/bin:" + (facts.get("env_path") or "/usr/local/bin:/usr/bin:/bin")
+        env = {"CUDA_HOME": cu, "PATH": path, "CC": "gcc-13", "CXX": "g++-13", "CUDAHOSTCXX": "g++-13",
+               "MAX_JOBS": str(jobs)}
+        if self.offline(facts):
+            deps = absolute(facts, self.deps_dir)
+            for var, sub in OFFLINE_DIRS.items():
+                env[var] = f"{deps}/{sub}"
+            env["CMAKE_ARGS"] = "-DCUTLASS_ENABLE_TESTS=OFF"
+        return env
+
+    def jobs_for(self, facts) -> int:
+        if self.jobs:
+            return int(self.jobs)
+        return max_jobs(facts["cpu"].get("count") or 1, (facts.get("memory") or {}).get("available"))
+
+    def _command(self, facts, jobs):
+        if not file_fact(facts, self.src)["exists"]:
+            raise StepError(f"vllm_src {self.src} not found on the host")
+        if self.offline(facts) and not self.deps_dir:
+            raise StepError("github.com is not reachable from the host and no deps dir is given: pass "
+                            "--deps-dir (an existing vLLM source's .deps) for the offline *_SRC_DIR variables")
+        if self.deps_dir and not file_fact(facts, self.deps_dir)["exists"]:
+            raise StepError(f"deps dir {self.deps_dir} not found on the host")
+        return Command([_py(facts, self.venv_name), "-m", "pip", "install", "-e", ".", "--no-build-isolation",
+                        "--progress-bar", "off"], env=self.env(facts, jobs), cwd=absolute(facts, self.src))
+
+    def commands(self, facts, v):
+        return [self._command(facts, self.jobs_for(facts))]
+
+    def retry(self, attempt, findings, facts, v):
+        """One more try with half the jobs when compilers were killed for memory."""
+        if attempt == 1 and "compile-oom-killed" in findings:
+            jobs = max(1, self.jobs_for(facts) // 2)
+            return [self._command(facts, jobs)]
+        return None
+
+
+# ------------------------------------------------------------------ recorded checks
+_RECORD = r"""import json, os, sys, tempfile, time
+path, key, fp, result = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+try:
+    with open(path) as fh:
+        state = json.load(fh)
+except (OSError, ValueError):
+    state = {}
+state.setdefault("checks", {})[key] = {"fingerprint": fp, "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                                        "result": result[-2000:]}
+os.makedirs(os.path.dirname(path), exist_ok=True)
+fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".state-")
+with os.fdopen(fd, "w") as fh:
+    json.dump(state, fh, indent=2, sort_keys=True)
+os.replace(tmp, path)
+"""
+
+_CHECK_OUTPUT = r"""import json, subprocess, sys
+argv, expected = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+print(proc.stdout)
+missing = [e for e in expected if e not in proc.stdout]
+if proc.returncode or missing:
+    sys.exit("check failed: exit code %d; missing from the output: %s" % (proc.returncode, ", ".join(missing) or "-"))
+"""
+
+
+def recorded(facts: dict, key: str) -> dict | None:
+    text = (facts.get("reads") or {}).get(STATE_FILE)
+    if not text:
+        return None
+    try:
+        return (json.loads(text).get("checks") or {}).get(key)
+    except ValueError:
+        return None
+
+
+class RecordedCheck(Step):
+    """A slow probe (an import, a CLI's output) run once per environment state and recorded.
+
+    It runs when the venv's packages differ from those it last passed with (the
+    fingerprint of their names and versions), so a no-op re-run never pays for it.
+    """
+
+    def __init__(self, name, venv_name, code=None, argv=None, expect=(), after=(), describe=None):
+        self.name, self.venv_name, self.code, self.argv, self.expect = name, venv_name, code, argv, tuple(expect)
+        self.after, self.describe = after, describe or name
+
+    def request(self, v):
+        return Request(reads={STATE_FILE})
+
+    def needs(self, facts, v):
+        fp = fingerprint(facts, self.venv_name)
+        if fp is None:
+            return Decision(True, f"{self.venv_name} does not exist yet")
+        rec = recorded(facts, self.name)
+        if rec and rec.get("fingerprint") == fp:
+            return Decision(False, f"{self.describe} passed at {rec.get('at')} with these packages")
+        if rec:
+            return Decision(True, f"packages changed since {self.describe} last passed: run it again")
+        return Decision(True, f"{self.describe} not run yet")
+
+    def commands(self, facts, v):
+        py = _py(facts, self.venv_name)
+        fp = fingerprint(facts, self.venv_name)
+        if fp is None:
+            raise NotYet(f"{self.venv_name} does not exist yet")
+        if self.code:
+            check = Command([py, "-c", Script(self.code, f"check: {self.describe}")], cwd="/")
+        else:
+            argv = [absolute(facts, a) if a.startswith("@/") else a for a in self.argv]
+            check = Command([py, "-c", Script(_CHECK_OUTPUT, "run and expect"), json.dumps(argv),
+                             json.dumps(list(self.expect))], cwd="/")
+        state = absolute(facts, STATE_FILE)
+        return [check, Command([py, "-c", Script(_RECORD, "record check"), state, self.name, fp, self.describe],
+                               cwd="/")]

@@ -1,0 +1,169 @@
+"""The MiniCPM-OCR 1.0 environments of seed 000 (sections 3 and 7), as step plans.
+
+Pins, flags and the order are the seed's: torch and the build tools, the CUDA 13
+pip packages (cccl included), the cu13 layout repair, the vLLM compile, and only
+then feat-ocr transformers with --no-deps (it must read 5.19.0.dev0).  The SDK
+gets its own venv: it must never share one with torch or vLLM.
+"""
+
+from __future__ import annotations
+
+from ..errors import UsageError
+from ..provision.kinds import (AptPackages, CudaCrtFiles, CudaLayout, GitClone, PipEditable, PipInstall,
+                               RecordedCheck, Venv, VllmCompile)
+from ..provision.plan import Plan
+from ..provision.step import Decision, Step, dist, wd
+
+VLLM_ENV, SDK_ENV, TF_ENV, MERGED_ENV = "vllm-ocr-env", "sdk-env", "tf-ocr-env", "ocr-env"
+VLLM_PYTHON = "3.13"
+FEAT_OCR_VERSION = "5.19.0.dev0"
+PADDLE_GPU_INDEX = "https://www.paddlepaddle.org.cn/packages/stable/cu129/"
+TORCH_PINS = ["torch==2.14.0", "torchaudio==2.11.0", "torchvision==0.29.0"]
+TRANSFORMERS_RANGE = ["transformers>=5.16.1,<5.20.0"]
+BUILD_TOOLS = ["setuptools-rust>=1.9.0", "setuptools-scm>=8.0", "setuptools>=77.0.3,<81.0.0", "cmake>=3.26.1",
+               "ninja", "packaging", "wheel", "jinja2"]
+CUDA_PINS = ["nvidia-cuda-nvcc==13.0.48", "nvidia-cuda-crt==13.0.48", "nvidia-nvvm==13.0.48",
+             "nvidia-cuda-runtime==13.0.96", "nvidia-cuda-nvrtc==13.0.88", "nvidia-nvjitlink==13.4.92",
+             "nvidia-cuda-cccl==13.3.4.3.1"]
+TOOLCHAIN = {"gcc-13": "/usr/bin/gcc-13", "g++-13": "/usr/bin/g++-13",
+             "libdw-dev": "/usr/include/elfutils/libdw.h", "libelf-dev": "/usr/include/libelf.h"}
+SDK_BACKENDS = ["vllm", "llamacpp", "openai", "ppdoclayout3_paddlex", "ppdoclayout3_torch", "ppdoclayout3_server"]
+TORCH_VENV_DISTS = ("torch", "vllm")
+
+REQUIRED = {
+    "dspark": ("sdk_repo", "vllm_src", "transformers_src"),
+    "standard": ("sdk_repo", "vllm_src", "transformers_src"),
+    "transformers": ("sdk_repo", "transformers_src"),
+    "sdk-only": ("sdk_repo",),
+    "merged": ("sdk_repo", "vllm_src", "transformers_src"),
+}
+
+VLLM_IMPORT = "from vllm import LLM\nimport vllm, torch, transformers\nprint('vLLM OK', vllm.__version__, torch.__version__, transformers.__version__)"
+MERGED_VERSIONS = ("import transformers, vllm, torch\nprint(transformers.__version__, vllm.__version__, "
+                   "torch.__version__)\nassert transformers.__version__ == '5.19.0.dev0', transformers.__version__")
+TF_IMPORT = ("import transformers, torch\nprint(transformers.__version__, torch.__version__)\n"
+             "assert transformers.__version__ == '5.19.0.dev0', transformers.__version__")
+
+
+class SdkVenvGuard(Step):
+    """sdk-env must not hold torch or vLLM (numpy/opencv conflicts, seed 000 section 1)."""
+
+    def __init__(self, name, after=()):
+        self.name, self.after = name, after
+
+    def needs(self, facts, v):
+        bad = [n for n in TORCH_VENV_DISTS if dist(facts, SDK_ENV, n)]
+        if bad:
+            return Decision(True, f"{SDK_ENV} holds {', '.join(bad)}")
+        return Decision(False, f"{SDK_ENV} holds neither torch nor vLLM")
+
+    def commands(self, facts, v):
+        from ..provision.step import StepError
+
+        bad = [n for n in TORCH_VENV_DISTS if dist(facts, SDK_ENV, n)]
+        raise StepError(f"refusing to install the SDK into {SDK_ENV}: it holds {', '.join(bad)}, and the SDK's "
+                        f"numpy/opencv pins conflict with them; remove {SDK_ENV} (or give the SDK another venv)")
+
+
+def _has_gpu(facts) -> bool:
+    return bool((facts.get("gpu") or {}).get("gpus"))
+
+
+class Paddle(PipInstall):
+    """paddlepaddle-gpu 3.3.0 from paddle's cu129 index, or paddlepaddle 3.2.1 on a host without GPU."""
+
+    def __init__(self, name, after=()):
+        super().__init__(name, SDK_ENV, ["paddlepaddle-gpu==3.3.0"], index_url=PADDLE_GPU_INDEX, after=after)
+        self.cpu = PipInstall(name, SDK_ENV, ["paddlepaddle==3.2.1"], after=after,
+                              reason="no GPU: CPU paddle chosen, parse must use layout.device=cpu")
+
+    def _pick(self, facts):
+        return self if _has_gpu(facts) else self.cpu
+
+    def needs(self, facts, v):
+        pick = self._pick(facts)
+        return PipInstall.needs(pick, facts, v)
+
+    def commands(self, facts, v):
+        pick = self._pick(facts)
+        return PipInstall.commands(pick, facts, v)
+
+
+def sdk_steps(v) -> list[Step]:
+    repo_dir = wd("minicpmvocr-sdk")
+    return [
+        Venv("sdk-venv", SDK_ENV, ">=3.10"),
+        SdkVenvGuard("sdk-venv-guard", after=("sdk-venv",)),
+        Paddle("sdk-paddle", after=("sdk-venv-guard",)),
+        GitClone("sdk-clone", v["sdk_repo"], repo_dir, commit=v.get("sdk_commit")),
+        PipEditable("sdk-install", SDK_ENV, f"{repo_dir}/sdk", "minicpmvocr", extras="all",
+                    after=("sdk-venv-guard", "sdk-clone"), src_var="sdk_repo"),
+        PipInstall("sdk-paddlex", SDK_ENV, ["paddlex==3.4.2"], after=("sdk-install",)),
+        PipInstall("sdk-pypdfium2", SDK_ENV, ["pypdfium2>=4"], after=("sdk-install",)),
+        RecordedCheck("sdk-backends", SDK_ENV, argv=[wd(f"{SDK_ENV}/bin/minicpmvocr"), "list-backends"],
+                      expect=SDK_BACKENDS, after=("sdk-paddle", "sdk-paddlex", "sdk-pypdfium2"),
+                      describe="minicpmvocr list-backends (3 backends, 3 layout providers)"),
+    ]
+
+
+def vllm_steps(v, env=VLLM_ENV) -> list[Step]:
+    return [
+        AptPackages("toolchain", TOOLCHAIN, ppa="ppa:ubuntu-toolchain-r/test", ppa_for=("gcc-13", "g++-13")),
+        Venv("vllm-venv", env, VLLM_PYTHON),
+        PipInstall("torch", env, TORCH_PINS, after=("vllm-venv",)),
+        PipInstall("transformers-release", env, TRANSFORMERS_RANGE, after=("torch",)),
+        PipInstall("build-tools", env, BUILD_TOOLS, after=("vllm-venv",)),
+        PipInstall("cuda-packages", env, CUDA_PINS, after=("vllm-venv",)),
+        CudaLayout("cuda-layout", env, VLLM_PYTHON, after=("cuda-packages",)),
+        CudaCrtFiles("cuda-crt-files", env, VLLM_PYTHON, after=("cuda-packages",),
+                     extra_prefix=v.get("cuda_13_4_dir")),
+        VllmCompile("vllm-compile", env, v["vllm_src"], VLLM_PYTHON, deps_dir=v.get("deps_dir"),
+                    jobs=v.get("max_jobs"),
+                    after=("toolchain", "torch", "transformers-release", "build-tools", "cuda-layout",
+                           "cuda-crt-files")),
+        PipEditable("feat-ocr-transformers", env, v["transformers_src"], "transformers",
+                    expect_version=FEAT_OCR_VERSION, no_deps=True, after=("vllm-compile",),
+                    src_var="transformers_src"),
+    ]
+
+
+def tf_steps(v) -> list[Step]:
+    serving = v.get("transformers_serving", True)
+    return [
+        Venv("tf-venv", TF_ENV, ">=3.10"),
+        PipInstall("tf-torch", TF_ENV, ["torch==2.14.0", "torchvision"], after=("tf-venv",)),
+        PipEditable("tf-transformers", TF_ENV, v["transformers_src"], "transformers",
+                    expect_version=FEAT_OCR_VERSION, extras="serving" if serving else None,
+                    after=("tf-torch",), src_var="transformers_src"),
+        PipInstall("tf-accelerate", TF_ENV, ["accelerate"], after=("tf-transformers",)),
+        RecordedCheck("tf-import", TF_ENV, code=TF_IMPORT, after=("tf-accelerate",),
+                      describe="import transformers (5.19.0.dev0) and torch"),
+    ]
+
+
+def check_required(recipe: str, v: dict, origin: str):
+    missing = [k for k in REQUIRED.get(recipe, ()) if not v.get(k)]
+    if missing:
+        raise UsageError(f"recipe {recipe} needs {', '.join(missing)}: set {'it' if len(missing) == 1 else 'them'} "
+                         f"in the inventory ({origin}) or with --set {missing[0]}=PATH (the guide says: ask, "
+                         f"never guess)")
+
+
+def build_plan(recipe: str, v: dict) -> Plan:
+    if recipe in ("dspark", "standard"):
+        steps = sdk_steps(v) + vllm_steps(v) + [
+            RecordedCheck("vllm-import", VLLM_ENV, code=VLLM_IMPORT, after=("feat-ocr-transformers",),
+                          describe="from vllm import LLM")]
+    elif recipe == "transformers":
+        steps = sdk_steps(v) + tf_steps(v)
+    elif recipe == "sdk-only":
+        steps = sdk_steps(v)
+    elif recipe == "merged":
+        steps = sdk_steps(v) + vllm_steps(v, MERGED_ENV) + [
+            PipInstall("merged-accelerate", MERGED_ENV, ["accelerate"], no_deps=True,
+                       after=("feat-ocr-transformers",)),
+            RecordedCheck("merged-versions", MERGED_ENV, code=MERGED_VERSIONS, after=("merged-accelerate",),
+                          describe="transformers, vllm and torch versions in one env")]
+    else:
+        raise UsageError(f"recipe {recipe!r} has no install plan")
+    return Plan(recipe, steps)
