@@ -135,8 +135,9 @@ class Applier:
                 if self.check and waiting and isinstance(exc, NotYet):
                     # its input comes from a step that has not run: decided after that one
                     pending.add(step.name)
+                    why = "" if str(exc) == reason else f" ({exc})"
                     self._done(StepResult(step.name, CHANGED, f"{reason}; commands decided after {waiting[-1]} "
-                                                              f"runs ({exc})"), start)
+                                                              f"runs{why}"), start)
                     continue
                 failed.add(step.name)
                 self._done(StepResult(step.name, FAILED, str(exc)), start)

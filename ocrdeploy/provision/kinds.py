@@ -418,6 +418,9 @@ class VllmCompile(Step):
         path = f"{venv_bin}:{cu}/bin:" + (facts.get("env_path") or "/usr/local/bin:/usr/bin:/bin")
         env = {"CUDA_HOME": cu, "PATH": path, "CC": "gcc-13", "CXX": "g++-13", "CUDAHOSTCXX": "g++-13",
                "MAX_JOBS": str(jobs)}
+        if (facts.get("tools") or {}).get("ccache"):
+            for lang in ("C", "CXX", "CUDA"):
+                env[f"CMAKE_{lang}_COMPILER_LAUNCHER"] = "ccache"
         if self.offline(facts):
             deps = absolute(facts, self.deps_dir)
             for var, sub in OFFLINE_DIRS.items():

@@ -1,0 +1,76 @@
+"""`inv install` as a user runs it, on steps that need no GPU: a real clone from a local repository."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).parents[1]
+
+
+def make_repo(tmp_path) -> Path:
+    repo = tmp_path / "MiniCPM-OCR"
+    (repo / "sdk").mkdir(parents=True)
+    (repo / "sdk" / "README.md").write_text("sdk\n")
+    for args in (["init", "-q"], ["add", "."], ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init"]):
+        subprocess.run(["git", *args], cwd=repo, check=True)
+    return repo
+
+
+def run(args, env=None, cwd=ROOT):
+    e = dict(os.environ, COLUMNS="200")
+    e.pop("OCRDEPLOY_INVENTORY", None)
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "ocrdeploy", "install", *args], capture_output=True, text=True,
+                          env=e, cwd=cwd, timeout=300)
+
+
+def test_install_one_step_then_rerun_is_ok(tmp_path):
+    repo = make_repo(tmp_path)
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(tmp_path / "wd"), "sdk_repo": str(repo)}}}))
+    args = ["--inventory", str(inv), "--recipe", "sdk-only", "--step", "sdk-clone", "--json"]
+    p = run(args)
+    assert p.returncode == 0, p.stderr
+    step = json.loads(p.stdout)["hosts"]["localhost"]["steps"][0]
+    assert (step["step"], step["status"]) == ("sdk-clone", "changed")
+    assert (tmp_path / "wd" / "minicpmvocr-sdk" / "sdk" / "README.md").exists()
+    assert Path(step["log"]).read_text().startswith(f"\n$ git clone {repo} {tmp_path}/wd/minicpmvocr-sdk")
+    p = run(args)
+    doc = json.loads(p.stdout)["hosts"]["localhost"]
+    assert p.returncode == 0 and doc["steps"][0]["status"] == "ok" and doc["commands_run"] == 0
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--step", "nope"], "--step 'nope': no such step in recipe sdk-only"),
+    (["--step", "sdk-clone", "--from", "sdk-venv"], "--step and --from exclude each other"),
+    (["--facts", "x.json"], "--facts only plans"),
+    (["--set", "novalue"], "expected KEY=VALUE"),
+    (["--recipe", "deepseek-ocr-vllm085"], "has no install plan"),
+])
+def test_install_usage_errors(tmp_path, args, needle):
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(tmp_path / "wd"), "sdk_repo": "x"}}}))
+    base = ["--inventory", str(inv)] + ([] if "--recipe" in args else ["--recipe", "sdk-only"])
+    p = run(base + args)
+    assert p.returncode == 2 and needle in p.stderr and "Traceback" not in p.stderr
+
+
+@pytest.mark.ssh
+def test_install_over_ssh_then_no_op(lab, tmp_path):
+    repo = make_repo(tmp_path)
+    h = lab.start("inst", "127.0.0.9")
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"hosts": {"inst": lab.inventory_entry(
+        h, workdir=str(tmp_path / "rwd"), sdk_repo=str(repo))}}}))
+    env = {"OCRDEPLOY_KNOWN_HOSTS": str(lab.known_hosts)}
+    args = ["--inventory", str(inv), "--host", "inst", "--recipe", "sdk-only", "--step", "sdk-clone"]
+    p = run(args, env=env)
+    assert p.returncode == 0 and "changed" in p.stdout, p.stdout + p.stderr
+    p = run(args + ["--json"], env=env)
+    doc = json.loads(p.stdout)["hosts"]["inst"]
+    assert doc["steps"][0]["status"] == "ok" and doc["commands_run"] == 0
