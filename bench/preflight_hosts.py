@@ -11,6 +11,7 @@ command, and as a plain user `ocrbench` without shell hooks (created if missing)
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -36,12 +37,19 @@ def timed(argv, env, repeat):
         times.append(time.perf_counter() - t)
         if p.returncode not in (0, 1):
             raise SystemExit(f"{argv} failed ({p.returncode}): {p.stderr}")
+        if "--json" in argv and "preflight" in argv:
+            hosts = json.loads(p.stdout)["hosts"]
+            down = {n: h["error"] for n, h in hosts.items() if not h["reachable"]}
+            if down:  # a figure of failed connections would be a lie
+                raise SystemExit(f"unreachable hosts: {down}")
     return statistics.median(times), min(times)
 
 
 def ensure_user(name):
     if subprocess.run(["id", name], capture_output=True).returncode != 0:
         subprocess.run(["useradd", "-m", "-s", "/bin/bash", name], check=True)
+    # useradd leaves the account locked ('!'), and sshd without PAM refuses locked accounts
+    subprocess.run(["usermod", "-p", "*", name], check=True)
     home = Path(f"/home/{name}")
     for rc in (".bashrc", ".profile"):
         (home / rc).write_text("")  # no shell hooks at all

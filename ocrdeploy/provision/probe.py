@@ -211,18 +211,61 @@ def _pythons(out):
                     candidates.append(real)
                 break
     results = [None] * len(candidates)
+    cache = _load_cache()
+    fresh = {}
 
     def check(i, path):
+        try:
+            st = os.stat(path)
+            key = [st.st_size, st.st_mtime_ns, st.st_ino]
+        except OSError:
+            return
+        hit = cache.get(path)
+        if hit and hit.get("key") == key:
+            results[i] = {"path": path, "version": hit["version"]}
+            fresh[path] = hit
+            return
         r = _run([path, "-I", "-S", "-c", "import sys;print('%d.%d.%d' % sys.version_info[:3])"], timeout=10)
         if r["rc"] == 0:
             results[i] = {"path": path, "version": r["out"].strip()}
+            fresh[path] = {"key": key, "version": results[i]["version"]}
 
     threads = [threading.Thread(target=check, args=(i, c)) for i, c in enumerate(candidates)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    if fresh != cache:
+        _save_cache(fresh)
     out["pythons"] = [r for r in results if r]
+
+
+def _cache_path():
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "ocrdeploy", "probe-pythons.json")
+
+
+def _load_cache():
+    """Interpreter versions seen before, keyed by the binary's (size, mtime_ns, inode): an unchanged
+    interpreter is not started again on every run."""
+    try:
+        with open(_cache_path()) as fh:
+            data = json.load(fh)
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _save_cache(data):
+    path = _cache_path()
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = "%s.%d.tmp" % (path, os.getpid())
+        with open(tmp, "w") as fh:
+            json.dump(data, fh)
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def _compilers(out):

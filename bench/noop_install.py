@@ -1,0 +1,229 @@
+"""No-op re-run of the default install plan on a provisioned host, against an Ansible playbook
+doing the same checks.
+
+Usage: python bench/noop_install.py [--repeat 5] [--no-ansible]
+
+Builds a work dir whose venvs hold the right dist-info (every pin of the dspark plan, the
+editable vLLM and feat-ocr transformers, the cu13 tree with its links and crt files, the SDK
+checkout, the recorded import checks), then times `ocrdeploy install` (all steps ok, no command
+run) locally and over SSH lab hosts (as root, whose ~/.bashrc runs pyenv init, and as a
+plain user).  The toolchain's proof files (/usr/bin/gcc-13, ...) are created for the run
+when missing and removed afterwards.  With ansible-core in a bench venv (created on first
+use), the same checks as a playbook: stat of every path, `pip show` per pip step, git HEAD.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from ocrdeploy.provision import facts as facts_mod  # noqa: E402
+from ocrdeploy.provision import probe  # noqa: E402
+from ocrdeploy.provision.kinds import CRT_FILES, PipEditable, PipInstall  # noqa: E402
+from ocrdeploy.provision.step import fingerprint  # noqa: E402
+from ocrdeploy.recipes import minicpm  # noqa: E402
+from ocrdeploy.recipes.cuda_layout import LINKS  # noqa: E402
+
+PROOFS = {"/usr/bin/gcc-13": "/usr/bin/gcc", "/usr/bin/g++-13": "/usr/bin/g++",
+          "/usr/include/elfutils/libdw.h": None, "/usr/include/libelf.h": None}
+
+
+def dist_info(site: Path, name: str, version: str, editable_from: str | None = None):
+    d = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "RECORD").write_text("")
+    (d / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    if editable_from:
+        (d / "direct_url.json").write_text(json.dumps({"url": f"file://{editable_from}", "dir_info": {"editable": True}}))
+
+
+def make_venv(wd: Path, name: str, minor: str, dists: dict):
+    site = wd / name / "lib" / f"python{minor}" / "site-packages"
+    site.mkdir(parents=True, exist_ok=True)
+    (wd / name / "bin").mkdir(parents=True, exist_ok=True)
+    if not (wd / name / "bin" / "python").exists():
+        os.symlink(sys.executable, wd / name / "bin" / "python")
+    (wd / name / "pyvenv.cfg").write_text(f"home = /usr/bin\nversion = {minor}.9\n")
+    for n, (v, ed) in dists.items():
+        dist_info(site, n, v, ed)
+    return site
+
+
+def version_for(req) -> str:
+    for spec in req.specifier:
+        if spec.operator == "==":
+            return spec.version
+    for spec in req.specifier:
+        if spec.operator == ">=":
+            return spec.version
+    return "1.0"
+
+
+def provision(wd: Path, src: Path):
+    v = {"sdk_repo": str(src / "MiniCPM-OCR"), "vllm_src": str(src / "vllm"), "transformers_src": str(src / "transformers")}
+    for p in v.values():
+        Path(p).mkdir(parents=True, exist_ok=True)
+    (src / "vllm" / "setup.py").write_text("")
+    plan = minicpm.build_plan("dspark", v)
+    dists = {"sdk-env": {"pip": ("24.0", None)}, "vllm-ocr-env": {"pip": ("24.0", None)}}
+    for s in plan.steps:
+        if isinstance(s, PipInstall):
+            target = s.cpu if isinstance(s, minicpm.Paddle) and False else s
+            for r in target.reqs:
+                dists[s.venv_name][r.name] = (version_for(r), None)
+        if isinstance(s, PipEditable):
+            dists[s.venv_name][s.dist_name] = (s.expect_version or "0.2.3",
+                                               s.src if not s.src.startswith("@/") else str(wd / s.src[2:]))
+    dists["vllm-ocr-env"]["vllm"] = ("0.31.0.dev0", str(src / "vllm"))
+    make_venv(wd, "sdk-env", "3.11", dists["sdk-env"])
+    site = make_venv(wd, "vllm-ocr-env", "3.13", dists["vllm-ocr-env"])
+    cu = site / "nvidia" / "cu13"
+    for d in ("bin/crt", "lib", "nvvm/bin"):
+        (cu / d).mkdir(parents=True, exist_ok=True)
+    for f in ("bin/cicc", "nvvm/bin/cicc", "lib/libcudart.so.13", "lib/libnvrtc.so.13", *CRT_FILES):
+        (cu / f).write_text("x")
+    for rel, target in LINKS:
+        path = cu / rel
+        if rel != "nvvm/bin/cicc" and not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(target.format(cu=cu, libcuda="/dev/null"), path)
+    sdk = wd / "minicpmvocr-sdk"
+    if not (sdk / ".git").exists():
+        (sdk / "sdk").mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "init", "-q", str(sdk)], check=True)
+        subprocess.run(["git", "-C", str(sdk), "-c", "user.email=b@b", "-c", "user.name=b", "commit", "-q",
+                        "--allow-empty", "-m", "x"], check=True)
+    facts = facts_mod.normalise(probe.collect(facts_mod.probe_request(str(wd), net_timeout=0)))
+    state = {"checks": {"sdk-backends": {"fingerprint": fingerprint(facts, "sdk-env"), "at": "bench"},
+                        "vllm-import": {"fingerprint": fingerprint(facts, "vllm-ocr-env"), "at": "bench"}}}
+    (wd / ".ocrdeploy").mkdir(exist_ok=True)
+    (wd / ".ocrdeploy" / "state.json").write_text(json.dumps(state))
+    return v
+
+
+def timed(argv, env, repeat):
+    times, out = [], None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = subprocess.run(argv, env=env, capture_output=True, text=True)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--no-ansible", action="store_true")
+    args = ap.parse_args()
+    made = []
+    for path, target in PROOFS.items():
+        if not os.path.exists(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            if target:
+                os.symlink(target, path)
+            else:
+                Path(path).write_text("/* bench proof */\n")
+            made.append(path)
+    tmp = Path(tempfile.mkdtemp(prefix="ocrnoop-"))
+    os.chmod(tmp, 0o755)
+    try:
+        wd, src = tmp / "wd", tmp / "src"
+        v = provision(wd, src)
+        inv = tmp / "inv.yml"
+        inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd), **v}}}))
+        env = dict(os.environ, OCRDEPLOY_INVENTORY=str(inv), PATH=f"{ROOT}/tests/fixtures/nvidia-smi/rtx5090-590:"
+                                                                  f"{os.environ['PATH']}", OCRDEPLOY_PROBE_NO_NVML="1")
+        cli = [sys.executable, "-m", "ocrdeploy", "install", "--json"]
+        t_local, out = timed(cli, env, args.repeat)
+        doc = json.loads(out.stdout)["hosts"]["localhost"]
+        assert set(doc["counts"]) and doc["counts"]["changed"] == 0 and doc["commands_run"] == 0, doc["counts"]
+        n_steps = sum(doc["counts"].values())
+        print(f"no-op install, local: {t_local:.2f} s for {n_steps} steps, all ok, 0 commands")
+
+        from sshlab import SSHLab
+        lab = SSHLab(tmp / "lab")
+        os.chmod(lab.client_key, 0o600)
+        if subprocess.run(["id", "ocrbench"], capture_output=True).returncode != 0:
+            subprocess.run(["useradd", "-m", "-s", "/bin/bash", "ocrbench"], check=True)
+        subprocess.run(["usermod", "-p", "*", "ocrbench"], check=True)  # unlocked for sshd without PAM
+        Path("/home/ocrbench/.bashrc").write_text("")
+        subprocess.run(["chmod", "-R", "a+rX", str(tmp)], check=True)
+        os.chmod(lab.client_key, 0o600)
+        try:
+            h = lab.start("h", "127.0.2.1", path_prefix=f"{ROOT}/tests/fixtures/nvidia-smi/rtx5090-590")
+            results = {}
+            for user in ("root", "ocrbench"):
+                inv2 = tmp / f"inv-{user}.yml"
+                inv2.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd), **v}, "hosts": {
+                    "h": {**lab.inventory_entry(h), "ansible_user": user}}}}))
+                e = dict(env, OCRDEPLOY_INVENTORY=str(inv2), OCRDEPLOY_KNOWN_HOSTS=str(lab.known_hosts))
+                t, out = timed(cli + ["--host", "h"], e, args.repeat)
+                d = json.loads(out.stdout)["hosts"]["h"]
+                assert d.get("counts", {}).get("changed") == 0 and d["commands_run"] == 0, d
+                results[user] = t
+                label = "root, ~/.bashrc runs pyenv init" if user == "root" else "plain user, no shell hooks"
+                print(f"no-op install over SSH ({label}): {t:.2f} s, one facts round trip, 0 commands")
+            if not args.no_ansible:
+                ansible(tmp, wd, v, lab, h, t_local, results, args.repeat)
+        finally:
+            lab.stop()
+    finally:
+        for path in made:
+            os.unlink(path)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def ansible(tmp, wd, v, lab, h, t_local, results, repeat):
+    venv = Path("/tmp/ocrdeploy-bench-ansible")
+    if not (venv / "bin" / "ansible-playbook").exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "ansible-core"], check=True)
+    plan = minicpm.build_plan("dspark", v)
+    tasks = [{"name": "facts", "ansible.builtin.setup": {"gather_subset": ["min"]}}]
+    stat_paths, pip_checks = set(), []
+    for s in plan.steps:
+        req = s.request(v)
+        stat_paths |= {p.replace("@/", f"{wd}/") for p in req.paths}
+        if isinstance(s, PipInstall):
+            pip_checks.append((s.venv_name, [r.name for r in s.reqs]))
+        if isinstance(s, PipEditable):
+            pip_checks.append((s.venv_name, [s.dist_name]))
+    for p in sorted(stat_paths):
+        tasks.append({"ansible.builtin.stat": {"path": p}, "register": "st"})
+    for venv_name, names in pip_checks:
+        tasks.append({"ansible.builtin.command": {"argv": [f"{wd}/{venv_name}/bin/python", "-m", "pip", "show",
+                                                           "-q", *names]},
+                      "changed_when": False, "failed_when": False})
+    tasks.append({"ansible.builtin.command": {"argv": ["git", "-C", f"{wd}/minicpmvocr-sdk", "rev-parse", "HEAD"]},
+                  "changed_when": False, "failed_when": False})
+    book = tmp / "noop.yml"
+    book.write_text(yaml.safe_dump([{"hosts": "all", "gather_facts": False, "tasks": tasks}]))
+    print(f"ansible playbook: {len(tasks)} tasks ({len(stat_paths)} stat, {len(pip_checks)} pip show, setup, git)")
+    env = dict(os.environ, ANSIBLE_HOST_KEY_CHECKING="False", ANSIBLE_PYTHON_INTERPRETER="/usr/bin/python3")
+    t, out = timed([str(venv / "bin" / "ansible-playbook"), "-i", "localhost,", "-c", "local", str(book)], env, 3)
+    assert out.returncode == 0, out.stdout[-2000:]
+    print(f"ansible-playbook, local: {t:.2f} s = {t / t_local:.0f}x ocrdeploy")
+    for user in ("root", "ocrbench"):
+        inv = f"{h.ip},"
+        t, out = timed([str(venv / "bin" / "ansible-playbook"), "-i", inv, "-e", f"ansible_port={h.port}",
+                        "-u", user, "--private-key", str(lab.client_key), str(book)], env, 3)
+        assert out.returncode == 0, out.stdout[-2000:]
+        print(f"ansible-playbook over SSH as {user}: {t:.2f} s = {t / results[user]:.0f}x ocrdeploy")
+
+
+if __name__ == "__main__":
+    main()
