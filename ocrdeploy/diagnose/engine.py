@@ -13,7 +13,7 @@ import string
 from pathlib import Path
 
 from ..errors import HostError, UsageError
-from ..provision.command import Command, Script
+from ..provision.command import remote_python
 from . import scanner as scanner_module
 from .table import Rule
 
@@ -35,10 +35,7 @@ def scan_remote(conn, paths, rules, *, context=2, services=None, service_name=No
     request = {"paths": list(paths), "rules": wire_rules(rules), "context": context, "engine": "auto",
                "services": services, "service_name": service_name}
     source = Path(scanner_module.__file__).read_text(encoding="utf-8")
-    launch = ('for p in /usr/bin/python3 /usr/local/bin/python3 python3; do if command -v "$p" >/dev/null 2>&1; '
-              'then exec "$p" -c "$1" "$2"; fi; done; echo "no python3 on this host" >&2; exit 127')
-    result = conn.run(Command(["sh", "-c", Script(launch, "launch scanner"), "sh", Script(source, "log scanner"),
-                               Script(json.dumps(request), "rules and paths")]), timeout=timeout,
+    result = conn.run(remote_python(source, json.dumps(request), "log scanner"), timeout=timeout,
                       ok_codes=range(0, 256))
     if scanner_module.MARKER not in result.stdout:
         tail = (result.stderr or result.stdout).strip().splitlines()[-3:]

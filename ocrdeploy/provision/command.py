@@ -74,3 +74,22 @@ def to_shell(argv: Sequence[str], env: Mapping[str, str] | None = None, cwd: str
     if cwd:
         text = f"cd {_q(cwd, mask)} && {text}"
     return text
+
+
+# The host's system Python first: a pyenv/conda shim found on PATH costs a shell script per call.
+_PYTHON_LAUNCH = ('for p in /usr/bin/python3 /usr/local/bin/python3 python3 python; do '
+                  'if command -v "$p" >/dev/null 2>&1; then exec "$p" -c "$1" "$2"; fi; done; shift 2; ')
+_NO_PYTHON = 'echo "no python3 on this host" >&2; exit 127'
+
+
+def remote_python(source: str, argument: str, label: str, fallback: str | None = None,
+                  fallback_args=()) -> Command:
+    """One command that runs a stdlib-only Python script with the host's python3 and one argument.
+
+    Without any Python it runs the POSIX-sh `fallback` (with `fallback_args`), or fails saying so.
+    The fallback travels in the environment so that the command stays a plain argument list.
+    """
+    launch = _PYTHON_LAUNCH + ('eval "$FALLBACK"' if fallback else _NO_PYTHON)
+    env = {"FALLBACK": Script(fallback, "sh fallback")} if fallback else None
+    return Command(["sh", "-c", Script(launch, "find python3"), "sh", Script(source, label),
+                    Script(argument, f"{label} input"), *fallback_args], env=env)

@@ -13,16 +13,10 @@ from pathlib import Path
 
 from ..errors import HostError
 from . import probe as probe_module
-from .command import Command, Script
+from .command import Command, remote_python
 
 _HERE = Path(__file__).parent
 SH_MARKER = "@@OCRDEPLOY-SH@@"
-# Finds a Python for the probe, the system's first: a pyenv/conda shim on PATH costs a
-# shell script per call.  Without any Python, runs the POSIX fallback with the work dir.
-_LAUNCH = ('for p in /usr/bin/python3 /usr/local/bin/python3 python3 python; do if command -v "$p" >/dev/null 2>&1; then '
-           'exec "$p" -c "$1" "$2"; fi; done; shift 3; eval "$FALLBACK"')
-
-
 def probe_request(workdir: str, paths=(), venvs=(), net_timeout: float = 1.0, git=(), imports=(), globs=(),
                   reads=()) -> dict:
     return {"workdir": workdir, "paths": list(paths), "venvs": list(venvs), "net_timeout": net_timeout,
@@ -32,10 +26,8 @@ def probe_request(workdir: str, paths=(), venvs=(), net_timeout: float = 1.0, gi
 def probe_command(request: dict) -> Command:
     source = Path(probe_module.__file__).read_text(encoding="utf-8")
     fallback = (_HERE / "probe_fallback.sh").read_text(encoding="utf-8")
-    # argv: sh -c LAUNCH sh PY_SOURCE REQUEST FALLBACK_MARK WORKDIR ; the fallback script
-    # travels in the environment so the command stays a plain argument list.
-    return Command(["sh", "-c", Script(_LAUNCH, "launch probe"), "sh", Script(source, "facts probe"),
-                    json.dumps(request), "-", request["workdir"]], env={"FALLBACK": Script(fallback, "sh probe")})
+    return remote_python(source, json.dumps(request), "facts probe", fallback=fallback,
+                         fallback_args=[request["workdir"]])
 
 
 def gather(conn, request: dict, timeout: float = 120.0) -> dict:
