@@ -297,8 +297,50 @@ def install(c, host=None, group=None, inventory=None, recipe=None, check=False, 
         raise Exit(code=code)
 
 
+@task(iterable=["model"], help={
+    **{k: HOST_HELP[k] for k in ("host", "group", "inventory", "accept-new-host-keys", "connect-timeout", "json")},
+    "model": "A model to fetch (repeatable): MiniCPM-OCR-1.0, MiniCPM-OCR-1.0-DSpark, PP-DocLayoutV3_infer, "
+             "DeepSeek-OCR (default: the first three)",
+    "source": "hf (default; hf_endpoint / HF_ENDPOINT for a mirror) or modelscope (ids from ms_main, ms_draft, ...)",
+    "from": "Copy one model from this path on the host (a directory, or the layout .tar) instead of downloading",
+    "via-controller": "Download on this machine and copy to the host (hosts without internet)",
+    "verify-only": "Verify a local model directory (--path), without any network; exit 0/1/2",
+    "path": "With --verify-only: the model directory",
+    "manifest": "A release_manifest.json to verify against (default: the one in the model directory)",
+    "kind": "With --verify-only: main, draft, layout or deepseek (default: guessed from the directory)",
+    "rehash": "Hash every file again instead of trusting the cache of unchanged files",
+    "check": "Show what would be fetched and verified; run nothing",
+    "layout-url": "Where to get PP-DocLayoutV3_infer.tar (default: the guide's URL)",
+    "endpoint": "Hugging Face endpoint (a mirror), overriding hf_endpoint",
+    "verbose": "Stream the host-side output",
+})
+@cli_errors
+def models(c, host=None, group=None, inventory=None, model=None, source="hf", from_=None, via_controller=False,
+           verify_only=False, path=None, manifest=None, kind=None, rehash=False, check=False, json=False,
+           layout_url=None, endpoint=None, verbose=False, accept_new_host_keys=False, connect_timeout=10):
+    """Download the models on each host and verify them (sha256 against the release manifest and the hub)."""
+    from .errors import UsageError
+    from .models.command import run_models, verify_only as verify_local
+
+    if verify_only:
+        if not path:
+            raise UsageError("--verify-only needs --path DIR")
+        code = verify_local(path, manifest, kind, rehash, json)
+    else:
+        if path:
+            raise UsageError("--path goes with --verify-only")
+        code = run_models(host=host, group=group, inventory=inventory, names=list(model or []) or None,
+                          source=source, from_path=from_, via_controller=via_controller, manifest=manifest,
+                          rehash=rehash, check=check, as_json=json, layout_url=layout_url, endpoint=endpoint,
+                          verbose=verbose, accept_new_host_keys=accept_new_host_keys,
+                          connect_timeout=connect_timeout)
+    if code:
+        raise Exit(code=code)
+
+
 ns = Collection()
 ns.add_task(facts)
 ns.add_task(preflight)
 ns.add_task(install)
+ns.add_task(models)
 ns.add_task(diagnose)

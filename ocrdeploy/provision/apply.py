@@ -25,6 +25,7 @@ _WRAP = ('log=$1; shown=$2; shift 2; mkdir -p "${log%/*}"; '
 _WRAP_TEE = ('log=$1; shown=$2; shift 2; mkdir -p "${log%/*}"; printf "\\n$ %s\\n" "$shown" >> "$log"; '
              '{ "$@" 2>&1; echo $? > "$log.rc"; } | tee -a "$log"; rc=$(cat "$log.rc"); rm -f "$log.rc"; exit "$rc"')
 NINJA = re.compile(rb"\[(\d+)/(\d+)\]")
+BYTES = re.compile(rb"@@progress (\S+) (\d+) (\d+)")
 
 
 @dataclass
@@ -68,7 +69,7 @@ class HostRun:
 def _request_dict(host, req: Request, net_timeout: float) -> dict:
     return facts_mod.probe_request(host.workdir, paths=sorted(req.paths), venvs=sorted(req.venvs),
                                    git=sorted(req.git), globs=sorted(req.globs), reads=sorted(req.reads),
-                                   imports=req.imports, net_timeout=net_timeout)
+                                   dirs=sorted(req.dirs), imports=req.imports, net_timeout=net_timeout)
 
 
 class Applier:
@@ -213,8 +214,9 @@ class Applier:
                               env=cmd.env, cwd=cmd.cwd, sudo=cmd.sudo)
             stop = threading.Event()
             poller = None
-            if step.progress == "ninja" and self.reporter:
-                poller = threading.Thread(target=self._poll_progress, args=(step.name, log, stop), daemon=True)
+            if step.progress and self.reporter:
+                poller = threading.Thread(target=self._poll_progress, args=(step.name, log, stop, step.progress),
+                                          daemon=True)
                 poller.start()
             try:
                 self.run.commands_run += 1
@@ -242,12 +244,21 @@ class Applier:
         except Exception:  # noqa: BLE001 - progress is best effort
             return b""
 
-    def _poll_progress(self, name, log, stop):
-        while not stop.wait(2.0):
-            found = NINJA.findall(self._read_tail(log))
-            if found:
-                done, total = found[-1]
-                self._report("progress", name, int(done), int(total))
+    def _poll_progress(self, name, log, stop, kind="ninja"):
+        """Progress read from the log while the command runs: ninja's [N/M] or our byte counters."""
+        while not stop.wait(1.0 if kind == "bytes" else 2.0):
+            tail = self._read_tail(log)
+            if kind == "bytes":
+                latest = {}
+                for label, done, total in BYTES.findall(tail):
+                    latest[label.decode()] = (int(done), int(total))
+                for label, (done, total) in latest.items():
+                    self._report("progress", f"{name} {label}", done, total, "bytes")
+            else:
+                found = NINJA.findall(tail)
+                if found:
+                    done, total = found[-1]
+                    self._report("progress", name, int(done), int(total))
 
     def _tail(self, log, lines=30) -> str:
         data = self._read_tail(log, 16384).decode("utf-8", "replace")

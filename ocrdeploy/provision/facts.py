@@ -18,9 +18,10 @@ from .command import Command, remote_python
 _HERE = Path(__file__).parent
 SH_MARKER = "@@OCRDEPLOY-SH@@"
 def probe_request(workdir: str, paths=(), venvs=(), net_timeout: float = 1.0, git=(), imports=(), globs=(),
-                  reads=()) -> dict:
+                  reads=(), dirs=()) -> dict:
     return {"workdir": workdir, "paths": list(paths), "venvs": list(venvs), "net_timeout": net_timeout,
-            "git": list(git), "imports": list(imports), "globs": list(globs), "reads": list(reads)}
+            "git": list(git), "imports": list(imports), "globs": list(globs), "reads": list(reads),
+            "dirs": list(dirs)}
 
 
 def probe_command(request: dict) -> Command:
@@ -110,6 +111,7 @@ def parse_sh_output(text: str) -> dict:
         "imports": {},
         "globs": {},
         "reads": {},
+        "dirs": {},
         "env_path": kv.get("path", ""),
         "gpu": gpu,
     }

@@ -17,7 +17,7 @@ from packaging.version import InvalidVersion, Version
 from ..recipes.cuda_layout import LINKS, link_commands
 from .command import Command, Script
 from .step import (Decision, NotYet, Request, Step, StepError, absolute, dist, file_fact, fingerprint, venv,
-                   wd)
+                   venv_request, wd)
 
 STATE_FILE = wd(".ocrdeploy/state.json")
 
@@ -86,7 +86,7 @@ class Venv(Step):
         self.name, self.venv_name, self.python, self.after = name, venv_name, python, after
 
     def request(self, v):
-        return Request(paths={wd(f"{self.venv_name}/bin/python")})
+        return Request(paths={wd(f"{self.venv_name}/bin/python")}, venvs=venv_request(self.venv_name))
 
     def _python_ok(self, have: str | None) -> bool:
         if not have:
@@ -146,6 +146,9 @@ class PipInstall(Step):
         self.index_url, self.extra_index_urls, self.no_deps = index_url, tuple(extra_index_urls), no_deps
         self.why = reason
 
+    def request(self, v):
+        return Request(venvs=venv_request(self.venv_name))
+
     def needs(self, facts, v):
         results = [_satisfied(dist(facts, self.venv_name, r.name), r) for r in self.reqs]
         bad = [msg for ok, msg in results if not ok]
@@ -182,7 +185,7 @@ class PipEditable(Step):
         self.src_var = src_var
 
     def request(self, v):
-        return Request(paths={self.src})
+        return Request(paths={self.src}, venvs=venv_request(self.venv_name))
 
     def needs(self, facts, v):
         d = dist(facts, self.venv_name, self.dist_name)
@@ -504,7 +507,7 @@ class RecordedCheck(Step):
         self.after, self.describe = after, describe or name
 
     def request(self, v):
-        return Request(reads={STATE_FILE})
+        return Request(reads={STATE_FILE}, venvs=venv_request(self.venv_name))
 
     def needs(self, facts, v):
         fp = fingerprint(facts, self.venv_name)

@@ -483,6 +483,23 @@ def _imports(out, probes, workdir):
     out["imports"] = results
 
 
+def _listing(root, skip=(".cache", ".ocrdeploy-quarantine", ".git")):
+    """{relative path: [size, mtime_ns, inode]} of the files under root (None when root is missing)."""
+    if not os.path.isdir(root):
+        return None
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in skip]
+        for f in filenames:
+            full = os.path.join(dirpath, f)
+            try:
+                st = os.stat(full)
+            except OSError:
+                continue
+            out[os.path.relpath(full, root)] = [st.st_size, st.st_mtime_ns, st.st_ino]
+    return out
+
+
 def _read_small(path, limit=65536):
     try:
         with open(path, "rb") as fh:
@@ -549,6 +566,7 @@ def collect(request):
     out["git"] = {r: _git_head(_resolve(r, workdir)) for r in request.get("git") or []}
     out["globs"] = {g: sorted(glob.glob(_resolve(g, workdir))) for g in request.get("globs") or []}
     out["reads"] = {r: _read_small(_resolve(r, workdir)) for r in request.get("reads") or []}
+    out["dirs"] = {d: _listing(_resolve(d, workdir)) for d in request.get("dirs") or []}
     out["env_path"] = os.environ.get("PATH", "")
     for t in workers:
         t.join()

@@ -61,24 +61,44 @@ class Reporter:
             if not result.findings:
                 self._print("      [dim]diagnosis: no known failure in the log[/dim]")
 
-    def progress(self, host, step, done, total):
+    def progress(self, host, step, done, total, unit="items"):
+        """A bar per (host, step): compile jobs as N/M, downloads and hashing as bytes with a rate."""
         with self._lock:
             if self._progress is None:
-                from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+                from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-                self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                self._progress = Progress(TextColumn("{task.description}"), BarColumn(), _Amount(),
                                           TimeElapsedColumn(), console=self.con, transient=True)
                 self._progress.start()
             key = (host.name, step)
             if key not in self._tasks:
-                self._tasks[key] = self._progress.add_task(f"{host.name} | {step} (ninja)", total=total)
-            self._progress.update(self._tasks[key], completed=done, total=total)
+                label = f"{host.name} | {step}" + (" (ninja)" if unit == "items" else "")
+                self._tasks[key] = self._progress.add_task(label, total=total or None, unit=unit)
+            self._progress.update(self._tasks[key], completed=done, total=total or None)
 
     def _finish_progress(self, host, step):
         with self._lock:
-            key = (host.name, step)
-            if self._progress is not None and key in self._tasks:
+            for key in [k for k in self._tasks if k[0] == host.name and (k[1] == step or
+                                                                          k[1].startswith(step + " "))]:
                 self._progress.remove_task(self._tasks.pop(key))
-                if not self._tasks:
-                    self._progress.stop()
-                    self._progress = None
+            if self._progress is not None and not self._tasks:
+                self._progress.stop()
+                self._progress = None
+
+
+def _Amount():
+    """N/M for compile jobs; bytes and a transfer rate for downloads and hashing."""
+    from rich.progress import DownloadColumn, ProgressColumn, TransferSpeedColumn
+    from rich.text import Text
+
+    class Amount(ProgressColumn):
+        def __init__(self):
+            super().__init__()
+            self.download, self.speed = DownloadColumn(), TransferSpeedColumn()
+
+        def render(self, task):
+            if task.fields.get("unit") == "bytes":
+                return Text.assemble(self.download.render(task), " ", self.speed.render(task))
+            return Text(f"{int(task.completed)}/{int(task.total or 0)}")
+
+    return Amount()

@@ -40,6 +40,7 @@ class Request:
     git: set = field(default_factory=set)
     globs: set = field(default_factory=set)
     reads: set = field(default_factory=set)
+    dirs: set = field(default_factory=set)
     imports: list = field(default_factory=list)
 
     def merge(self, other: "Request") -> "Request":
@@ -48,6 +49,7 @@ class Request:
         self.git |= other.git
         self.globs |= other.globs
         self.reads |= other.reads
+        self.dirs |= other.dirs
         names = {i["name"] for i in self.imports}
         self.imports.extend(i for i in other.imports if i["name"] not in names)
         return self
@@ -103,7 +105,14 @@ def absolute(facts: dict, path: str) -> str:
 
 
 def venv(facts: dict, name: str) -> dict | None:
-    return (facts.get("venvs") or {}).get(name)
+    """A venv's facts: top-level ones under the work dir are found by name, nested ones
+    ('.ocrdeploy/tools-env') are asked for explicitly (see venv_request)."""
+    venvs = facts.get("venvs") or {}
+    return venvs.get(name) or venvs.get(wd(name))
+
+
+def venv_request(name: str) -> set:
+    return {wd(name)} if "/" in name else set()
 
 
 def norm(name: str) -> str:

@@ -1,0 +1,193 @@
+"""`inv models`: download + verify on the hosts through the install engine, or --verify-only a local
+directory without any network."""
+
+from __future__ import annotations
+
+import json as _json
+import os
+import sys
+import time
+from pathlib import Path
+
+from ..errors import UsageError
+from . import hostside
+from .catalog import MODELS, ModelSpec
+
+VERIFY_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ocrdeploy" / "hash-cache.json"
+
+
+def guess_kind(path: Path) -> str:
+    names = {p.name for p in path.iterdir()} if path.is_dir() else set()
+    if any(n.endswith(".pdiparams") for n in names) or "Layout" in path.name:
+        return "layout"
+    if path.name.endswith("-DSpark"):
+        return "draft"
+    if "DeepSeek" in path.name:
+        return "deepseek"
+    return "main"
+
+
+def verify_only(path: str, manifest: str | None, kind: str | None, rehash: bool, as_json: bool) -> int:
+    """Exit 0 verified, 1 mismatch or missing, 2 input error."""
+    root = Path(path).expanduser()
+    if not root.exists():
+        raise UsageError(f"{root}: no such directory")
+    if not root.is_dir():
+        raise UsageError(f"{root}: not a directory (give the model directory)")
+    if manifest is not None:
+        m = Path(manifest).expanduser()
+        if not m.is_file():
+            raise UsageError(f"{m}: manifest not found")
+        try:
+            if not isinstance(_json.loads(m.read_text()), dict):
+                raise ValueError("not a JSON object")
+        except ValueError as exc:
+            raise UsageError(f"{m}: not a valid manifest ({exc})")
+    kind = kind or guess_kind(root)
+    if kind not in ("main", "draft", "layout", "deepseek"):
+        raise UsageError(f"--kind {kind!r}: choose main, draft, layout or deepseek")
+    spec = next((s for s in MODELS.values() if s.kind == kind), None)
+    bar = _HashBar(enabled=not as_json and sys.stderr.isatty())
+    hostside.progress_hook = bar.update
+    try:
+        result = hostside.verify({"name": root.name, "kind": kind, "required": list(spec.required),
+                                  "weight": spec.weight}, str(root), str(VERIFY_CACHE), rehash,
+                                 str(Path(manifest).expanduser()) if manifest else None, move_bad=False)
+    finally:
+        bar.close()
+        hostside.progress_hook = hostside._print_progress
+    if as_json:
+        print(_json.dumps(result, indent=2))
+    else:
+        from rich.markup import escape
+
+        from ..provision.report import console
+
+        con = console()
+        con.print(f"[bold]{escape(str(root))}[/bold] [dim]({kind})[/dim]")
+        for name, f in result["files"].items():
+            src = ", ".join(f["checked_against"])
+            con.print(f"  {escape(name)}  {f['sha256']}  [dim]vs {escape(src)}{' (cached)' if f['cached'] else ''}"
+                      f"[/dim]")
+        for p in result["problems"]:
+            con.print(f"  [red]{escape(p)}[/red]")
+        con.print("[green]verified[/green]" if result["ok"] else "[red]NOT verified[/red]")
+    return 0 if result["ok"] else 1
+
+
+class _HashBar:
+    """Bytes hashed and the rate, on stderr, while --verify-only reads the weights."""
+
+    def __init__(self, enabled):
+        self.progress, self.tasks = None, {}
+        if enabled:
+            from rich.console import Console
+            from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn,
+                                       TransferSpeedColumn)
+
+            self.progress = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+                                     TransferSpeedColumn(), TimeRemainingColumn(), console=Console(stderr=True),
+                                     transient=True)
+            self.progress.start()
+
+    def update(self, label, done, total):
+        if self.progress is None:
+            return
+        if label not in self.tasks:
+            self.tasks[label] = self.progress.add_task(label, total=total)
+        self.progress.update(self.tasks[label], completed=done, total=total)
+
+    def close(self):
+        if self.progress is not None:
+            self.progress.stop()
+
+
+def run_models(*, host, group, inventory, names, source, from_path, via_controller, manifest, rehash, check,
+               as_json, layout_url, endpoint, verbose, accept_new_host_keys, connect_timeout) -> int:
+    from ..provision.apply import Applier
+    from ..provision.report import console, recap
+    from ..provision.reporter import Reporter
+    from ..tasks import open_session
+    from .plan import build_models_plan
+
+    if via_controller and from_path:
+        raise UsageError("--via-controller downloads from the hub; --from copies a local path: choose one")
+    session = open_session(host, group, inventory, accept_new_host_keys, connect_timeout)
+    con = console(stderr=as_json)
+    reporter = Reporter(con, show_commands=verbose)
+    run_id = time.strftime("%Y%m%d-%H%M%S")
+
+    def one(conn, h):
+        staged = stage_via_controller(conn, h, names, source, endpoint, con) if via_controller else None
+        plan = build_models_plan(h.vars, names=names, source=source, from_path=from_path, manifest=manifest,
+                                 rehash=rehash, layout_url=layout_url, endpoint=endpoint, staged=staged)
+        return Applier(conn, h, plan.steps, h.vars, check=check, force=rehash, verbose=verbose, run_id=run_id,
+                       reporter=reporter).apply()
+
+    for h in session.hosts:   # validate options before connecting anywhere
+        build_models_plan(h.vars, names=names, source=source, from_path=from_path, manifest=manifest,
+                          rehash=rehash, layout_url=layout_url, endpoint=endpoint)
+    with session:
+        outcomes = session.map(one)
+    rows, doc, failed = [], {"check": check, "hosts": {}}, False
+    for name, o in outcomes.items():
+        if o.error:
+            failed = True
+            rows.append((name, None, o.error))
+            doc["hosts"][name] = {"reachable": False, "error": o.error}
+            continue
+        failed |= o.value.failed
+        rows.append((name, o.value.counts(), None))
+        doc["hosts"][name] = {"reachable": True, "counts": o.value.counts(),
+                              "steps": [r.to_dict() for r in o.value.results]}
+    if as_json:
+        print(_json.dumps(doc, indent=2))
+    else:
+        recap(con, rows)
+    sys.stdout.flush()
+    return 1 if failed else 0
+
+
+def stage_via_controller(conn, host, names, source, endpoint, con) -> dict:
+    """Download on the controller, copy to the host; the host then verifies what arrived."""
+    from ..models.plan import build_models_plan  # noqa: F401 - validated by the caller
+
+    if source != "hf":
+        raise UsageError("--via-controller downloads from Hugging Face only")
+    cache = Path.home() / ".cache" / "ocrdeploy" / "models"
+    staged = {}
+    facts = _workdir(conn, host)
+    for n in names or ():
+        spec: ModelSpec = MODELS[n]
+        if spec.kind == "layout":
+            continue
+        local = cache / n
+        job = {"spec": {"name": n, "kind": spec.kind, "repo": spec.hf_repo, "required": list(spec.required),
+                        "weight": spec.weight}, "dest": str(local), "source": "hf",
+               "endpoint": endpoint or host.vars.get("hf_endpoint")}
+        bar = _HashBar(enabled=sys.stderr.isatty())
+        hostside.progress_hook = bar.update      # progress here goes to our terminal, not into stdout
+        try:
+            (res,) = hostside.run({"models": [job], "cache": str(cache / ".hash-cache.json")})
+        finally:
+            bar.close()
+            hostside.progress_hook = hostside._print_progress
+        if not res.get("ok"):
+            raise UsageError(f"{n}: download on the controller failed: {'; '.join(res.get('problems', []))}")
+        remote_root = f"{facts}/models/{n}"
+        for path in sorted(local.rglob("*")):
+            rel = path.relative_to(local)
+            if path.is_dir() or rel.parts[0] in (".cache", hostside.QUARANTINE):
+                continue
+            conn.run(["mkdir", "-p", str(Path(remote_root) / rel.parent)])
+            conn.put(str(path), f"{remote_root}/{rel}")
+            con.print(f"[dim]{host.name} | copied {rel} ({path.stat().st_size} bytes)[/dim]")
+        lfs = {k: f["sha256"] for k, f in res.get("files", {}).items() if "hub LFS metadata" in f["checked_against"]}
+        staged[n] = {"lfs": lfs, "sizes": {}, "commit": res.get("commit")}
+    return staged
+
+
+def _workdir(conn, host) -> str:
+    from ..provision import facts as facts_mod
+
+    return facts_mod.gather(conn, facts_mod.probe_request(host.workdir, net_timeout=0))["workdir"]["path"]

@@ -1,0 +1,562 @@
+"""Download and verify models where they are served: this runs on the host.
+
+Standard library only, except the hub clients (huggingface_hub, modelscope), which
+are imported lazily and only for a hub download.  It reads one JSON request and
+prints one JSON result after MARKER; progress goes to stdout as "@@progress" lines
+(the install engine reads them from the step's log into a progress bar).
+
+Hashing is the long part of a re-check: files are read in large blocks into one
+buffer (no copies) and hashed with OpenSSL's SHA-256 through hashlib, which releases
+the GIL, so several files hash at once on several cores.  A digest is cached by
+(path, size, mtime_ns, inode): an unchanged file is not read again unless asked.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tarfile
+import threading
+import time
+
+MARKER = "@@OCRDEPLOY-MODELS@@"
+PROGRESS = "@@progress"
+BLOCK = 8 << 20
+QUARANTINE = ".ocrdeploy-quarantine"
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pdiparams", ".pt", ".pth", ".gguf")
+RELEASE_FIELDS = ("release", "release_id", "release_tag", "release_version", "release_date", "version", "commit")
+_print_lock = threading.Lock()
+
+
+def _print_progress(label, done, total):
+    with _print_lock:
+        sys.stdout.write("%s %s %d %d\n" % (PROGRESS, label.replace(" ", "_"), done, total))
+        sys.stdout.flush()
+
+
+# Where progress goes: on the host, "@@progress" lines into the step's log; a caller in-process
+# (inv models --verify-only) replaces it with its own progress bar.
+progress_hook = _print_progress
+
+
+def emit(label, done, total):
+    progress_hook(label, done, total)
+
+
+class Throttle(object):
+    def __init__(self, label, total, every=0.5):
+        self.label, self.total, self.every, self.last, self.done = label, total, every, 0.0, 0
+        self.lock = threading.Lock()
+
+    def add(self, n):
+        with self.lock:
+            self.done += n
+            now = time.time()
+            if now - self.last >= self.every or self.done >= self.total:
+                self.last = now
+                emit(self.label, self.done, self.total)
+
+
+# ------------------------------------------------------------------ hashing
+def sha256_file(path, progress=None):
+    h = hashlib.sha256()
+    buf = bytearray(BLOCK)
+    view = memoryview(buf)
+    with open(path, "rb", buffering=0) as fh:
+        while True:
+            n = fh.readinto(buf)
+            if not n:
+                break
+            h.update(view[:n])
+            if progress is not None:
+                progress.add(n)
+    return h.hexdigest()
+
+
+def _key(path):
+    st = os.stat(path)
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
+def load_cache(path):
+    try:
+        with open(path) as fh:
+            data = json.load(fh)
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def save_cache(path, data):
+    if not path:
+        return
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = "%s.%d.tmp" % (path, os.getpid())
+        with open(tmp, "w") as fh:
+            json.dump(data, fh)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def hash_files(paths, cache_path=None, rehash=False, workers=None, label="sha256"):
+    """{path: {"sha256", "cached"}} for every path; unchanged files come from the cache."""
+    cache = load_cache(cache_path) if cache_path else {}
+    out, todo = {}, []
+    for p in paths:
+        key = _key(p)
+        hit = cache.get(os.path.abspath(p))
+        if hit and not rehash and hit.get("key") == key:
+            out[p] = {"sha256": hit["sha256"], "cached": True}
+        else:
+            todo.append((p, key))
+    if todo:
+        total = sum(k[0] for _, k in todo)
+        progress = Throttle(label, total)
+        lock = threading.Lock()
+        errors = []
+
+        def work(item):
+            p, key = item
+            try:
+                digest = sha256_file(p, progress)
+            except OSError as exc:
+                errors.append("%s: %s" % (p, exc))
+                return
+            with lock:
+                out[p] = {"sha256": digest, "cached": False}
+                cache[os.path.abspath(p)] = {"key": key, "sha256": digest}
+
+        n = workers or min(len(todo), _cpus())
+        if n <= 1:
+            for item in todo:
+                work(item)
+        else:
+            queue = list(todo)
+            qlock = threading.Lock()
+
+            def runner():
+                while True:
+                    with qlock:
+                        if not queue:
+                            return
+                        item = queue.pop(0)
+                    work(item)
+
+            threads = [threading.Thread(target=runner) for _ in range(n)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        if errors:
+            raise OSError("; ".join(errors))
+        save_cache(cache_path, cache)
+    return out
+
+
+def _cpus():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+# ------------------------------------------------------------------ verification
+def read_manifest(path):
+    try:
+        with open(path) as fh:
+            data = json.load(fh)
+    except FileNotFoundError:
+        return None, None
+    except (OSError, ValueError) as exc:
+        return None, "%s: unreadable manifest (%s)" % (path, exc)
+    if not isinstance(data, dict):
+        return None, "%s: a manifest must be a JSON object" % path
+    return data, None
+
+
+def quarantine(root, rel, digest):
+    qdir = os.path.join(root, QUARANTINE)
+    os.makedirs(qdir, exist_ok=True)
+    target = os.path.join(qdir, "%s.%s.bad" % (rel.replace("/", "__"), (digest or "unknown")[:12]))
+    os.replace(os.path.join(root, rel), target)
+    return target
+
+
+def verify(spec, root, cache_path=None, rehash=False, manifest_path=None, lfs=None, sizes=None,
+           move_bad=True):
+    """Check a model directory; returns {"ok", "status", "problems", "files", "manifest", ...}.
+
+    spec: {"name", "kind", "required": [...], "weight": file the manifest's weight_sha256 is for}
+    lfs: {relative path: sha256} from the hub; sizes: {relative path: bytes} expected.
+    """
+    res = {"name": spec["name"], "kind": spec["kind"], "path": root, "problems": [], "files": {},
+           "manifest": None, "quarantined": [], "compared": []}
+    if not os.path.isdir(root):
+        res["problems"].append("%s: not a directory" % root)
+        return _finish(res)
+    names = set()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in (".cache", QUARANTINE, ".git")]
+        for f in filenames:
+            names.add(os.path.relpath(os.path.join(dirpath, f), root))
+    if spec["kind"] == "layout":
+        if not any(n.endswith(".pdiparams") for n in names) and any(n.endswith(".safetensors") for n in names):
+            res["problems"].append("%s is a safetensors model directory, not a Paddle inference directory "
+                                   "(OCR_LAYOUT_MODEL_DIR needs inference.pdiparams, inference.json, "
+                                   "inference.yml)" % root)
+            return _finish(res)
+    for req in spec.get("required") or ():
+        p = os.path.join(root, req)
+        if req not in names:
+            res["problems"].append("missing required file %s" % req)
+        elif os.path.getsize(p) == 0:
+            res["problems"].append("required file %s is empty" % req)
+    expected = {}
+    mpath = manifest_path or os.path.join(root, "release_manifest.json")
+    manifest, err = read_manifest(mpath)
+    if err:
+        res["problems"].append(err)
+    if manifest is not None:
+        res["manifest"] = {k: manifest[k] for k in manifest if k != "files"}
+        res["manifest_path"] = mpath
+        if manifest.get("weight_sha256"):
+            expected.setdefault(spec.get("weight") or "model.safetensors", []).append(
+                ("release_manifest.json weight_sha256", manifest["weight_sha256"].lower()))
+        for name, digest in (manifest.get("files") or {}).items():
+            expected.setdefault(name, []).append(("release_manifest.json files", str(digest).lower()))
+    for name, digest in (lfs or {}).items():
+        if name.endswith(WEIGHT_SUFFIXES):
+            expected.setdefault(name, []).append(("hub LFS metadata", digest.lower()))
+    for name, size in (sizes or {}).items():
+        p = os.path.join(root, name)
+        if name in names and size is not None and os.path.getsize(p) != size:
+            res["problems"].append("%s is truncated or wrong: %d bytes, the hub says %d" % (
+                name, os.path.getsize(p), size))
+            expected.pop(name, None)
+    for name in list(expected):
+        if name not in names:
+            res["problems"].append("missing %s (listed with a sha256)" % name)
+            expected.pop(name)
+    weights = [n for n in names if n.endswith(WEIGHT_SUFFIXES)]
+    if spec["kind"] in ("main", "draft", "deepseek") and not any(w in expected for w in weights):
+        res["problems"].append("nothing to verify the weights against: no release_manifest.json sha256 and no "
+                               "hub metadata for %s" % (", ".join(sorted(weights)) or "the weight files"))
+    if expected:
+        digests = hash_files([os.path.join(root, n) for n in sorted(expected)], cache_path, rehash,
+                             label="sha256:" + spec["name"])
+        for name in sorted(expected):
+            got = digests[os.path.join(root, name)]
+            entry = {"sha256": got["sha256"], "cached": got["cached"], "checked_against": []}
+            bad = [(src, want) for src, want in expected[name] if want != got["sha256"]]
+            entry["checked_against"] = [src for src, _ in expected[name]]
+            res["files"][name] = entry
+            res["compared"].append(name)
+            if bad:
+                for src, want in bad:
+                    res["problems"].append("%s: sha256 %s does not match %s (%s)" % (name, got["sha256"], src, want))
+                if move_bad:
+                    res["quarantined"].append(quarantine(root, name, got["sha256"]))
+    return _finish(res)
+
+
+def _finish(res):
+    res["ok"] = not res["problems"]
+    res["status"] = "verified" if res["ok"] else "failed"
+    return res
+
+
+# ------------------------------------------------------------------ fetching
+def dir_bytes(path):
+    total = 0
+    for dirpath, _, filenames in os.walk(path):
+        for f in filenames:
+            try:
+                total += os.lstat(os.path.join(dirpath, f)).st_size
+            except OSError:
+                pass
+    return total
+
+
+class Watch(object):
+    """Reports the bytes that arrive under a directory while a download runs."""
+
+    def __init__(self, label, path, total, base):
+        self.label, self.path, self.total, self.base = label, path, total, base
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run)
+        self.thread.daemon = True
+
+    def run(self):
+        while not self.stop.wait(1.0):
+            emit(self.label, max(0, dir_bytes(self.path) - self.base), self.total)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+
+def check_space(dest, needed):
+    probe = dest
+    while not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    free = shutil.disk_usage(probe).free
+    if needed > free:
+        raise OSError(28, "not enough disk space at %s: the download needs %.1f GiB more, %.1f GiB free" % (
+            probe, needed / 2.0 ** 30, free / 2.0 ** 30))
+
+
+def fetch_hf(spec, dest, endpoint=None, revision=None, offline=False, cache=None):
+    """snapshot_download into dest; returns the hub's sha256/size of every file it lists."""
+    if endpoint:
+        os.environ["HF_ENDPOINT"] = endpoint          # read when huggingface_hub is imported
+    if offline:
+        os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    from huggingface_hub import HfApi, hf_hub_url, snapshot_download
+    from huggingface_hub.utils import build_hf_headers
+
+    api = HfApi(endpoint=endpoint) if endpoint else HfApi()
+    info = api.model_info(spec["repo"], revision=revision, files_metadata=True)
+    lfs, sizes = {}, {}
+    for s in info.siblings or []:
+        lf = getattr(s, "lfs", None)
+        sha = (lf.get("sha256") if isinstance(lf, dict) else getattr(lf, "sha256", None)) if lf else None
+        size = (lf.get("size") if isinstance(lf, dict) else getattr(lf, "size", None)) if lf else None
+        if sha:
+            lfs[s.rfilename] = sha
+        sizes[s.rfilename] = size if size is not None else getattr(s, "size", None)
+    os.makedirs(dest, exist_ok=True)
+    have = sum(os.path.getsize(os.path.join(dest, n)) for n in sizes
+               if os.path.isfile(os.path.join(dest, n)) and os.path.getsize(os.path.join(dest, n)) == sizes[n])
+    total = sum(v for v in sizes.values() if v)
+    check_space(dest, total - have)
+    with Watch("download:" + spec["name"], dest, total, 0):
+        # The large (LFS) files first, through a .part file that the next run resumes: the hub client
+        # downloads into a per-process temporary file, so an interrupted run would start them over.
+        for name, sha in sorted(lfs.items()):
+            final = os.path.join(dest, name)
+            if os.path.isfile(final) and os.path.getsize(final) == sizes.get(name):
+                continue
+            url = hf_hub_url(spec["repo"], name, revision=info.sha, endpoint=endpoint)
+            part = os.path.join(dest, ".cache", "ocrdeploy", name + ".part")
+            download_resumable(url, part, final, headers=build_hf_headers(), total=sizes.get(name))
+            got = hash_files([final], cache, label="sha256:" + spec["name"])[final]["sha256"]
+            if got == sha:
+                _mark_downloaded(dest, name, info.sha, sha)
+        snapshot_download(spec["repo"], revision=revision or info.sha, local_dir=dest)
+    emit("download:" + spec["name"], total, total)
+    return {"lfs": lfs, "sizes": sizes, "commit": info.sha}
+
+
+def _mark_downloaded(dest, name, commit, etag):
+    """Tell the hub client this file is the one it would fetch (it would otherwise hash it again)."""
+    try:
+        from huggingface_hub._local_folder import write_download_metadata
+        write_download_metadata(local_dir=dest, filename=name, commit_hash=commit, etag=etag)
+    except Exception:  # noqa: BLE001 - a private helper: without it the client re-hashes, no harm
+        pass
+
+
+def fetch_modelscope(spec, dest, model_id):
+    from modelscope.hub.snapshot_download import snapshot_download
+
+    os.makedirs(dest, exist_ok=True)
+    with Watch("download:" + spec["name"], dest, 0, 0):
+        snapshot_download(model_id, local_dir=dest)
+    return {"lfs": {}, "sizes": {}, "commit": None}
+
+
+def download_resumable(url, part, target, headers=None, total=None, label=None):
+    """HTTP(S) download into `part`, resumed with a Range request when a previous run left one,
+    then moved into place as `target` only when complete."""
+    import urllib.request
+
+    os.makedirs(os.path.dirname(part), exist_ok=True)
+    have = os.path.getsize(part) if os.path.exists(part) else 0
+    if total is not None and have > total:
+        have = 0
+    hdrs = dict(headers or {})
+    if have:
+        hdrs["Range"] = "bytes=%d-" % have
+    req = urllib.request.Request(url, headers=hdrs)
+    with urllib.request.urlopen(req, timeout=60) as resp:
+        if have and resp.status != 206:
+            have = 0                       # the server ignored the range: start again
+        if total is None:
+            total = have + int(resp.headers.get("Content-Length") or 0)
+        check_space(os.path.dirname(target), total - have)
+        progress = Throttle(label, total) if label else None
+        if progress:
+            progress.add(have)
+        with open(part, "ab" if have else "wb") as fh:
+            while True:
+                chunk = resp.read(1 << 20)
+                if not chunk:
+                    break
+                fh.write(chunk)
+                if progress:
+                    progress.add(len(chunk))
+    if total and os.path.getsize(part) != total:
+        raise OSError("%s: truncated download (%d of %d bytes); run again to resume" % (
+            url, os.path.getsize(part), total))
+    os.replace(part, target)
+
+
+def fetch_url(url, target, label):
+    download_resumable(url, target + ".part", target, label=label)
+
+
+def safe_extract(tar_path, dest_parent):
+    """Extract a tar refusing absolute paths, '..' and links that leave the target."""
+    with tarfile.open(tar_path) as tf:
+        members = tf.getmembers()
+        root = os.path.realpath(dest_parent)
+        for m in members:
+            target = os.path.realpath(os.path.join(dest_parent, m.name))
+            if not (target == root or target.startswith(root + os.sep)) or m.issym() or m.islnk() or m.isdev():
+                raise OSError("%s: refusing unsafe member %r" % (tar_path, m.name))
+        tf.extractall(dest_parent, members=members)
+
+
+def fetch_layout(spec, dest, url, from_path=None):
+    parent = os.path.dirname(dest)
+    os.makedirs(parent, exist_ok=True)
+    tar_path = os.path.join(parent, os.path.basename(dest) + ".tar")
+    if from_path:
+        if os.path.isdir(from_path):
+            copy_tree(from_path, dest, "copy:" + spec["name"])
+            return {"lfs": {}, "sizes": {}, "commit": None}
+        tar_path = from_path
+    else:
+        fetch_url(url, tar_path, "download:" + spec["name"])
+    tmp = dest + ".extracting"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    safe_extract(tar_path, tmp)
+    entries = os.listdir(tmp)
+    inner = os.path.join(tmp, entries[0]) if len(entries) == 1 and os.path.isdir(os.path.join(tmp, entries[0])) else tmp
+    shutil.rmtree(dest, ignore_errors=True)
+    os.replace(inner, dest)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return {"lfs": {}, "sizes": {}, "commit": None}
+
+
+def copy_tree(src, dest, label):
+    total = dir_bytes(src)
+    check_space(dest, total)
+    progress = Throttle(label, total)
+    for dirpath, dirnames, filenames in os.walk(src):
+        rel = os.path.relpath(dirpath, src)
+        os.makedirs(os.path.join(dest, rel), exist_ok=True)
+        for f in filenames:
+            s, d = os.path.join(dirpath, f), os.path.join(dest, rel, f)
+            if os.path.exists(d) and os.path.getsize(d) == os.path.getsize(s) and \
+                    os.path.getmtime(d) >= os.path.getmtime(s):
+                progress.add(os.path.getsize(s))
+                continue
+            tmp = d + ".ocrdeploy-tmp"
+            shutil.copy2(s, tmp)
+            os.replace(tmp, d)
+            progress.add(os.path.getsize(s))
+
+
+def run(req):
+    out = []
+    cache = req.get("cache")
+    for m in req["models"]:
+        spec, dest = m["spec"], m["dest"]
+        result = {"name": spec["name"], "path": dest}
+        try:
+            meta = {"lfs": {}, "sizes": {}, "commit": None}
+            source = m.get("source", "none")
+            if source == "hf":
+                meta = fetch_hf(spec, dest, m.get("endpoint"), m.get("revision"), m.get("offline"), cache)
+            elif source == "modelscope":
+                meta = fetch_modelscope(spec, dest, m["model_id"])
+            elif source == "url":
+                meta = fetch_layout(spec, dest, m["url"])
+            elif source == "local":
+                if spec["kind"] == "layout" or m["from"].endswith(".tar"):
+                    meta = fetch_layout(spec, dest, None, m["from"])
+                else:
+                    copy_tree(m["from"], dest, "copy:" + spec["name"])
+            if source == "none":         # copied here already: what was learnt on the way comes along
+                meta = {"lfs": m.get("lfs") or {}, "sizes": m.get("sizes") or {}, "commit": m.get("commit")}
+            result["commit"] = meta.get("commit")
+            result.update(verify(spec, dest, cache, req.get("rehash"), m.get("manifest"), meta["lfs"],
+                                 meta["sizes"]))
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a clear line in the result
+            errno = getattr(exc, "errno", None)
+            kind = type(exc).__name__
+            msg = str(exc) or kind
+            if errno == 28:
+                msg = "no space left: " + msg
+            result.update({"ok": False, "status": "failed", "problems": ["%s: %s" % (kind, msg)]})
+        out.append(result)
+    return out
+
+
+def listing(root):
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in (".cache", QUARANTINE, ".git")]
+        for f in filenames:
+            full = os.path.join(dirpath, f)
+            out[os.path.relpath(full, root)] = _key(full)
+    return out
+
+
+def record(state_path, results):
+    """Verified models go into the host's state (serve and verify read their paths from it);
+    a model that failed is removed from it, so nothing half-verified is ever served."""
+    try:
+        with open(state_path) as fh:
+            state = json.load(fh)
+    except (OSError, ValueError):
+        state = {}
+    models = state.setdefault("models", {})
+    for r in results:
+        if r.get("ok"):
+            models[r["name"]] = {
+                "path": r["path"], "kind": r.get("kind"), "verified_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "files": listing(r["path"]), "sha256": {n: f["sha256"] for n, f in r.get("files", {}).items()},
+                "checked_against": {n: f["checked_against"] for n, f in r.get("files", {}).items()},
+                "manifest": r.get("manifest"), "commit": r.get("commit")}
+        else:
+            models.pop(r["name"], None)
+    os.makedirs(os.path.dirname(state_path), exist_ok=True)
+    tmp = "%s.%d.tmp" % (state_path, os.getpid())
+    with open(tmp, "w") as fh:
+        json.dump(state, fh, indent=2, sort_keys=True)
+    os.replace(tmp, state_path)
+
+
+def main(argv):
+    req = json.loads(argv[1])
+    results = run(req)
+    if req.get("state"):
+        record(req["state"], results)
+    for r in results:
+        if r.get("ok"):
+            checked = "; ".join("%s against %s" % (n, ", ".join(f["checked_against"]))
+                                for n, f in r.get("files", {}).items()) or "required files present"
+            sys.stdout.write("%s: verified at %s (%s)\n" % (r["name"], r["path"], checked))
+        else:
+            for p in r.get("problems", []):
+                sys.stdout.write("%s: FAILED: %s\n" % (r["name"], p))
+            for q in r.get("quarantined", []):
+                sys.stdout.write("%s: moved aside, never served: %s\n" % (r["name"], q))
+    sys.stdout.write(MARKER + "\n" + json.dumps(results) + "\n")
+    sys.stdout.flush()
+    sys.exit(0 if all(r.get("ok") for r in results) else 1)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

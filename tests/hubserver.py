@@ -1,0 +1,183 @@
+"""A local stand-in for the part of the Hugging Face Hub API that snapshot_download and model_info use.
+
+Real HTTP on 127.0.0.1, started by the tests: repo info with file metadata (LFS sha256 and
+size), the recursive tree listing, and resolve/ downloads with HEAD, ETag, X-Repo-Commit and
+Range requests.  Behaviours a test can switch on per file: drop the connection half way the
+first time (an interrupted download), always send fewer bytes than announced (truncation),
+or advertise a sha256 other than the bytes served (a corrupted upload).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import unquote, urlparse
+
+
+@dataclass
+class Repo:
+    files: dict                      # name -> bytes
+    commit: str = "0123456789abcdef0123456789abcdef01234567"
+    lfs: set = field(default_factory=lambda: {"model.safetensors"})
+    advertise_sha: dict = field(default_factory=dict)   # name -> sha256 announced instead of the real one
+    drop_once: set = field(default_factory=set)         # names whose first GET stops half way
+    truncate: set = field(default_factory=set)          # names always served short
+    advertise_size: dict = field(default_factory=dict)  # name -> size announced instead of the real one
+    slow: set = field(default_factory=set)               # names sent in small pieces with pauses
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def blob_id(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+class HubServer:
+    def __init__(self, repos: dict, static: dict | None = None):
+        self.repos = repos
+        self.static = static or {}      # path -> bytes, served with Range support (the layout tar)
+        self.requests: list = []
+        self.dropped: set = set()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_HEAD(self):
+                server.handle(self, head=True)
+
+            def do_GET(self):
+                server.handle(self, head=False)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    # ---------------------------------------------------------------- routes
+    def siblings(self, repo: Repo):
+        out = []
+        for name, data in sorted(repo.files.items()):
+            size = repo.advertise_size.get(name, len(data))
+            entry = {"rfilename": name, "size": size, "blobId": blob_id(data)}
+            if name in repo.lfs:
+                entry["lfs"] = {"sha256": repo.advertise_sha.get(name, sha256(data)), "size": size,
+                                "pointerSize": 134}
+            out.append(entry)
+        return out
+
+    def handle(self, h, head):
+        url = urlparse(h.path)
+        path = unquote(url.path)
+        self.requests.append((h.command, path, h.headers.get("Range")))
+        m = re.fullmatch(r"/api/models/([^/]+/[^/]+)(?:/revision/([^/]+))?", path)
+        if m:
+            repo = self.repos.get(m.group(1))
+            if repo is None:
+                return self.send_json(h, 404, {"error": "Repository not found"}, head)
+            return self.send_json(h, 200, {"id": m.group(1), "modelId": m.group(1), "sha": repo.commit,
+                                           "private": False, "disabled": False, "gated": False,
+                                           "siblings": self.siblings(repo)}, head)
+        m = re.fullmatch(r"/api/models/(.+?)/tree/([^/]+)(/.*)?", path)
+        if m:
+            repo = self.repos.get(m.group(1))
+            if repo is None:
+                return self.send_json(h, 404, {"error": "Repository not found"}, head)
+            tree = []
+            for s in self.siblings(repo):
+                item = {"type": "file", "path": s["rfilename"], "size": s["size"], "oid": s["blobId"]}
+                if "lfs" in s:
+                    item["lfs"] = {"oid": s["lfs"]["sha256"], "size": s["lfs"]["size"], "pointerSize": 134}
+                tree.append(item)
+            return self.send_json(h, 200, tree, head)
+        if path in self.static:
+            return self.send_file(h, Repo({path: self.static[path]}, lfs=set()), path, head)
+        m = re.fullmatch(r"/(.+?)/resolve/([^/]+)/(.+)", path)
+        if m and m.group(1) in self.repos:
+            repo = self.repos[m.group(1)]
+            name = m.group(3)
+            if name not in repo.files:
+                return self.send_json(h, 404, {"error": "Entry not found"}, head,
+                                      extra={"X-Error-Code": "EntryNotFound"})
+            return self.send_file(h, repo, name, head)
+        return self.send_json(h, 404, {"error": f"no route {path}"}, head)
+
+    def send_json(self, h, code, obj, head, extra=None):
+        body = json.dumps(obj).encode()
+        h.send_response(code)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(body)))
+        for k, v in (extra or {}).items():
+            h.send_header(k, v)
+        h.end_headers()
+        if not head:
+            h.wfile.write(body)
+
+    def send_file(self, h, repo, name, head):
+        data = repo.files[name]
+        etag = repo.advertise_sha.get(name, sha256(data)) if name in repo.lfs else blob_id(data)
+        size = repo.advertise_size.get(name, len(data))
+        start = 0
+        rng = h.headers.get("Range")
+        if rng:
+            m = re.fullmatch(r"bytes=(\d+)-(\d*)", rng.strip())
+            if m:
+                start = int(m.group(1))
+        body = data[start:]
+        short = name in repo.truncate
+        dropping = (not head) and name in repo.drop_once and name not in self.dropped
+        h.send_response(206 if start else 200)
+        h.send_header("Content-Type", "application/octet-stream")
+        h.send_header("ETag", f'"{etag}"')
+        h.send_header("X-Repo-Commit", repo.commit)
+        h.send_header("Accept-Ranges", "bytes")
+        if name in repo.lfs:
+            h.send_header("X-Linked-Etag", f'"{etag}"')
+            h.send_header("X-Linked-Size", str(size))
+        if start:
+            h.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+        sent = body[: len(body) // 2] if short else body
+        h.send_header("Content-Length", str(len(sent) if short else len(body)))
+        if dropping:
+            h.send_header("Connection", "close")
+        h.end_headers()
+        if head:
+            return
+        if dropping:
+            self.dropped.add(name)
+            h.wfile.write(body[: len(body) // 2])
+            h.wfile.flush()
+            h.close_connection = True
+            try:
+                h.connection.shutdown(2)
+            except OSError:
+                pass
+            return
+        if name in repo.slow:
+            import time
+
+            for i in range(0, len(sent), 65536):
+                try:
+                    h.wfile.write(sent[i:i + 65536])
+                    h.wfile.flush()
+                except OSError:
+                    return
+                time.sleep(0.05)
+            return
+        h.wfile.write(sent)

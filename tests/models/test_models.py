@@ -1,0 +1,301 @@
+"""`inv models` against a local Hub stand-in (tests/hubserver.py): no test reaches a real hub."""
+
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+sys.path.insert(0, str(Path(__file__).parents[1]))
+from hubserver import HubServer, Repo, sha256  # noqa: E402
+
+ROOT = Path(__file__).parents[2]
+MAIN, DRAFT, LAYOUT = "MiniCPM-OCR-1.0", "MiniCPM-OCR-1.0-DSpark", "PP-DocLayoutV3_infer"
+
+
+def main_repo(release="2026-10-19", weight=None, drop=(), **kw):
+    weight = weight or os.urandom(2_500_000)
+    files = {"config.json": b'{"model_type": "minicpm_ocr"}', "model.safetensors": weight,
+             "tokenizer.json": b'{"version": "1.0"}', "preprocessor_config.json": b"{}",
+             "chat_template.jinja": b"{{ messages }}"}
+    for d in drop:
+        files.pop(d)
+    files["release_manifest.json"] = json.dumps({"release": release, "weight_sha256": sha256(weight)}).encode()
+    return Repo(files, **kw)
+
+
+def draft_repo(release="2026-10-19", **kw):
+    weight = os.urandom(1_200_000)
+    return Repo({"config.json": b'{"model_type": "dspark"}', "model.safetensors": weight,
+                 "release_manifest.json": json.dumps({"release": release, "weight_sha256": sha256(weight)}).encode()},
+                **kw)
+
+
+def layout_tar(safetensors=False) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        names = {"model.safetensors": b"x" * 100, "config.json": b"{}"} if safetensors else {
+            "inference.pdiparams": os.urandom(300_000), "inference.json": b"{}", "inference.yml": b"a: 1\n"}
+        for n, data in names.items():
+            info = tarfile.TarInfo(f"PP-DocLayoutV3_infer/{n}")
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+@pytest.fixture
+def hub():
+    repos = {"openbmb/MiniCPM-OCR-1.0": main_repo(), "openbmb/MiniCPM-OCR-1.0-DSpark": draft_repo()}
+    with HubServer(repos, static={"/files/PP-DocLayoutV3_infer.tar": layout_tar()}) as server:
+        yield server
+
+
+def inventory(tmp_path, hub, **extra):
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": {
+        "workdir": str(tmp_path / "wd"), "hub_python": sys.executable, "hf_endpoint": hub.url,
+        "layout_url": f"{hub.url}/files/PP-DocLayoutV3_infer.tar", **extra}}}))
+    return inv
+
+
+def models(args, inv=None, cwd=ROOT):
+    env = dict(os.environ, COLUMNS="200")
+    env.pop("OCRDEPLOY_INVENTORY", None)
+    env.pop("HF_ENDPOINT", None)
+    base = ["--inventory", str(inv)] if inv else []
+    return subprocess.run([sys.executable, "-m", "ocrdeploy", "models", *base, *args], capture_output=True,
+                          text=True, cwd=cwd, env=env, timeout=300)
+
+
+def steps(p):
+    return {s["step"]: s for s in json.loads(p.stdout)["hosts"]["localhost"]["steps"]}
+
+
+def state(tmp_path):
+    return json.loads((tmp_path / "wd" / ".ocrdeploy" / "state.json").read_text())
+
+
+def test_good_download_verified_recorded_and_rerun_is_a_no_op(tmp_path, hub):
+    inv = inventory(tmp_path, hub)
+    p = models(["--json"], inv)
+    assert p.returncode == 0, p.stdout + p.stderr
+    st = steps(p)
+    assert {k: v["status"] for k, v in st.items()} == {
+        f"model:{MAIN}": "changed", f"model:{DRAFT}": "changed", f"model:{LAYOUT}": "changed", "same-release": "ok"}
+    assert st["same-release"]["reason"] == "same release (compared release='2026-10-19')"
+    models_state = state(tmp_path)["models"]
+    assert set(models_state) == {MAIN, DRAFT, LAYOUT}
+    assert models_state[MAIN]["checked_against"]["model.safetensors"] == [
+        "release_manifest.json weight_sha256", "hub LFS metadata"]
+    assert models_state[LAYOUT]["path"] == f"{tmp_path}/wd/models/{LAYOUT}"
+    assert (tmp_path / "wd" / "models" / LAYOUT / "inference.pdiparams").exists()
+    log = Path(st[f"model:{MAIN}"]["log"]).read_text()
+    assert "@@progress download:MiniCPM-OCR-1.0" in log and "@@progress sha256:MiniCPM-OCR-1.0" in log
+
+    before = len(hub.requests)
+    p = models(["--json"], inv)
+    assert p.returncode == 0 and {s["status"] for s in steps(p).values()} == {"ok"}
+    assert len(hub.requests) == before          # nothing fetched, nothing hashed: the state says all is in place
+    assert "sha256 checked against release_manifest.json weight_sha256, hub LFS metadata" in \
+        steps(p)[f"model:{MAIN}"]["reason"]
+
+
+def test_corrupted_file_fails_names_both_digests_and_is_moved_aside(tmp_path, hub):
+    repo = hub.repos["openbmb/MiniCPM-OCR-1.0"]
+    good = sha256(repo.files["model.safetensors"])
+    repo.advertise_sha["model.safetensors"] = "0" * 64          # the hub says one thing, the bytes another
+    inv = inventory(tmp_path, hub)
+    p = models(["--json", "--model", MAIN], inv)
+    assert p.returncode == 1
+    r = steps(p)[f"model:{MAIN}"]
+    assert r["status"] == "failed"
+    tail = r["tail"]
+    assert f"model.safetensors: sha256 {good} does not match hub LFS metadata ({'0' * 64})" in tail
+    assert "moved aside, never served" in tail
+    target = tmp_path / "wd" / "models" / MAIN
+    assert not (target / "model.safetensors").exists()
+    assert list((target / ".ocrdeploy-quarantine").iterdir())
+    assert MAIN not in state(tmp_path).get("models", {})
+    del repo.advertise_sha["model.safetensors"]                  # the hub is fixed: the next run downloads again
+    p = models(["--json", "--model", MAIN], inv)
+    assert p.returncode == 0 and steps(p)[f"model:{MAIN}"]["status"] == "changed"
+    assert (target / "model.safetensors").exists()
+
+
+def test_truncated_download_is_a_clear_error(tmp_path, hub):
+    hub.repos["openbmb/MiniCPM-OCR-1.0"].truncate.add("model.safetensors")
+    p = models(["--json", "--model", MAIN], inventory(tmp_path, hub))
+    assert p.returncode == 1
+    r = steps(p)[f"model:{MAIN}"]
+    assert "MiniCPM-OCR-1.0: FAILED" in r["tail"]
+    assert MAIN not in state(tmp_path).get("models", {}) if (tmp_path / "wd" / ".ocrdeploy" / "state.json").exists() \
+        else True
+
+
+def test_missing_required_file(tmp_path):
+    repos = {"openbmb/MiniCPM-OCR-1.0": main_repo(drop=("tokenizer.json",))}
+    with HubServer(repos) as hub:
+        p = models(["--json", "--model", MAIN], inventory(tmp_path, hub))
+    assert p.returncode == 1
+    assert "missing required file tokenizer.json" in steps(p)[f"model:{MAIN}"]["tail"]
+
+
+def test_draft_from_another_release_is_refused(tmp_path):
+    repos = {"openbmb/MiniCPM-OCR-1.0": main_repo("2026-10-19"),
+             "openbmb/MiniCPM-OCR-1.0-DSpark": draft_repo("2026-08-01")}
+    with HubServer(repos) as hub:
+        p = models(["--json", "--model", MAIN, "--model", DRAFT], inventory(tmp_path, hub))
+    assert p.returncode == 1
+    r = steps(p)["same-release"]
+    assert r["status"] == "failed"
+    assert "draft from another release: release main='2026-10-19' draft='2026-08-01'" in r["reason"]
+
+
+def test_layout_dir_that_is_a_safetensors_dir(tmp_path, hub):
+    st_dir = tmp_path / "not-paddle"
+    st_dir.mkdir()
+    (st_dir / "model.safetensors").write_bytes(b"x" * 10)
+    (st_dir / "config.json").write_text("{}")
+    p = models(["--json", "--model", LAYOUT, "--from", str(st_dir)], inventory(tmp_path, hub))
+    assert p.returncode == 1
+    assert "is a safetensors model directory, not a Paddle inference directory" in steps(p)[f"model:{LAYOUT}"]["tail"]
+
+
+def test_interrupted_download_resumes_on_the_next_run(tmp_path, hub):
+    """SIGKILL the whole run in the middle of the weight download; the next run resumes it (Range)."""
+    import signal
+    import time
+
+    repo = hub.repos["openbmb/MiniCPM-OCR-1.0"]
+    repo.slow.add("model.safetensors")
+    inv = inventory(tmp_path, hub)
+    env = dict(os.environ)
+    env.pop("OCRDEPLOY_INVENTORY", None)
+    proc = subprocess.Popen([sys.executable, "-m", "ocrdeploy", "models", "--inventory", str(inv), "--model", MAIN],
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    part = tmp_path / "wd" / "models" / MAIN / ".cache" / "ocrdeploy" / "model.safetensors.part"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if part.exists() and part.stat().st_size > 300_000:
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the download never started")
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not (tmp_path / "wd" / "models" / MAIN / "model.safetensors").exists()
+    repo.slow.discard("model.safetensors")
+    p = models(["--json", "--model", MAIN], inv)
+    assert p.returncode == 0, p.stdout + p.stderr
+    gets = [r for r in hub.requests if r[0] == "GET" and r[1].endswith("/model.safetensors")]
+    resumed = [r[2] for r in gets if r[2] and r[2] != "bytes=0-"]
+    assert resumed and int(resumed[-1][len("bytes="):-1]) > 300_000, gets
+    assert state(tmp_path)["models"][MAIN]["sha256"]["model.safetensors"] == sha256(repo.files["model.safetensors"])
+
+
+def test_full_disk_is_a_clear_error(tmp_path, hub):
+    hub.repos["openbmb/MiniCPM-OCR-1.0"].advertise_size["model.safetensors"] = 1 << 60   # an exabyte
+    p = models(["--json", "--model", MAIN], inventory(tmp_path, hub))
+    assert p.returncode == 1
+    assert "not enough disk space" in steps(p)[f"model:{MAIN}"]["tail"]
+
+
+def make_dir(tmp_path, name="MiniCPM-OCR-1.0", manifest=True):
+    d = tmp_path / name
+    d.mkdir()
+    weight = os.urandom(100_000)
+    for n, data in {"config.json": b"{}", "model.safetensors": weight, "tokenizer.json": b"{}",
+                    "preprocessor_config.json": b"{}", "chat_template.jinja": b"x"}.items():
+        (d / n).write_bytes(data)
+    if manifest:
+        (d / "release_manifest.json").write_text(json.dumps({"release": "r1", "weight_sha256": sha256(weight)}))
+    return d
+
+
+def test_verify_only_exit_codes(tmp_path):
+    d = make_dir(tmp_path)
+    p = models(["--verify-only", "--path", str(d)])
+    assert p.returncode == 0 and "verified" in p.stdout
+    with open(d / "model.safetensors", "r+b") as fh:
+        fh.write(b"\0")
+    p = models(["--verify-only", "--path", str(d), "--json"])
+    assert p.returncode == 1
+    doc = json.loads(p.stdout)
+    assert any("does not match release_manifest.json weight_sha256" in x for x in doc["problems"])
+    assert (d / "model.safetensors").exists()      # --verify-only reports, it moves nothing
+    (d / "tokenizer.json").unlink()
+    p = models(["--verify-only", "--path", str(d), "--rehash", "--json"])
+    assert p.returncode == 1 and "missing required file tokenizer.json" in json.loads(p.stdout)["problems"]
+    bare = make_dir(tmp_path, "bare", manifest=False)
+    p = models(["--verify-only", "--path", str(bare), "--kind", "main", "--json"])
+    assert p.returncode == 1 and "nothing to verify the weights against" in p.stdout
+    m = tmp_path / "manifest.json"
+    m.write_text(json.dumps({"files": {"model.safetensors": sha256((bare / "model.safetensors").read_bytes())}}))
+    assert models(["--verify-only", "--path", str(bare), "--kind", "main", "--manifest", str(m)]).returncode == 0
+    assert models(["--verify-only", "--path", str(tmp_path / "nope")]).returncode == 2
+    assert models(["--verify-only", "--path", str(bare), "--manifest", str(tmp_path / "no.json")]).returncode == 2
+    assert models(["--verify-only"]).returncode == 2
+
+
+def test_hash_cache_and_parallel_hashing(tmp_path):
+    from ocrdeploy.models import hostside
+
+    files = []
+    for i in range(3):
+        f = tmp_path / f"w{i}.bin"
+        f.write_bytes(os.urandom(3_000_000))
+        files.append(str(f))
+    cache = str(tmp_path / "cache.json")
+    first = hostside.hash_files(files, cache, workers=2)
+    assert all(not v["cached"] for v in first.values())
+    assert {v["sha256"] for v in first.values()} == {sha256(Path(f).read_bytes()) for f in files}
+    second = hostside.hash_files(files, cache)
+    assert all(v["cached"] for v in second.values())
+    Path(files[0]).write_bytes(b"changed")                # new size and mtime: hashed again
+    third = hostside.hash_files(files, cache)
+    assert not third[files[0]]["cached"] and third[files[0]]["sha256"] == sha256(b"changed")
+    assert all(v["cached"] is False for v in hostside.hash_files(files, cache, rehash=True).values())
+
+
+@pytest.mark.ssh
+def test_models_on_a_remote_host_with_its_own_hub_client_venv(lab, tmp_path, hub):
+    """Over SSH the download runs on the host: a tools venv with huggingface_hub is made there first."""
+    h = lab.start("models", "127.0.0.10")
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"hosts": {"gpu": lab.inventory_entry(
+        h, workdir=str(tmp_path / "rwd"), hf_endpoint=hub.url)}}}))
+    env = dict(os.environ, OCRDEPLOY_KNOWN_HOSTS=str(lab.known_hosts))
+    env.pop("OCRDEPLOY_INVENTORY", None)
+    p = subprocess.run([sys.executable, "-m", "ocrdeploy", "models", "--inventory", str(inv), "--host", "gpu",
+                        "--model", DRAFT, "--json"], capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
+    st = {s["step"]: s["status"] for s in json.loads(p.stdout)["hosts"]["gpu"]["steps"]}
+    assert st == {"tools-venv": "changed", "tools-hub-clients": "changed", f"model:{DRAFT}": "changed"}
+    recorded = json.loads((tmp_path / "rwd" / ".ocrdeploy" / "state.json").read_text())["models"][DRAFT]
+    assert recorded["path"] == f"{tmp_path}/rwd/models/{DRAFT}"
+
+
+@pytest.mark.ssh
+def test_via_controller_downloads_here_and_verifies_there(lab, tmp_path, hub, monkeypatch):
+    h = lab.start("offline", "127.0.0.11")
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"hosts": {"gpu": lab.inventory_entry(
+        h, workdir=str(tmp_path / "owd"), hf_endpoint=hub.url)}}}))
+    env = dict(os.environ, OCRDEPLOY_KNOWN_HOSTS=str(lab.known_hosts), HOME=str(tmp_path / "home"))
+    env.pop("OCRDEPLOY_INVENTORY", None)
+    p = subprocess.run([sys.executable, "-m", "ocrdeploy", "models", "--inventory", str(inv), "--host", "gpu",
+                        "--model", MAIN, "--via-controller", "--json"], capture_output=True, text=True, cwd=ROOT,
+                       env=env, timeout=300)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
+    st = {s["step"]: s for s in json.loads(p.stdout)["hosts"]["gpu"]["steps"]}
+    assert list(st) == [f"model:{MAIN}"]          # no hub client on the host: nothing to download there
+    recorded = json.loads((tmp_path / "owd" / ".ocrdeploy" / "state.json").read_text())["models"][MAIN]
+    assert recorded["checked_against"]["model.safetensors"] == ["release_manifest.json weight_sha256",
+                                                                "hub LFS metadata"]
+    assert (tmp_path / "home" / ".cache" / "ocrdeploy" / "models" / MAIN / "model.safetensors").exists()
