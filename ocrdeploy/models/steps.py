@@ -90,9 +90,8 @@ class ModelStep(Step):
         if self.source in ("hf", "modelscope"):
             # the hub clients live in the tools venv (or an interpreter the user names)
             python = self.hub_python or _py(facts, TOOLS_ENV)
-            return [Command([python, "-c", Script(source, "model fetch+verify"),
-                             Script(json.dumps(request), "models request")])]
-        return [remote_python(source, json.dumps(request), "model verify")]
+            return [Command([python, "-c", Script(source, "model fetch+verify"), json.dumps(request)])]
+        return [remote_python(source, json.dumps(request), "model fetch+verify", show_argument=True)]
 
 
 def release_ids(manifest: dict | None) -> dict:

@@ -83,7 +83,7 @@ _NO_PYTHON = 'echo "no python3 on this host" >&2; exit 127'
 
 
 def remote_python(source: str, argument: str, label: str, fallback: str | None = None,
-                  fallback_args=()) -> Command:
+                  fallback_args=(), show_argument: bool = False) -> Command:
     """One command that runs a stdlib-only Python script with the host's python3 and one argument.
 
     Without any Python it runs the POSIX-sh `fallback` (with `fallback_args`), or fails saying so.
@@ -91,5 +91,6 @@ def remote_python(source: str, argument: str, label: str, fallback: str | None =
     """
     launch = _PYTHON_LAUNCH + ('eval "$FALLBACK"' if fallback else _NO_PYTHON)
     env = {"FALLBACK": Script(fallback, "sh fallback")} if fallback else None
-    return Command(["sh", "-c", Script(launch, "find python3"), "sh", Script(source, label),
-                    Script(argument, f"{label} input"), *fallback_args], env=env)
+    arg = argument if show_argument else Script(argument, f"{label} input")
+    return Command(["sh", "-c", Script(launch, "find python3"), "sh", Script(source, label), arg, *fallback_args],
+                   env=env)

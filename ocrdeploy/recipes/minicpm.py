@@ -149,7 +149,31 @@ def check_required(recipe: str, v: dict, origin: str):
                          f"never guess)")
 
 
+MODELS_FOR = {
+    "dspark": ("MiniCPM-OCR-1.0", "MiniCPM-OCR-1.0-DSpark", "PP-DocLayoutV3_infer"),
+    "standard": ("MiniCPM-OCR-1.0", "PP-DocLayoutV3_infer"),
+    "transformers": ("MiniCPM-OCR-1.0", "PP-DocLayoutV3_infer"),
+    "merged": ("MiniCPM-OCR-1.0", "PP-DocLayoutV3_infer"),
+    "sdk-only": ("PP-DocLayoutV3_infer",),
+}
+
+
+def _no(value) -> bool:
+    return str(value).lower() in ("0", "false", "no", "off")
+
+
 def build_plan(recipe: str, v: dict) -> Plan:
+    """The recipe's environments, then (unless models=false) the models it serves, as `inv models` fetches them."""
+    plan = _env_plan(recipe, v)
+    if _no(v.get("models", True)):
+        return plan
+    from ..models.plan import build_models_plan
+
+    models = build_models_plan(v, names=MODELS_FOR[recipe], source=v.get("model_source", "hf"))
+    return Plan(recipe, plan.steps + models.steps)
+
+
+def _env_plan(recipe: str, v: dict) -> Plan:
     if recipe in ("dspark", "standard"):
         steps = sdk_steps(v) + vllm_steps(v) + [
             RecordedCheck("vllm-import", VLLM_ENV, code=VLLM_IMPORT, after=("feat-ocr-transformers",),
