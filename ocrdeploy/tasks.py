@@ -338,9 +338,68 @@ def models(c, host=None, group=None, inventory=None, model=None, source="hf", fr
         raise Exit(code=code)
 
 
+SERVE_HELP = {k: HOST_HELP[k] for k in ("host", "inventory", "accept-new-host-keys", "connect-timeout", "json")}
+
+
+@task(help={**SERVE_HELP,
+            "dspark": "DSpark speculative decoding (the default)", "standard": "vLLM without speculative decoding",
+            "backend": "dspark, standard or transformers (transformers serve)",
+            "gpu": "GPU index (comma list with --instances) or auto: the free card preflight picks (default)",
+            "port": "Port of the first instance (default 18499); the next ones follow",
+            "instances": "Instances, one per free GPU, on consecutive ports (default 1)",
+            "public": "Bind 0.0.0.0 instead of 127.0.0.1 (needs --api-key)", "api-key": "Key the server requires",
+            "systemd": "Run as a systemd unit instead of a detached process",
+            "timeout": "Seconds to wait for readiness (default 900; the first start takes ~3 min)"})
+@cli_errors
+def serve(c, host=None, inventory=None, dspark=False, standard=False, backend=None, gpu="auto", port=18499,
+          instances=1, public=False, api_key=None, systemd=False, timeout=900, json=False,
+          accept_new_host_keys=False, connect_timeout=10):
+    """Start the OCR service (vLLM + DSpark by default) and wait until /v1/models lists minicpm-ocr."""
+    from .errors import UsageError
+    from .provision.service_cmd import run_serve
+
+    chosen = [b for b, on in (("dspark", dspark), ("standard", standard)) if on] + ([backend] if backend else [])
+    if len(set(chosen)) > 1:
+        raise UsageError("choose one of --dspark, --standard, --backend")
+    code = run_serve(host=host, inventory=inventory, backend=(chosen or ["dspark"])[0], gpu=gpu, port=port,
+                     instances=instances, public=public, api_key=api_key, systemd=systemd, timeout=timeout,
+                     as_json=json, accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout)
+    if code:
+        raise Exit(code=code)
+
+
+@task(help={**SERVE_HELP, "name": "Only this service (e.g. minicpm-ocr-18499)", "api-key": "The server's key"})
+@cli_errors
+def status(c, host=None, inventory=None, name=None, api_key=None, json=False, accept_new_host_keys=False,
+           connect_timeout=10):
+    """Per service: pid alive, port, ready, model ids, uptime, and DSpark's accept length from /metrics."""
+    from .provision.service_cmd import run_status
+
+    code = run_status(host=host, inventory=inventory, name=name, api_key=api_key, as_json=json,
+                      accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout)
+    if code:
+        raise Exit(code=code)
+
+
+@task(help={**SERVE_HELP, "name": "Only this service", "grace": "Seconds between SIGTERM and SIGKILL (default 30)"})
+@cli_errors
+def stop(c, host=None, inventory=None, name=None, grace=30, json=False, accept_new_host_keys=False,
+         connect_timeout=10):
+    """Stop what `inv serve` started, by pid, and wait for it to end."""
+    from .provision.service_cmd import run_stop
+
+    code = run_stop(host=host, inventory=inventory, name=name, grace=grace, as_json=json,
+                    accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout)
+    if code:
+        raise Exit(code=code)
+
+
 ns = Collection()
 ns.add_task(facts)
 ns.add_task(preflight)
 ns.add_task(install)
 ns.add_task(models)
+ns.add_task(serve)
+ns.add_task(status)
+ns.add_task(stop)
 ns.add_task(diagnose)

@@ -1,0 +1,154 @@
+"""`inv serve`, `inv stop`, `inv status` on the controller: plan the service, call service_host on the host.
+
+The process survives the SSH session (its own session, output to a log, a pid in the
+record).  Readiness is decided on the host; a start that fails is explained by the
+diagnose scanner on its log, and a CUDA-graph capture that timed out or was stopped
+is restarted once, then with --enforce-eager (seed 000 section 4.4).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import HostError, UsageError
+from . import service_host
+from .command import Command, Secret, remote_python
+
+GRAPH_FAILURE = "cudagraph-capture-failed"
+
+
+def host_call(conn, request: dict, timeout: float = 120.0, out_stream=None) -> dict:
+    source = Path(service_host.__file__).read_text(encoding="utf-8")
+    req = dict(request)
+    cmd = remote_python(source, json.dumps(req), "service control")
+    result = conn.run(cmd, timeout=timeout, ok_codes=range(0, 256), out_stream=out_stream)
+    if service_host.MARKER not in result.stdout:
+        tail = (result.stderr or result.stdout).strip().splitlines()[-3:]
+        raise HostError(conn.name, f"service control failed (exit code {result.exit_code}): {' | '.join(tail)}")
+    return json.loads(result.stdout.split(service_host.MARKER, 1)[1].strip().splitlines()[0])
+
+
+@dataclass
+class Instance:
+    name: str
+    port: int
+    gpu: str | None
+    argv: list
+    env: dict
+    kind: str
+    bind: str
+    log: str
+    key: str | None = None
+    restarts: list = field(default_factory=list)
+
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+class PhaseStream:
+    """Reads the host's '@@phase NAME SECONDS' lines as they come and shows them."""
+
+    def __init__(self, show):
+        self.show, self.buf = show, ""
+
+    def write(self, data):
+        self.buf += data
+        while "\n" in self.buf:
+            line, self.buf = self.buf.split("\n", 1)
+            if line.startswith("@@phase "):
+                _, name, secs = line.split(" ", 2)
+                self.show(name.replace("_", " "), float(secs))
+
+    def flush(self):
+        pass
+
+
+def start_instance(conn, workdir: str, inst: Instance, served_name: str) -> dict:
+    shown = [("***" if isinstance(a, Secret) else a) for a in inst.argv]
+    return host_call(conn, {"action": "start", "workdir": workdir, "name": inst.name, "port": inst.port,
+                            "argv": [str(a) for a in inst.argv], "shown": shown, "env": inst.env,
+                            "log": inst.log, "kind": inst.kind, "gpu": inst.gpu, "bind": inst.bind,
+                            "served_name": served_name, "has_key": bool(inst.key)})
+
+
+def wait_ready(conn, workdir, inst, served_name, timeout, show=None) -> dict:
+    return host_call(conn, {"action": "wait", "workdir": workdir, "name": inst.name, "timeout": timeout,
+                            "served_name": served_name, "key": inst.key},
+                     timeout=timeout + 60, out_stream=PhaseStream(show) if show else None)
+
+
+def stop_service(conn, workdir, name, grace=30.0) -> dict:
+    return host_call(conn, {"action": "stop", "workdir": workdir, "name": name, "grace": grace},
+                     timeout=grace + 60)
+
+
+def status_all(conn, workdir, name=None, key=None) -> dict:
+    return host_call(conn, {"action": "status", "workdir": workdir, "name": name, "key": key})
+
+
+def request(conn, port, path, body=None, key=None, timeout=600) -> dict:
+    return host_call(conn, {"action": "request", "port": port, "path": path, "body": body, "key": key,
+                            "timeout": timeout}, timeout=timeout + 60)
+
+
+def serve_with_retries(conn, host, workdir, inst: Instance, served_name, timeout, diagnose, show=None) -> dict:
+    """Start, wait; on a CUDA-graph capture failure restart once, then once more with --enforce-eager."""
+    attempt = 0
+    while True:
+        attempt += 1
+        started = start_instance(conn, workdir, inst, served_name)
+        if not started.get("ok"):
+            return {"ready": False, "reason": "refused", "error": started.get("error"), "attempts": attempt}
+        waited = wait_ready(conn, workdir, inst, served_name, timeout, show)
+        waited["attempts"] = attempt
+        waited["pid"] = started.get("pid")
+        if waited.get("ready"):
+            return waited
+        findings = diagnose(inst.log)
+        waited["findings"] = findings
+        ids = {f["id"] for f in findings}
+        graph = GRAPH_FAILURE in ids or (waited.get("reason") == "timeout" and
+                                         waited.get("phase") == "capturing CUDA graphs")
+        stop_service(conn, workdir, inst.name, grace=10)
+        if graph and attempt == 1:
+            inst.restarts.append("restart once: the compile cache now exists (seed 4.4)")
+            continue
+        if graph and attempt == 2 and "--enforce-eager" not in inst.argv and inst.kind != "transformers":
+            inst.restarts.append("restart with --enforce-eager (seed 4.4)")
+            inst.argv = list(inst.argv) + ["--enforce-eager"]
+            continue
+        return waited
+
+
+def systemd_unit(inst: Instance, user: str | None) -> str:
+    """A unit for --systemd: the same command, environment and log as the detached start."""
+    env = "\n".join(f"Environment={shlex.quote(f'{k}={v}')}" for k, v in inst.env.items())
+    argv = " ".join(shlex.quote(str(a)) for a in inst.argv)
+    return (f"[Unit]\nDescription=ocrdeploy {inst.name} (MiniCPM-OCR, {inst.kind})\nAfter=network.target\n\n"
+            f"[Service]\nType=simple\n{'User=' + user + chr(10) if user else ''}{env}\n"
+            f"ExecStart={argv}\nStandardOutput=append:{inst.log}\nStandardError=append:{inst.log}\n"
+            f"Restart=no\n\n[Install]\nWantedBy=multi-user.target\n")
+
+
+def accept_length(metrics_text: str | None) -> dict:
+    """DSpark's mean accept length from vLLM's counters: 1 + accepted / drafts."""
+    if not metrics_text:
+        return {"state": "no metrics"}
+    from prometheus_client.parser import text_string_to_metric_families
+
+    totals = {}
+    for family in text_string_to_metric_families(metrics_text):
+        for sample in family.samples:
+            if sample.name in ("vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_drafts_total"):
+                totals[sample.name] = totals.get(sample.name, 0.0) + sample.value
+    acc = totals.get("vllm:spec_decode_num_accepted_tokens_total")
+    drafts = totals.get("vllm:spec_decode_num_drafts_total")
+    if acc is None or drafts is None:
+        return {"state": "not started with --speculative-config"}
+    if drafts == 0:
+        return {"state": "no drafts yet", "accepted": acc, "drafts": drafts}
+    return {"state": "ok", "accepted": acc, "drafts": drafts, "accept_length": round(1 + acc / drafts, 3)}

@@ -1,0 +1,290 @@
+"""The serve / status / stop commands: which service, on which GPU and port, with which models."""
+
+from __future__ import annotations
+
+import json as _json
+import sys
+import time
+
+from ..errors import UsageError
+from ..recipes import serving
+from .kinds import STATE_FILE, cu13_dir
+from .service import (Instance, accept_length, serve_with_retries, status_all, stop_service, systemd_unit)
+from .step import Request, absolute, wd
+
+BACKENDS = ("dspark", "standard", "transformers")
+
+
+def _facts(conn, host):
+    from . import facts as facts_mod
+
+    req = facts_mod.probe_request(host.workdir, reads=[STATE_FILE], net_timeout=0,
+                                  paths=[wd("vllm-ocr-env/bin/python"), wd("tf-ocr-env/bin/transformers")])
+    return facts_mod.gather(conn, req)
+
+
+def models_from_state(facts) -> dict:
+    text = (facts.get("reads") or {}).get(STATE_FILE)
+    try:
+        return (_json.loads(text) if text else {}).get("models") or {}
+    except ValueError:
+        return {}
+
+
+def pick_gpus(facts, gpu, instances) -> list:
+    if gpu not in (None, "", "auto"):
+        gpus = [g.strip() for g in str(gpu).split(",") if g.strip()]
+        if len(gpus) < instances:
+            raise UsageError(f"--gpu {gpu}: {instances} instances need {instances} GPUs")
+        return gpus[:instances]
+    free = [g for g in (facts.get("gpu") or {}).get("gpus") or [] if not g.get("processes")]
+    free.sort(key=lambda g: (-(g.get("memory_free_mib") or 0), g["index"]))
+    if len(free) < instances:
+        busy = [f"GPU {g['index']}" for g in (facts.get("gpu") or {}).get("gpus") or [] if g.get("processes")]
+        raise RuntimeError(f"{instances} instance(s) need {instances} free GPU(s); free: "
+                           f"{', '.join(str(g['index']) for g in free) or 'none'}"
+                           f"{'; busy: ' + ', '.join(busy) if busy else ''} (or pass --gpu)")
+    return [str(g["index"]) for g in free[:instances]]
+
+
+def plan_instances(facts, host, backend, gpu, port, instances, public, api_key) -> list[Instance]:
+    models = models_from_state(facts)
+    main = models.get("MiniCPM-OCR-1.0")
+    if not main:
+        raise RuntimeError("MiniCPM-OCR-1.0 is not verified on this host: run `inv models` first")
+    draft = models.get("MiniCPM-OCR-1.0-DSpark")
+    if backend == "dspark" and not draft:
+        raise RuntimeError("MiniCPM-OCR-1.0-DSpark is not verified on this host: run `inv models` (or serve "
+                           "--standard)")
+    bind = "0.0.0.0" if public else "127.0.0.1"
+    env_path = facts.get("env_path") or "/usr/local/bin:/usr/bin:/bin"
+    out = []
+    for i, g in enumerate(pick_gpus(facts, gpu, instances)):
+        p = port + i
+        name = f"{serving.SERVED_NAME}-{p}"
+        log = absolute(facts, wd(f".ocrdeploy/services/{name}.log"))
+        if backend == "transformers":
+            tbin = absolute(facts, wd("tf-ocr-env/bin/transformers"))
+            if not (facts.get("files") or {}).get(wd("tf-ocr-env/bin/transformers"), {}).get("exists"):
+                raise RuntimeError("tf-ocr-env has no `transformers` command: `inv install --recipe transformers`")
+            argv = serving.transformers_serve(tbin, main["path"], p, bind)
+            env = {"CUDA_VISIBLE_DEVICES": g, "PATH": f"{absolute(facts, wd('tf-ocr-env/bin'))}:{env_path}"}
+        else:
+            py = absolute(facts, wd("vllm-ocr-env/bin/python"))
+            if not (facts.get("files") or {}).get(wd("vllm-ocr-env/bin/python"), {}).get("exists"):
+                raise RuntimeError("vllm-ocr-env is not installed: `inv install` first")
+            cu = absolute(facts, cu13_dir("vllm-ocr-env", "3.13"))
+            env = {"CUDA_VISIBLE_DEVICES": g, "CUDA_HOME": cu,
+                   "PATH": f"{absolute(facts, wd('vllm-ocr-env/bin'))}:{cu}/bin:{env_path}"}
+            if backend == "dspark":
+                argv = serving.vllm_dspark(py, main["path"], draft["path"], p, bind, api_key=api_key)
+            else:
+                argv = serving.vllm_standard(py, main["path"], p, bind, api_key=api_key)
+        out.append(Instance(name, p, g, argv, env, backend, bind, log, key=api_key))
+    return out
+
+
+def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key, systemd, timeout, as_json,
+              accept_new_host_keys, connect_timeout) -> int:
+    from ..diagnose.engine import annotate, fix_context, scan_local, scan_remote
+    from ..diagnose.table import load_table
+    from ..tasks import open_session
+    from .report import console
+
+    if backend not in BACKENDS:
+        raise UsageError(f"unknown backend {backend!r}: choose dspark, standard or transformers")
+    if public and not api_key:
+        raise UsageError("--public binds 0.0.0.0: give --api-key KEY as well")
+    if api_key and backend == "transformers":
+        raise UsageError("transformers serve takes no API key: keep it on loopback and tunnel (ssh -L)")
+    try:
+        port, instances, timeout = int(port), int(instances), float(timeout)
+    except (TypeError, ValueError):
+        raise UsageError("--port, --instances and --timeout must be numbers")
+    if not (1 <= port <= 65535 and 1 <= instances <= 16 and timeout > 0):
+        raise UsageError("--port must be 1-65535, --instances 1-16, --timeout > 0")
+    session = open_session(host, None, inventory, accept_new_host_keys, connect_timeout)
+    con = console(stderr=as_json)
+    rules = load_table()
+
+    def one(conn, h):
+        facts = _facts(conn, h)
+        workdir = facts["workdir"]["path"]
+        try:
+            plan = plan_instances(facts, h, backend, gpu, port, instances, public, api_key)
+        except RuntimeError as exc:
+            return {"error": str(exc), "instances": []}
+        results = []
+
+        def diagnose(log):
+            reps = scan_local([log], rules) if conn.is_local else scan_remote(conn, [log], rules)
+            return [f for r in annotate(reps, rules, fix_context(h)) for f in r.get("findings", [])]
+
+        for inst in plan:
+            if systemd:
+                results.append(_systemd(conn, h, workdir, inst))
+                continue
+            con.print(f"[dim]{h.name} | {inst.name}: starting on GPU {inst.gpu}, port {inst.port}[/dim]")
+            show = (lambda ph, s, i=inst: con.print(f"[dim]{h.name} | {i.name}: {ph} ({s:.0f} s)[/dim]"))
+            res = serve_with_retries(conn, h, workdir, inst, serving.SERVED_NAME, timeout, diagnose, show)
+            res.update({"name": inst.name, "url": inst.url(), "gpu": inst.gpu, "port": inst.port,
+                        "restarts": inst.restarts, "log": inst.log, "kind": inst.kind, "bind": inst.bind,
+                        "command": " ".join("'***'" if a == api_key and api_key else str(a) for a in inst.argv)})
+            if not res.get("ready") and res.get("reason") != "refused":
+                res["tail"] = _tail(conn, inst.log)
+            results.append(res)
+        return {"instances": results, "remote": not conn.is_local, "user": h.user, "address": h.address}
+
+    with session:
+        outcomes = session.map(one)
+    failed = False
+    doc = {"hosts": {}}
+    for name, o in outcomes.items():
+        if o.error:
+            failed = True
+            doc["hosts"][name] = {"reachable": False, "error": o.error}
+            con.print(f"[red]{name}: unreachable: {o.error}[/red]")
+            continue
+        v = o.value
+        doc["hosts"][name] = v
+        if v.get("error"):
+            failed = True
+            con.print(f"[red]{name}: {v['error']}[/red]")
+            continue
+        for r in v["instances"]:
+            if r.get("ready"):
+                extra = f"; {', '.join(r['restarts'])}" if r.get("restarts") else ""
+                con.print(f"[green]{name} | {r['name']} ready[/green] in {r.get('elapsed', 0):.0f} s: {r['url']} "
+                          f"(pid {r.get('pid')}, GPU {r['gpu']}, bound to {r['bind']}{extra})")
+            else:
+                failed = True
+                why = r.get("error") or f"{r.get('reason')} during {r.get('phase') or 'start-up'}"
+                con.print(f"[red]{name} | {r.get('name')} not ready: {why}[/red]")
+                for line in (r.get("tail") or "").splitlines()[-12:]:
+                    con.print("    | " + line[:300], markup=False, highlight=False)
+                for f in r.get("findings", []):
+                    con.print(f"    diagnosis {f['id']} (line {f['first_line']}): {f['cause']}", markup=False)
+                    con.print(f"    fix: {f['fix']}", markup=False)
+        ready = [r for r in v["instances"] if r.get("ready")]
+        if ready:
+            urls = " ".join(f"--server-url {r['url']}" for r in ready)
+            con.print(f"SDK ({name}): minicpmvocr parse ... {urls} --model {serving.SERVED_NAME}", markup=False)
+            if v.get("remote") and ready[0]["bind"] == "127.0.0.1":
+                user = f"{v['user']}@" if v.get("user") else ""
+                fwd = " ".join(f"-L {r['port']}:127.0.0.1:{r['port']}" for r in ready)
+                con.print(f"from this machine: ssh {fwd} {user}{v['address']}", markup=False)
+    if as_json:
+        print(_json.dumps(doc, indent=2, default=str))
+    return 1 if failed else 0
+
+
+def _tail(conn, log, lines=40):
+    try:
+        return conn.run(["tail", "-n", str(lines), log], ok_codes=range(0, 256), timeout=30).stdout
+    except Exception:  # noqa: BLE001
+        return ""
+
+
+def _systemd(conn, h, workdir, inst):
+    unit = systemd_unit(inst, h.user)
+    path = f"/etc/systemd/system/ocrdeploy-{inst.name}.service"
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", delete=False) as fh:
+        fh.write(unit)
+    tmp = f"{workdir}/.ocrdeploy/{inst.name}.service"
+    conn.run(["mkdir", "-p", f"{workdir}/.ocrdeploy"])
+    conn.put(fh.name, tmp)
+    from .command import Command
+
+    for cmd in (Command(["install", "-m", "0644", tmp, path], sudo=True),
+                Command(["systemctl", "daemon-reload"], sudo=True),
+                Command(["systemctl", "start", f"ocrdeploy-{inst.name}.service"], sudo=True)):
+        conn.run(cmd, timeout=120)
+    return {"name": inst.name, "ready": None, "systemd": path, "url": inst.url(), "gpu": inst.gpu,
+            "port": inst.port, "bind": inst.bind, "restarts": []}
+
+
+def run_status(*, host, inventory, name, api_key, as_json, accept_new_host_keys, connect_timeout) -> int:
+    from ..tasks import open_session
+    from .report import console
+
+    session = open_session(host, None, inventory, accept_new_host_keys, connect_timeout)
+
+    def one(conn, h):
+        facts = _facts(conn, h)
+        return status_all(conn, facts["workdir"]["path"], name, api_key)
+
+    with session:
+        outcomes = session.map(one)
+    doc, failed = {"hosts": {}}, False
+    from rich.table import Table
+
+    con = console(stderr=as_json)
+    for hname, o in outcomes.items():
+        if o.error:
+            failed = True
+            doc["hosts"][hname] = {"reachable": False, "error": o.error}
+            con.print(f"[red]{hname}: unreachable: {o.error}[/red]")
+            continue
+        table = Table(title=f"{hname}: services", title_justify="left")
+        for col in ("service", "pid", "port", "alive", "ready", "model ids", "uptime", "DSpark accept length"):
+            table.add_column(col)
+        rows = []
+        for s in o.value["services"]:
+            acc = accept_length(s.pop("metrics", None)) if s.get("alive") else {"state": "not running"}
+            s["spec_decode"] = acc
+            rows.append(s)
+            failed |= not (s.get("alive") and s.get("ready"))
+            length = (f"{acc['accept_length']} ({acc['accepted']:.0f}/{acc['drafts']:.0f})" if acc.get("state") == "ok"
+                      else acc["state"])
+            up = f"{s['uptime'] / 60:.1f} min" if s.get("uptime") else "-"
+            table.add_row(s["name"], str(s.get("pid")), str(s.get("port")), "yes" if s.get("alive") else "NO",
+                          "yes" if s.get("ready") else "no", ", ".join(s.get("ids") or []) or "-", up, length)
+        doc["hosts"][hname] = {"reachable": True, "services": rows}
+        if rows:
+            con.print(table)
+        else:
+            con.print(f"{hname}: no service started by `inv serve`")
+    if as_json:
+        print(_json.dumps(doc, indent=2, default=str))
+    return 1 if failed else 0
+
+
+def run_stop(*, host, inventory, name, grace, as_json, accept_new_host_keys, connect_timeout) -> int:
+    from ..tasks import open_session
+    from .report import console
+
+    session = open_session(host, None, inventory, accept_new_host_keys, connect_timeout)
+    con = console(stderr=as_json)
+
+    def one(conn, h):
+        facts = _facts(conn, h)
+        wdir = facts["workdir"]["path"]
+        names = [name] if name else [s["name"] for s in status_all(conn, wdir)["services"]]
+        return {n: stop_service(conn, wdir, n, float(grace)) for n in names}
+
+    with session:
+        outcomes = session.map(one)
+    doc, failed = {"hosts": {}}, False
+    for hname, o in outcomes.items():
+        if o.error:
+            failed = True
+            doc["hosts"][hname] = {"error": o.error}
+            con.print(f"[red]{hname}: {o.error}[/red]")
+            continue
+        doc["hosts"][hname] = o.value
+        if not o.value:
+            con.print(f"{hname}: nothing to stop")
+        for n, r in o.value.items():
+            if not r.get("ok"):
+                failed = True
+                con.print(f"[red]{hname} | {n}: {r.get('error')}[/red]")
+            elif r.get("was_alive"):
+                how = "killed after the grace period" if r.get("killed") else "stopped"
+                con.print(f"{hname} | {n}: pid {r['pid']} {how}")
+            else:
+                con.print(f"{hname} | {n}: pid {r['pid']} was not running; record removed")
+    if as_json:
+        print(_json.dumps(doc, indent=2))
+    return 1 if failed else 0

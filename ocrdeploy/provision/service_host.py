@@ -1,0 +1,261 @@
+"""Services on the host: start detached, wait until ready, report, stop.  Runs ON the host.
+
+Standard library only; one command per action.  A service is a JSON record in
+<workdir>/.ocrdeploy/services/<name>.json (pid, port, log, argv, started_at, kind),
+written to a temp file and moved into place.  Readiness is /v1/models listing the
+served id, polled from the host itself (the service binds 127.0.0.1 by default);
+the wait ends at once when the process dies, and reports the start-up phase read
+from the log (loading weights, compiling, capturing CUDA graphs).
+"""
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+MARKER = "@@OCRDEPLOY-SERVICE@@"
+PHASES = (
+    ("capturing CUDA graphs", re.compile(r"(?i)captur\w* cuda ?graph")),
+    ("compiling", re.compile(r"(?i)torch\.compile|compil(ing|ation)|dynamo")),
+    ("loading weights", re.compile(r"(?i)loading (safetensors|weights|model)|Loading .*checkpoint shards")),
+    ("starting the API server", re.compile(r"(?i)Starting vLLM API server|Uvicorn running|api_server")),
+)
+
+
+def state_dir(workdir):
+    return os.path.join(workdir, ".ocrdeploy", "services")
+
+
+def record_path(workdir, name):
+    return os.path.join(state_dir(workdir), name + ".json")
+
+
+def read_record(workdir, name):
+    try:
+        with open(record_path(workdir, name)) as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return None
+
+
+def write_record(workdir, name, rec):
+    os.makedirs(state_dir(workdir), exist_ok=True)
+    tmp = record_path(workdir, name) + ".%d.tmp" % os.getpid()
+    with open(tmp, "w") as fh:
+        json.dump(rec, fh, indent=2, sort_keys=True)
+    os.replace(tmp, record_path(workdir, name))
+
+
+def alive(pid):
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie is not alive
+        with open("/proc/%d/stat" % pid) as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def port_open(port, host="127.0.0.1"):
+    try:
+        socket.create_connection((host, port), timeout=0.5).close()
+        return True
+    except OSError:
+        return False
+
+
+def get(url, timeout=3.0, key=None):
+    req = urllib.request.Request(url, headers={"Authorization": "Bearer " + key} if key else {})
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))   # never through a proxy
+    with opener.open(req, timeout=timeout) as resp:
+        return resp.status, resp.read().decode("utf-8", "replace")
+
+
+def model_ids(port, key=None):
+    status, body = get("http://127.0.0.1:%d/v1/models" % port, key=key)
+    return [m.get("id") for m in json.loads(body).get("data", [])]
+
+
+def tail(path, nbytes=16384):
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(max(0, os.path.getsize(path) - nbytes))
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def phase(text):
+    last, where = None, -1
+    for name, rx in PHASES:
+        for m in rx.finditer(text):
+            if m.start() > where:
+                last, where = name, m.start()
+    return last
+
+
+# ------------------------------------------------------------------ actions
+def start(req):
+    wd, name, port = req["workdir"], req["name"], int(req["port"])
+    rec = read_record(wd, name)
+    if rec and alive(rec.get("pid")):
+        return {"ok": False, "error": "%s already runs (pid %d, port %d); `inv stop` it first" % (
+            name, rec["pid"], rec.get("port", 0))}
+    if port_open(port):
+        return {"ok": False, "error": "port %d is already taken on this host: %s" % (port, who_listens(port))}
+    log = req["log"]
+    os.makedirs(os.path.dirname(log), exist_ok=True)
+    env = dict(os.environ)
+    env.update(req.get("env") or {})
+    with open(log, "ab") as out:
+        out.write(("\n==== %s starting %s\n" % (time.strftime("%Y-%m-%dT%H:%M:%S"), name)).encode())
+        out.flush()
+        proc = subprocess.Popen(req["argv"], stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                env=env, cwd=req.get("cwd") or wd, start_new_session=True, close_fds=True)
+    rec = {"name": name, "pid": proc.pid, "port": port, "log": log, "argv": req.get("shown") or req["argv"],
+           "started_at": time.time(), "kind": req.get("kind"), "gpu": req.get("gpu"), "bind": req.get("bind"),
+           "served_name": req.get("served_name"), "has_key": bool(req.get("has_key"))}
+    write_record(wd, name, rec)
+    return {"ok": True, "pid": proc.pid, "record": rec}
+
+
+def who_listens(port):
+    try:
+        out = subprocess.run(["ss", "-ltnpH", "sport = :%d" % port], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, universal_newlines=True, timeout=5).stdout.strip()
+        m = re.search(r'pid=(\d+)', out)
+        name = re.search(r'users:\(\("([^"]+)"', out)
+        if m:
+            return "pid %s (%s)" % (m.group(1), name.group(1) if name else "?")
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return "another process"
+
+
+def wait(req):
+    """Poll until /v1/models lists the served id; stop at once if the process dies or time runs out."""
+    wd, name, timeout = req["workdir"], req["name"], float(req.get("timeout", 900))
+    rec = read_record(wd, name) or {}
+    pid, port, log, served = rec.get("pid"), rec.get("port"), rec.get("log"), req.get("served_name")
+    start_t, last_phase = time.time(), None
+    while True:
+        elapsed = time.time() - start_t
+        if not alive(pid):
+            return {"ready": False, "reason": "exited", "phase": phase(tail(log)), "elapsed": elapsed}
+        try:
+            ids = model_ids(port, req.get("key"))
+            if served in ids:
+                return {"ready": True, "ids": ids, "elapsed": elapsed}
+        except (OSError, ValueError, urllib.error.URLError):
+            pass                                  # refused: still starting
+        ph = phase(tail(log))
+        if ph != last_phase or int(elapsed) % 10 == 0:
+            sys.stdout.write("@@phase %s %.0f\n" % ((ph or "starting").replace(" ", "_"), elapsed))
+            sys.stdout.flush()
+            last_phase = ph
+        if elapsed > timeout:
+            return {"ready": False, "reason": "timeout", "phase": ph, "elapsed": elapsed}
+        time.sleep(float(req.get("interval", 1.0)))
+
+
+def status(req):
+    wd = req["workdir"]
+    out = []
+    try:
+        names = sorted(f[:-5] for f in os.listdir(state_dir(wd)) if f.endswith(".json"))
+    except OSError:
+        names = []
+    for name in names:
+        if req.get("name") and name != req["name"]:
+            continue
+        rec = read_record(wd, name)
+        if not rec:
+            continue
+        s = {"name": name, "pid": rec.get("pid"), "port": rec.get("port"), "log": rec.get("log"),
+             "kind": rec.get("kind"), "alive": alive(rec.get("pid")), "started_at": rec.get("started_at"),
+             "uptime": time.time() - rec["started_at"] if rec.get("started_at") else None, "gpu": rec.get("gpu"),
+             "bind": rec.get("bind")}
+        if s["alive"]:
+            try:
+                s["ids"] = model_ids(rec["port"], req.get("key"))
+                s["ready"] = rec.get("served_name") in s["ids"]
+            except (OSError, ValueError, urllib.error.URLError) as exc:
+                s["ready"], s["error"] = False, str(exc)
+            try:
+                s["metrics"] = get("http://127.0.0.1:%d/metrics" % rec["port"], key=req.get("key"))[1]
+            except (OSError, urllib.error.URLError) as exc:
+                s["metrics"], s["metrics_error"] = None, str(exc)
+        out.append(s)
+    return {"services": out}
+
+
+def stop(req):
+    wd, name, grace = req["workdir"], req["name"], float(req.get("grace", 30))
+    rec = read_record(wd, name)
+    if not rec:
+        return {"ok": False, "error": "no service %s recorded on this host" % name}
+    pid = rec.get("pid")
+    result = {"ok": True, "pid": pid, "was_alive": alive(pid)}
+    if result["was_alive"]:
+        try:
+            os.killpg(pid, signal.SIGTERM)        # the whole group: vLLM's engine core too
+        except (ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGTERM)
+        deadline = time.time() + grace
+        while alive(pid) and time.time() < deadline:
+            time.sleep(0.2)
+        if alive(pid):
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            result["killed"] = True
+            time.sleep(0.2)
+        result["stopped"] = not alive(pid)
+    if not alive(pid):
+        os.unlink(record_path(wd, name))
+    return result
+
+
+def request_url(req):
+    """A request to the service from the host itself (smoke tests, metrics before/after)."""
+    data = req.get("body")
+    hdrs = {"Content-Type": "application/json"}
+    if req.get("key"):
+        hdrs["Authorization"] = "Bearer " + req["key"]
+    r = urllib.request.Request("http://127.0.0.1:%d%s" % (int(req["port"]), req["path"]),
+                               data=json.dumps(data).encode() if data is not None else None, headers=hdrs)
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(r, timeout=float(req.get("timeout", 600))) as resp:
+            return {"status": resp.status, "body": resp.read().decode("utf-8", "replace")}
+    except urllib.error.HTTPError as exc:
+        return {"status": exc.code, "body": exc.read().decode("utf-8", "replace")}
+    except (OSError, urllib.error.URLError) as exc:
+        return {"status": None, "error": str(exc)}
+
+
+ACTIONS = {"start": start, "wait": wait, "status": status, "stop": stop, "request": request_url}
+
+
+def main(argv):
+    req = json.loads(argv[1])
+    out = ACTIONS[req["action"]](req)
+    sys.stdout.write(MARKER + "\n" + json.dumps(out) + "\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main(sys.argv)

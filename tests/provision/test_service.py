@@ -1,0 +1,180 @@
+"""serve / status / stop against a stand-in vLLM server (a real HTTP process), locally and over SSH."""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+
+ROOT = Path(__file__).parents[2]
+FIX = ROOT / "tests" / "fixtures"
+SMI = FIX / "nvidia-smi" / "rtx5090-590"
+
+
+def provision(wd: Path, behave=None, draft_behave=None):
+    """A work dir whose vllm-ocr-env runs the stand-in server, with verified models in the state."""
+    env = wd / "vllm-ocr-env"
+    site = env / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    site.mkdir(parents=True)
+    shutil.copytree(FIX / "standin" / "vllm", site / "vllm")
+    (env / "bin").mkdir()
+    os.symlink(os.path.realpath(sys.executable), env / "bin" / "python")
+    (env / "pyvenv.cfg").write_text(f"home = {Path(os.path.realpath(sys.executable)).parent}\nversion = 3.13.9\n")
+    models = {}
+    for name in ("MiniCPM-OCR-1.0", "MiniCPM-OCR-1.0-DSpark"):
+        d = wd / "models" / name
+        d.mkdir(parents=True)
+        models[name] = {"path": str(d), "kind": "main", "files": {}}
+    (wd / "models" / "MiniCPM-OCR-1.0" / "standin.json").write_text(json.dumps(behave or {}))
+    (wd / ".ocrdeploy").mkdir()
+    (wd / ".ocrdeploy" / "state.json").write_text(json.dumps({"models": models}))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def cli(task, args, inv, env=None, timeout=180):
+    e = dict(os.environ, PATH=f"{SMI}:{os.environ['PATH']}", OCRDEPLOY_PROBE_NO_NVML="1", COLUMNS="200")
+    e.pop("OCRDEPLOY_INVENTORY", None)
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "ocrdeploy", task, "--inventory", str(inv), *args],
+                          capture_output=True, text=True, cwd=ROOT, env=e, timeout=timeout)
+
+
+@pytest.fixture
+def site(tmp_path):
+    wd = tmp_path / "wd"
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd)}}}))
+    yield wd, inv
+    cli("stop", ["--grace", "2"], inv)        # never leave a server behind
+
+
+def test_serve_status_stop(site):
+    wd, inv = site
+    provision(wd, {"ready_after": 1.5})
+    port = free_port()
+    p = cli("serve", ["--port", str(port), "--json"], inv)
+    assert p.returncode == 0, p.stdout + p.stderr
+    inst = json.loads(p.stdout)["hosts"]["localhost"]["instances"][0]
+    assert inst["ready"] and inst["url"] == f"http://127.0.0.1:{port}" and inst["gpu"] == "0"
+    assert inst["elapsed"] >= 1.0          # it waited through "refused" while the server started
+    cmd = inst["command"]
+    assert "--served-model-name minicpm-ocr" in cmd and "--trust-request-mm-kwargs" in cmd
+    assert '"method":"dspark"' in cmd and '"num_speculative_tokens":15' in cmd and "--max-num-seqs 1" in cmd
+    record = json.loads((wd / ".ocrdeploy" / "services" / f"minicpm-ocr-{port}.json").read_text())
+    pid = record["pid"]
+    os.kill(pid, 0)
+
+    p = cli("status", ["--json"], inv)
+    s = json.loads(p.stdout)["hosts"]["localhost"]["services"][0]
+    assert p.returncode == 0 and s["alive"] and s["ready"] and s["ids"] == ["minicpm-ocr"]
+    assert s["spec_decode"]["state"] == "no drafts yet"
+    for _ in range(3):
+        httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", json={"model": "minicpm-ocr", "messages": []})
+    s = json.loads(cli("status", ["--json"], inv).stdout)["hosts"]["localhost"]["services"][0]
+    assert s["spec_decode"] == {"state": "ok", "accepted": 48.0, "drafts": 9.0, "accept_length": 6.333}
+
+    p = cli("serve", ["--port", str(port)], inv)
+    assert p.returncode == 1 and f"already runs (pid {pid}" in p.stdout
+
+    p = cli("stop", [], inv)
+    assert p.returncode == 0 and f"pid {pid} stopped" in p.stdout
+    from ocrdeploy.provision.service_host import alive
+
+    assert not alive(pid)          # gone (or a zombie waiting for init to reap it)
+    assert json.loads(cli("status", ["--json"], inv).stdout)["hosts"]["localhost"]["services"] == []
+
+
+def test_port_taken_is_refused(site):
+    wd, inv = site
+    provision(wd)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        p = cli("serve", ["--port", str(port)], inv)
+    assert p.returncode == 1 and f"port {port} is already taken" in p.stdout
+
+
+def test_dying_server_is_explained(site):
+    wd, inv = site
+    provision(wd, {"log": str(FIX / "vllm-logs" / "gpu-busy.log"), "die": 1})
+    p = cli("serve", ["--port", str(free_port()), "--standard"], inv)
+    assert p.returncode == 1
+    assert "not ready: exited" in p.stdout
+    assert "diagnosis gpu-busy-memory" in p.stdout and "Free memory on device" in p.stdout
+
+
+def test_cuda_graph_failure_restarts_once_then_enforce_eager(site):
+    wd, inv = site
+    provision(wd, {"needs_eager": True})
+    p = cli("serve", ["--port", str(free_port()), "--json"], inv)
+    assert p.returncode == 0, p.stdout + p.stderr
+    inst = json.loads(p.stdout)["hosts"]["localhost"]["instances"][0]
+    assert inst["ready"] and inst["attempts"] == 3
+    assert inst["restarts"] == ["restart once: the compile cache now exists (seed 4.4)",
+                                "restart with --enforce-eager (seed 4.4)"]
+    assert inst["command"].endswith("--enforce-eager")
+
+
+def test_standard_has_no_spec_counters_and_public_needs_a_key(site):
+    wd, inv = site
+    provision(wd)
+    assert cli("serve", ["--public"], inv).returncode == 2
+    port = free_port()
+    p = cli("serve", ["--standard", "--port", str(port), "--public", "--api-key", "s3cret", "--json"], inv)
+    assert p.returncode == 0, p.stdout + p.stderr
+    inst = json.loads(p.stdout)["hosts"]["localhost"]["instances"][0]
+    assert inst["bind"] == "0.0.0.0" and "s3cret" not in p.stdout and "'***'" in inst["command"]
+    assert '--limit-mm-per-prompt {"image":36}' in inst["command"]
+    assert httpx.get(f"http://127.0.0.1:{port}/v1/models").status_code == 401
+    s = json.loads(cli("status", ["--json", "--api-key", "s3cret"], inv).stdout)["hosts"]["localhost"]["services"][0]
+    assert s["ready"] and s["spec_decode"]["state"] == "not started with --speculative-config"
+
+
+def test_instances_one_per_free_gpu(site):
+    wd, inv = site
+    provision(wd)
+    port = free_port()
+    box = FIX / "nvidia-smi" / "3gpu-busy0"
+    env = {"PATH": f"{box}:{os.environ['PATH']}"}
+    p = cli("serve", ["--instances", "2", "--port", str(port), "--json"], inv, env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    insts = json.loads(p.stdout)["hosts"]["localhost"]["instances"]
+    assert [(i["gpu"], i["port"]) for i in insts] == [("1", port), ("2", port + 1)]   # GPU 0 is busy
+    p = cli("serve", ["--instances", "3", "--port", str(port + 5)], inv, env=env)
+    assert p.returncode == 1 and "3 instance(s) need 3 free GPU(s)" in p.stdout
+
+
+@pytest.mark.ssh
+def test_serve_over_ssh_survives_the_session(lab, tmp_path):
+    h = lab.start("svc", "127.0.0.12", path_prefix=str(SMI))
+    wd = tmp_path / "rwd"
+    provision(wd)
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"hosts": {"gpu": lab.inventory_entry(h, workdir=str(wd))}}}))
+    env = {"OCRDEPLOY_KNOWN_HOSTS": str(lab.known_hosts)}
+    port = free_port()
+    try:
+        p = cli("serve", ["--host", "gpu", "--port", str(port)], inv, env=env)
+        assert p.returncode == 0, p.stdout + p.stderr
+        assert f"ssh -L {port}:127.0.0.1:{port}" in p.stdout and f"--server-url http://127.0.0.1:{port}" in p.stdout
+        time.sleep(0.5)      # the SSH session that started it is gone; the server is not
+        p = cli("status", ["--host", "gpu", "--json"], inv, env=env)
+        s = json.loads(p.stdout)["hosts"]["gpu"]["services"][0]
+        assert s["alive"] and s["ready"]
+    finally:
+        p = cli("stop", ["--host", "gpu"], inv, env=env)
+    assert p.returncode == 0 and "stopped" in p.stdout
