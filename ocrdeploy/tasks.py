@@ -394,6 +394,22 @@ def stop(c, host=None, inventory=None, name=None, grace=30, json=False, accept_n
         raise Exit(code=code)
 
 
+@task(help={**SERVE_HELP, "name": "Verify this service (default: the first ready one)", "api-key": "The server's key",
+            "verify-transformers": "Path on the host of verify_transformers.py (feat-ocr source), for two-end checks",
+            "verify-vllm": "Path on the host of verify_vllm.py (feat-ocr source), for two-end checks"})
+@cli_errors
+def verify(c, host=None, inventory=None, name=None, api_key=None, verify_transformers=None, verify_vllm=None,
+           json=False, accept_new_host_keys=False, connect_timeout=10):
+    """Readiness, a smoke request, DSpark counters, sample pages through the SDK; each check passed/failed/not run."""
+    from .sdk.verify import run_verify
+
+    code = run_verify(host=host, inventory=inventory, name=name, api_key=api_key,
+                      scripts=(verify_transformers, verify_vllm) if verify_transformers or verify_vllm else None,
+                      as_json=json, accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout)
+    if code:
+        raise Exit(code=code)
+
+
 ns = Collection()
 ns.add_task(facts)
 ns.add_task(preflight)
@@ -402,4 +418,5 @@ ns.add_task(models)
 ns.add_task(serve)
 ns.add_task(status)
 ns.add_task(stop)
+ns.add_task(verify)
 ns.add_task(diagnose)

@@ -85,6 +85,12 @@ class Connection:
     def put(self, local: str | os.PathLike, remote: str):
         raise NotImplementedError
 
+    def forward(self, remote_port: int):
+        """A context manager giving a local port that reaches 127.0.0.1:remote_port on the host."""
+        import contextlib
+
+        return contextlib.nullcontext(remote_port)
+
     def get(self, remote: str, local: str | os.PathLike):
         raise NotImplementedError
 
@@ -259,6 +265,19 @@ class SSHConnection(Connection):
 
     def get(self, remote, local):
         self._conn.get(remote, str(local))
+
+    def forward(self, remote_port: int):
+        import contextlib
+
+        @contextlib.contextmanager
+        def tunnel():
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                local = s.getsockname()[1]
+            with self._conn.forward_local(local_port=local, remote_port=remote_port, remote_host="127.0.0.1"):
+                yield local
+
+        return tunnel()
 
     def close(self):
         if self._conn is not None:

@@ -175,6 +175,10 @@ def test_serve_over_ssh_survives_the_session(lab, tmp_path):
         p = cli("status", ["--host", "gpu", "--json"], inv, env=env)
         s = json.loads(p.stdout)["hosts"]["gpu"]["services"][0]
         assert s["alive"] and s["ready"]
+        p = cli("verify", ["--host", "gpu", "--json"], inv, env=env)    # through an SSH tunnel to the loopback port
+        checks = {c["check"]: c for c in json.loads(p.stdout)["hosts"]["gpu"]["checks"]}
+        assert checks["smoke request"]["status"] == "passed" and checks["DSpark counters"]["status"] == "passed"
+        assert checks["parse: text page"]["status"] == "not run"   # no SDK on this host: said, not claimed
     finally:
         p = cli("stop", ["--host", "gpu"], inv, env=env)
     assert p.returncode == 0 and "stopped" in p.stdout

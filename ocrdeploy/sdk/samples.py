@@ -1,0 +1,90 @@
+"""Sample pages the project makes itself (nothing downloaded): a text page, a table page and a formula
+page as small PDFs, and a PNG for smoke requests.  Pure Python: PDF operators and zlib."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+TEXT = ["Document parsing with MiniCPM-OCR", "",
+        "The quick brown fox jumps over the lazy dog. Optical character recognition",
+        "turns scanned pages into text that can be searched, copied and indexed.",
+        "This page holds plain paragraphs only, set in a common sans-serif face."]
+TABLE = [["Model", "Params", "Accept length"], ["MiniCPM-OCR 1.0", "1.3B", "6.2"], ["DSpark draft", "0.1B", "-"]]
+
+
+def _pdf(content: str) -> bytes:
+    stream = zlib.compress(content.encode("latin-1"))
+    objs = [b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> >>",
+            b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Times-Italic >>"]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for i, obj in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + obj + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+    for off in offsets:
+        out += b"%010d 00000 n \n" % off
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    return bytes(out)
+
+
+def _text(x, y, s, size=12, font="F1"):
+    s = s.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+    return f"BT /{font} {size} Tf {x} {y} Td ({s}) Tj ET\n"
+
+
+def text_page() -> bytes:
+    c = _text(72, 720, TEXT[0], 20)
+    for i, line in enumerate(TEXT[2:]):
+        c += _text(72, 680 - i * 18, line)
+    return _pdf(c)
+
+
+def table_page() -> bytes:
+    c = _text(72, 720, "Table 1: speculative decoding", 16)
+    x0, y0, cw, rh = 72, 680, 160, 24
+    rows, cols = len(TABLE), len(TABLE[0])
+    for r in range(rows + 1):
+        c += f"{x0} {y0 - r * rh} m {x0 + cols * cw} {y0 - r * rh} l S\n"
+    for k in range(cols + 1):
+        c += f"{x0 + k * cw} {y0} m {x0 + k * cw} {y0 - rows * rh} l S\n"
+    for r, row in enumerate(TABLE):
+        for k, cell in enumerate(row):
+            c += _text(x0 + k * cw + 6, y0 - r * rh - 17, cell)
+    return _pdf(c)
+
+
+def formula_page() -> bytes:
+    """A displayed fraction (numerator over a rule over denominator) and a sum: OCR writes LaTeX for it."""
+    c = _text(72, 720, "Equation 1", 16)
+    c += _text(200, 640, "a + b", 18, "F2") + "190 632 m 260 632 l S\n" + _text(212, 612, "2c", 18, "F2")
+    c += _text(150, 622, "x =", 18, "F2")
+    c += _text(72, 560, "where the mean of n samples is the sum of x_i divided by n.")
+    return _pdf(c)
+
+
+PAGES = {"text": text_page, "table": table_page, "formula": formula_page}
+
+
+def png(width=64, height=64) -> bytes:
+    """A small grey PNG with a dark bar: a valid image for a smoke request."""
+    rows = b""
+    for y in range(height):
+        row = bytes([0])
+        for x in range(width):
+            v = 30 if 20 <= y <= 28 and 8 <= x <= 56 else 235
+            row += bytes([v])
+        rows += row
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))

@@ -1,0 +1,185 @@
+"""inv verify against the stand-in server and a stand-in minicpmvocr that records its argv; the SDK pieces."""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "provision"))
+from test_service import cli, free_port, provision  # noqa: E402
+
+from ocrdeploy.sdk import samples  # noqa: E402
+from ocrdeploy.sdk.client import OcrClient, ServiceError  # noqa: E402
+from ocrdeploy.sdk.driver import check_output, parse_job  # noqa: E402
+
+STANDIN_SDK = r'''#!{python}
+"""Stand-in for the minicpmvocr CLI: records argv and env, writes an output like the SDK's per sample page."""
+import json, os, sys
+args = sys.argv[1:]
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "calls.jsonl"), "a") as fh:
+    fh.write(json.dumps({{"argv": args, "env": {{k: os.environ.get(k) for k in
+             ("OCR_LAYOUT_MODEL_DIR", "PADDLE_PDX_DISABLE_MODEL_SOURCE_CHECK")}}}}) + "\n")
+inp, out = args[args.index("--input") + 1], args[args.index("--output") + 1]
+page = os.path.basename(inp).split(".")[0]
+text = {{"text": "# Document parsing\n\nThe quick brown fox jumps over the lazy dog. Optical character recognition "
+                 "turns scanned pages into text that can be searched.",
+        "table": "{table}",
+        "formula": "Equation 1\n\n$$x = \\frac{{a + b}}{{2c}}$$"}}[page]
+open(out, "w").write(text)
+'''
+
+
+def sdk_env(wd: Path, table="<table><tr><td>Model</td></tr></table>"):
+    b = wd / "sdk-env" / "bin"
+    b.mkdir(parents=True)
+    site = wd / "sdk-env" / "lib" / "python3.10" / "site-packages" / "paddlepaddle-3.2.1.dist-info"
+    site.mkdir(parents=True)
+    (wd / "sdk-env" / "pyvenv.cfg").write_text("version = 3.10.12\n")
+    script = b / "minicpmvocr"
+    script.write_text(STANDIN_SDK.format(python=sys.executable, table=table))
+    script.chmod(0o755)
+    (wd / "minicpmvocr-sdk" / "configs" / "backends").mkdir(parents=True)
+    layout = wd / "models" / "PP-DocLayoutV3_infer"
+    layout.mkdir(parents=True)
+    state = json.loads((wd / ".ocrdeploy" / "state.json").read_text())
+    state["models"]["PP-DocLayoutV3_infer"] = {"path": str(layout), "kind": "layout", "files": {}}
+    (wd / ".ocrdeploy" / "state.json").write_text(json.dumps(state))
+    return b / "calls.jsonl"
+
+
+@pytest.fixture
+def site(tmp_path):
+    wd = tmp_path / "wd"
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd)}}}))
+    yield wd, inv
+    cli("stop", ["--grace", "2"], inv)
+
+
+def checks_of(p):
+    return {c["check"]: c for c in json.loads(p.stdout)["hosts"]["localhost"]["checks"]}
+
+
+def test_verify_reports_every_check(site):
+    wd, inv = site
+    provision(wd)
+    calls = sdk_env(wd)
+    port = free_port()
+    assert cli("serve", ["--port", str(port)], inv).returncode == 0
+    p = cli("verify", ["--json"], inv)
+    assert p.returncode == 0, p.stdout + p.stderr
+    c = checks_of(p)
+    assert c["readiness"]["status"] == "passed" and c["smoke request"]["status"] == "passed"
+    assert c["DSpark counters"]["status"] == "passed" and "accept length 6.333" in c["DSpark counters"]["detail"]
+    for page in ("text", "table", "formula"):
+        assert c[f"parse: {page} page"]["status"] == "passed", c[f"parse: {page} page"]
+    assert c["two-end verification"]["status"] == "not run"
+    recorded = [json.loads(line) for line in calls.read_text().splitlines()]
+    argv = recorded[0]["argv"]
+    assert argv[:3] == ["parse", "--config", f"{wd}/minicpmvocr-sdk/configs/backends/vllm.yaml"]
+    assert argv[argv.index("--server-url") + 1] == f"http://127.0.0.1:{port}"
+    assert argv[argv.index("--model") + 1] == "minicpm-ocr"
+    sets = [argv[i + 1] for i, a in enumerate(argv) if a == "--set"]
+    assert "input.limit=1" in sets and "layout.device=cpu" in sets          # CPU paddle in sdk-env
+    assert any(s.startswith("run.run_tag=verify-") for s in sets)
+    assert all(argv[argv.index(flag) + 1].startswith("/") for flag in ("--input", "--output"))
+    assert recorded[0]["env"] == {"OCR_LAYOUT_MODEL_DIR": f"{wd}/models/PP-DocLayoutV3_infer",
+                                  "PADDLE_PDX_DISABLE_MODEL_SOURCE_CHECK": "True"}
+    assert len({json.loads(x)["argv"][json.loads(x)["argv"].index("--set", 6) + 1] for x in
+                calls.read_text().splitlines()}) >= 1
+
+
+def test_verify_fails_on_otsl_and_never_claims_what_it_did_not_run(site):
+    wd, inv = site
+    provision(wd)
+    sdk_env(wd, table="<otsl><fcel>Model<nl></otsl>")
+    assert cli("serve", ["--standard", "--port", str(free_port())], inv).returncode == 0
+    p = cli("verify", ["--json"], inv)
+    assert p.returncode == 1
+    c = checks_of(p)
+    assert c["parse: table page"]["status"] == "failed" and "no <otsl> left" in c["parse: table page"]["detail"]
+    assert c["DSpark counters"]["status"] == "not run"      # a standard service has none to prove
+
+
+def test_two_end_verification_with_the_users_scripts(site, tmp_path):
+    wd, inv = site
+    provision(wd)
+    for env in ("tf-ocr-env",):
+        (wd / env / "bin").mkdir(parents=True)
+        os.symlink(sys.executable, wd / env / "bin" / "python")
+    script = tmp_path / "verify_side.py"
+    script.write_text("print('prompt tokens: 1975')\nprint('<otsl><ched>a<nl></otsl>')\n")
+    assert cli("serve", ["--port", str(free_port())], inv).returncode == 0
+    p = cli("verify", ["--json", "--verify-transformers", str(script), "--verify-vllm", str(script)], inv)
+    c = checks_of(p)
+    assert c["two-end verification"]["status"] == "passed", c["two-end verification"]
+    assert "same prompt tokens (1975)" in c["two-end verification"]["detail"]
+
+
+
+
+def test_client_explains_400_and_reads_content(site):
+    wd, inv = site
+    provision(wd)
+    port = free_port()
+    assert cli("serve", ["--port", str(port)], inv).returncode == 0
+    with OcrClient(f"http://127.0.0.1:{port}") as client:
+        assert client.models() == ["minicpm-ocr"] and client.health()
+        assert "lazy dog" in client.chat_image(samples.png(), "read")
+        assert "vllm:spec_decode_num_drafts_total" in client.metrics()
+    cli("stop", [], inv)
+    port = free_port()
+    (wd / "models" / "MiniCPM-OCR-1.0" / "standin.json").write_text("{}")
+    # a server started without --trust-request-mm-kwargs: run the stand-in by hand with the standard flags minus it
+    import subprocess
+    proc = subprocess.Popen([str(wd / "vllm-ocr-env" / "bin" / "python"), "-m", "vllm.entrypoints.openai.api_server",
+                             "--model", str(wd / "models" / "MiniCPM-OCR-1.0"), "--served-model-name", "minicpm-ocr",
+                             "--port", str(port), "--host", "127.0.0.1"], stdout=subprocess.DEVNULL)
+    try:
+        with OcrClient(f"http://127.0.0.1:{port}") as client:
+            import time
+            for _ in range(50):
+                if client.health():
+                    break
+                time.sleep(0.1)
+            with pytest.raises(ServiceError) as err:
+                client.chat_image(samples.png(), "read", mm_processor_kwargs={"downsample_mode": "4x"})
+        assert err.value.status == 400 and "--trust-request-mm-kwargs" in err.value.explanation
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+def test_parse_job_follows_the_guide():
+    job = parse_job("/w/sdk-env/bin/minicpmvocr", "/w/minicpmvocr-sdk", "transformers",
+                    ["http://127.0.0.1:18499", "http://127.0.0.1:18500"], "/d/in.pdf", "/d/out.md",
+                    layout_dir="/w/models/L", run_root="/big/runs", run_tag="t1")
+    a = job.argv
+    assert a[a.index("--config") + 1] == "/w/minicpmvocr-sdk/configs/backends/openai.yaml"
+    assert [a[i + 1] for i, x in enumerate(a) if x == "--server-url"] == ["http://127.0.0.1:18499",
+                                                                          "http://127.0.0.1:18500"]
+    sets = [a[i + 1] for i, x in enumerate(a) if x == "--set"]
+    assert sets == ["input.limit=1", 'engine.extra_body={"chat_template_kwargs":{"enable_thinking":false}}',
+                    "run.run_tag=t1", "run.run_root=/big/runs"]
+    with pytest.raises(ValueError, match="absolute"):
+        parse_job("m", "/r", "dspark", ["u"], "rel.pdf", "/o.md", layout_dir="/l")
+
+
+def test_output_checks():
+    assert all(ok for _, ok, _ in check_output("<table><tr><td>x</td></tr></table>", "table"))
+    assert not dict((c, ok) for c, ok, _ in check_output("<otsl>x</otsl>", "table"))["no <otsl> left"]
+    assert dict((c, ok) for c, ok, _ in check_output("$x=\\frac{a}{b}$", "formula"))["LaTeX on the formula page"]
+    garbage = "的的的的的的的的的的的的的的的的的的的的的的" * 5
+    assert not dict((c, ok) for c, ok, _ in check_output(garbage, "text"))["readable text on the text page"]
+    assert not dict((c, ok) for c, ok, _ in check_output("", "text"))["non-empty"]
+
+
+def test_sample_pages_are_valid_documents():
+    for make in samples.PAGES.values():
+        pdf = make()
+        assert pdf.startswith(b"%PDF-1.4") and pdf.rstrip().endswith(b"%%EOF") and b"/Helvetica" in pdf
+    png = samples.png()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and png.endswith(b"IEND\xaeB`\x82")
