@@ -104,7 +104,7 @@ class _HashBar:
 
 def run_models(*, host, group, inventory, names, source, from_path, via_controller, manifest, rehash, check,
                as_json, layout_url, endpoint, verbose, accept_new_host_keys, connect_timeout) -> int:
-    from ..provision.apply import Applier
+    from ..provision.apply import Applier, summarize
     from ..provision.report import console, recap
     from ..provision.reporter import Reporter
     from ..tasks import open_session
@@ -129,17 +129,8 @@ def run_models(*, host, group, inventory, names, source, from_path, via_controll
                           rehash=rehash, layout_url=layout_url, endpoint=endpoint)
     with session:
         outcomes = session.map(one)
-    rows, doc, failed = [], {"check": check, "hosts": {}}, False
-    for name, o in outcomes.items():
-        if o.error:
-            failed = True
-            rows.append((name, None, o.error))
-            doc["hosts"][name] = {"reachable": False, "error": o.error}
-            continue
-        failed |= o.value.failed
-        rows.append((name, o.value.counts(), None))
-        doc["hosts"][name] = {"reachable": True, "counts": o.value.counts(),
-                              "steps": [r.to_dict() for r in o.value.results]}
+    rows, hosts, failed = summarize(outcomes)
+    doc = {"check": check, "hosts": hosts}
     if as_json:
         print(_json.dumps(doc, indent=2))
     else:

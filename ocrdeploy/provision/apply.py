@@ -61,6 +61,11 @@ class HostRun:
             c[r.status] += 1
         return c
 
+    def to_dict(self) -> dict:
+        return {"reachable": True, "counts": self.counts(), "preflight_failed": self.preflight_failed,
+                "preflight": [r.to_dict() for r in self.preflight], "steps": [r.to_dict() for r in self.results],
+                "commands_run": self.commands_run}
+
     @property
     def failed(self) -> bool:
         return bool(self.error) or self.preflight_failed or any(r.status == FAILED for r in self.results)
@@ -275,3 +280,18 @@ class Applier:
             return []
         reports = annotate(reports, rules, fix_context(self.host))
         return [f for r in reports for f in r.get("findings", [])]
+
+
+def summarize(outcomes) -> tuple[list, dict, bool]:
+    """Recap rows, the JSON per host and whether anything failed, from Session.map's outcomes of appliers."""
+    rows, hosts, failed = [], {}, False
+    for name, o in outcomes.items():
+        if o.error:
+            failed = True
+            rows.append((name, None, o.error))
+            hosts[name] = {"reachable": False, "error": o.error}
+            continue
+        failed |= o.value.failed
+        rows.append((name, o.value.counts(), None))
+        hosts[name] = o.value.to_dict()
+    return rows, hosts, failed

@@ -8,7 +8,7 @@ import sys
 import time
 
 from ..errors import UsageError
-from .apply import Applier
+from .apply import Applier, summarize
 
 VAR_KEYS = ("sdk_repo", "vllm_src", "transformers_src", "deps_dir", "sdk_commit", "cuda_13_4_dir", "max_jobs",
             "transformers_serving")
@@ -81,21 +81,8 @@ def run_install(*, host, group, inventory, recipe, check, step, from_, force, ve
             outcomes = {h.name: _Outcome(h, one(_NoConnection(h, recorded), h)) for h in session.hosts}
         else:
             outcomes = session.map(one)
-    rows, doc, failed = [], {"recipe": chosen.name, "check": check, "run": run_id, "hosts": {}}, False
-    for name, o in outcomes.items():
-        if o.error:
-            failed = True
-            rows.append((name, None, o.error))
-            doc["hosts"][name] = {"reachable": False, "error": o.error}
-            continue
-        run = o.value
-        failed |= run.failed
-        counts = run.counts()
-        rows.append((name, counts, None))
-        doc["hosts"][name] = {"reachable": True, "counts": counts, "preflight_failed": run.preflight_failed,
-                              "preflight": [r.to_dict() for r in run.preflight],
-                              "steps": [r.to_dict() for r in run.results],
-                              "commands_run": run.commands_run}
+    rows, hosts, failed = summarize(outcomes)
+    doc = {"recipe": chosen.name, "check": check, "run": run_id, "hosts": hosts}
     if as_json:
         print(_json.dumps(doc, indent=2))
     else:

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "provision"))
-from test_service import cli, free_port, provision  # noqa: E402
+from test_service import cli, free_port, provision, site  # noqa: E402,F401 - `site` is a shared fixture
 
 from ocrdeploy.sdk import samples  # noqa: E402
 from ocrdeploy.sdk.client import OcrClient, ServiceError  # noqa: E402
@@ -48,15 +48,6 @@ def sdk_env(wd: Path, table="<table><tr><td>Model</td></tr></table>"):
     state["models"]["PP-DocLayoutV3_infer"] = {"path": str(layout), "kind": "layout", "files": {}}
     (wd / ".ocrdeploy" / "state.json").write_text(json.dumps(state))
     return b / "calls.jsonl"
-
-
-@pytest.fixture
-def site(tmp_path):
-    wd = tmp_path / "wd"
-    inv = tmp_path / "inv.yml"
-    inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd)}}}))
-    yield wd, inv
-    cli("stop", ["--grace", "2"], inv)
 
 
 def checks_of(p):
