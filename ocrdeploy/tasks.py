@@ -410,6 +410,25 @@ def verify(c, host=None, inventory=None, name=None, api_key=None, verify_transfo
         raise Exit(code=code)
 
 
+@task(iterable=["server_url"], help={**SERVE_HELP,
+    "input": "The document on the host (absolute path)", "output": "Where the Markdown goes on the host (absolute)",
+    "backend": "Config to use: dspark/standard (vllm.yaml), transformers/openai (openai.yaml), llamacpp",
+    "server-url": "A service URL as seen from the host (repeatable); default: the ready services `inv serve` started",
+    "all-pages": "After the first page passes, parse the whole document (default: the first page only)",
+    "run-root": "Where the SDK keeps its runs (absolute; for when the SDK's disk is tight)"})
+@cli_errors
+def parse(c, input, output, host=None, inventory=None, backend=None, server_url=None, all_pages=False,
+          run_root=None, json=False, accept_new_host_keys=False, connect_timeout=10):
+    """Parse a document through the SDK on the host: input.limit=1 first, then (--all-pages) every page."""
+    from .sdk.parse import run_parse
+
+    code = run_parse(host=host, inventory=inventory, input_path=input, output=output, backend=backend,
+                     server_urls=server_url, all_pages=all_pages, run_root=run_root, as_json=json,
+                     accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout)
+    if code:
+        raise Exit(code=code)
+
+
 ns = Collection()
 ns.add_task(facts)
 ns.add_task(preflight)
@@ -419,4 +438,5 @@ ns.add_task(serve)
 ns.add_task(status)
 ns.add_task(stop)
 ns.add_task(verify)
+ns.add_task(parse)
 ns.add_task(diagnose)

@@ -58,7 +58,7 @@ LATEX = re.compile(r"\\frac|\\sum|\\sqrt|\$[^$]+\$|\\\[|\\\(|\^\{|_\{")
 
 
 def check_output(md: str, page: str) -> list[tuple[str, bool, str]]:
-    """(check, passed, detail) for the output of one sample page."""
+    """(check, passed, detail) for the output of one page; page is text, table, formula or any."""
     out = [("non-empty", bool(md.strip()), f"{len(md)} chars")]
     out.append(("no <otsl> left", "<otsl>" not in md, "OTSL not converted to HTML" if "<otsl>" in md else "ok"))
     if page == "table":

@@ -174,3 +174,20 @@ def test_sample_pages_are_valid_documents():
         assert pdf.startswith(b"%PDF-1.4") and pdf.rstrip().endswith(b"%%EOF") and b"/Helvetica" in pdf
     png = samples.png()
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and png.endswith(b"IEND\xaeB`\x82")
+
+
+def test_parse_first_page_then_all(site, tmp_path):
+    wd, inv = site
+    provision(wd)
+    calls = sdk_env(wd)
+    assert cli("serve", ["--port", str(free_port())], inv).returncode == 0
+    doc = tmp_path / "text.pdf"
+    doc.write_bytes(samples.text_page())
+    out = tmp_path / "text.md"
+    p = cli("parse", ["--input", str(doc), "--output", str(out), "--all-pages", "--json"], inv)
+    assert p.returncode == 0, p.stdout + p.stderr
+    steps = json.loads(p.stdout)["steps"]
+    assert [s["pages"] for s in steps] == ["first", "all"] and out.exists()
+    argvs = [json.loads(line)["argv"] for line in calls.read_text().splitlines()]
+    assert "input.limit=1" in argvs[0] and "input.limit=1" not in argvs[1]
+    assert cli("parse", ["--input", "rel.pdf", "--output", str(out)], inv).returncode == 2

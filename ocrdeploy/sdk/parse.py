@@ -1,0 +1,84 @@
+"""`inv parse`: a document through the SDK on the host, the guide's way: one page first, then all pages."""
+
+from __future__ import annotations
+
+import json as _json
+import posixpath
+import time
+
+from ..errors import UsageError
+from ..provision.command import Command
+from ..provision.kinds import STATE_FILE
+from ..provision.step import absolute, dist, wd
+from .driver import check_output, parse_job
+from .verify import _facts
+
+
+def run_parse(*, host, inventory, input_path, output, backend, server_urls, all_pages, run_root, as_json,
+              accept_new_host_keys, connect_timeout) -> int:
+    from ..provision.report import console
+    from ..provision.service import status_all
+    from ..tasks import open_session
+
+    if not input_path.startswith("/") or not output.startswith("/"):
+        raise UsageError("--input and --output are paths on the host and must be absolute (the guide: --set "
+                         "paths resolve relative to the config file)")
+    if run_root and not run_root.startswith("/"):
+        raise UsageError("--run-root must be an absolute path")
+    session = open_session(host, None, inventory, accept_new_host_keys, connect_timeout)
+    if len(session.hosts) != 1:
+        raise UsageError("parse works on one host (--host NAME)")
+    con = console(stderr=as_json)
+
+    def one(conn, h):
+        facts = _facts(conn, h)
+        state = _json.loads((facts.get("reads") or {}).get(STATE_FILE) or "{}")
+        layout = (state.get("models") or {}).get("PP-DocLayoutV3_infer")
+        if not layout:
+            return {"error": "the layout model is not verified on this host: inv models"}
+        if not (facts.get("files") or {}).get(wd("sdk-env/bin/minicpmvocr"), {}).get("exists"):
+            return {"error": "sdk-env has no minicpmvocr: inv install"}
+        urls = list(server_urls or [])
+        kind = backend
+        if not urls:
+            ready = [s for s in status_all(conn, facts["workdir"]["path"])["services"] if s.get("ready")]
+            if not ready:
+                return {"error": "no ready service on this host: inv serve, or give --server-url"}
+            urls = [f"http://127.0.0.1:{s['port']}" for s in ready]
+            kind = kind or ready[0].get("kind") or "dspark"
+        cpu = bool(dist(facts, "sdk-env", "paddlepaddle")) and not dist(facts, "sdk-env", "paddlepaddle-gpu")
+        tag = time.strftime("parse-%Y%m%d-%H%M%S")
+        steps = []
+        for limit_one in ([True, False] if all_pages else [True]):
+            out = output if not limit_one or not all_pages else f"{posixpath.splitext(output)[0]}.page1.md"
+            job = parse_job(absolute(facts, wd("sdk-env/bin/minicpmvocr")), absolute(facts, wd("minicpmvocr-sdk")),
+                            kind or "dspark", urls, input_path, out, layout_dir=layout["path"], limit_one=limit_one,
+                            cpu_layout=cpu, run_root=run_root, run_tag=f"{tag}-{'first' if limit_one else 'all'}")
+            con.print(f"[dim]{h.name} | {'first page' if limit_one else 'all pages'}: {Command(job.argv)}[/dim]")
+            r = conn.run(Command(job.argv, env=job.env), timeout=24 * 3600, ok_codes=range(0, 256))
+            md = conn.run(["cat", out], ok_codes=range(0, 256)).stdout if r.exit_code == 0 else ""
+            checks = check_output(md, "any")
+            steps.append({"pages": "first" if limit_one else "all", "exit_code": r.exit_code, "output": out,
+                          "checks": [{"check": c, "ok": ok, "detail": d} for c, ok, d in checks],
+                          "tail": r.tail(8) if r.exit_code else None})
+            if r.exit_code != 0 or not all(ok for _, ok, _ in checks):
+                break             # the first page must pass before the whole document is worth parsing
+        return {"steps": steps}
+
+    with session:
+        (name, o), = session.map(one).items()
+    if o.error or o.value.get("error"):
+        con.print(f"[red]{name}: {o.error or o.value['error']}[/red]")
+        if as_json:
+            print(_json.dumps({"host": name, "error": o.error or o.value["error"]}))
+        return 1
+    ok = all(s["exit_code"] == 0 and all(c["ok"] for c in s["checks"]) for s in o.value["steps"])
+    ok = ok and len(o.value["steps"]) == (2 if all_pages else 1)
+    for s in o.value["steps"]:
+        bad = [f"{c['check']}: {c['detail']}" for c in s["checks"] if not c["ok"]]
+        status = "ok" if s["exit_code"] == 0 and not bad else "FAILED"
+        con.print(f"{name} | {s['pages']} page(s): {status} -> {s['output']}" + (f" ({'; '.join(bad)})" if bad else "")
+                  + (f"\n{s['tail']}" if s.get("tail") else ""), markup=False)
+    if as_json:
+        print(_json.dumps({"host": name, "steps": o.value["steps"], "ok": ok}, indent=2))
+    return 0 if ok else 1
