@@ -66,13 +66,17 @@ def check_vram(facts: dict, req: Requirements) -> CheckResult:
     return CheckResult(name, PASS, f"{sizes} (>= {req.min_vram_gib:g} GiB)", value=round(gib, 1))
 
 
-def free_gpu(facts: dict, min_vram_gib: float = 0.0) -> dict | None:
-    """The GPU to use: no compute process, then the most free memory; None when none is free."""
+def free_gpus(facts: dict, min_vram_gib: float = 0.0) -> list[dict]:
+    """The GPUs to use, best first: no compute process, then the most free memory, then the lowest index."""
     candidates = [g for g in facts["gpu"].get("gpus") or []
                   if not g.get("processes") and (g.get("memory_total_mib") or 0) / 1024 + 0.5 >= min_vram_gib]
-    if not candidates:
-        return None
-    return max(candidates, key=lambda g: ((g.get("memory_free_mib") or 0), -g["index"]))
+    return sorted(candidates, key=lambda g: (-(g.get("memory_free_mib") or 0), g["index"]))
+
+
+def free_gpu(facts: dict, min_vram_gib: float = 0.0) -> dict | None:
+    """The GPU preflight names as CUDA_VISIBLE_DEVICES; None when none is free."""
+    best = free_gpus(facts, min_vram_gib)
+    return best[0] if best else None
 
 
 def check_free_gpu(facts: dict, req: Requirements) -> CheckResult:

@@ -37,8 +37,9 @@ def pick_gpus(facts, gpu, instances) -> list:
         if len(gpus) < instances:
             raise UsageError(f"--gpu {gpu}: {instances} instances need {instances} GPUs")
         return gpus[:instances]
-    free = [g for g in (facts.get("gpu") or {}).get("gpus") or [] if not g.get("processes")]
-    free.sort(key=lambda g: (-(g.get("memory_free_mib") or 0), g["index"]))
+    from ..checks.preflight import free_gpus
+
+    free = free_gpus(facts)
     if len(free) < instances:
         busy = [f"GPU {g['index']}" for g in (facts.get("gpu") or {}).get("gpus") or [] if g.get("processes")]
         raise RuntimeError(f"{instances} instance(s) need {instances} free GPU(s); free: "

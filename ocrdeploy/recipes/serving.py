@@ -18,12 +18,7 @@ DSPARK_TOKENS = 15
 def vllm_dspark(python: str, main: str, draft: str, port: int, host: str, *, enforce_eager=False,
                 api_key=None, gpu_memory_utilization="0.85") -> list[str]:
     """Seed 4.1: the DSpark-accelerated server, flag for flag."""
-    argv = [python, "-m", "vllm.entrypoints.openai.api_server",
-            "--model", main,
-            "--served-model-name", SERVED_NAME,
-            "--host", host,
-            "--port", str(port),
-            "--max-model-len", "40960",
+    argv = _vllm(python, main, port, host) + [
             "--max-num-batched-tokens", "40960",
             "--max-num-seqs", "1",
             "--attention-backend", "FLASH_ATTN",
@@ -41,12 +36,7 @@ def vllm_dspark(python: str, main: str, draft: str, port: int, host: str, *, enf
 def vllm_standard(python: str, main: str, port: int, host: str, *, enforce_eager=False, api_key=None,
                   gpu_memory_utilization="0.85") -> list[str]:
     """Seed 4.2: no speculative decoding; --limit-mm-per-prompt for multi-image requests."""
-    argv = [python, "-m", "vllm.entrypoints.openai.api_server",
-            "--model", main,
-            "--served-model-name", SERVED_NAME,
-            "--host", host,
-            "--port", str(port),
-            "--max-model-len", "40960",
+    argv = _vllm(python, main, port, host) + [
             "--limit-mm-per-prompt", json.dumps({"image": 36}, separators=(",", ":")),
             "--gpu-memory-utilization", str(gpu_memory_utilization),
             "--trust-request-mm-kwargs"]
@@ -56,6 +46,12 @@ def vllm_standard(python: str, main: str, port: int, host: str, *, enforce_eager
 def transformers_serve(transformers_bin: str, main: str, port: int, host: str) -> list[str]:
     """Seed 4.3 (the seed binds 0.0.0.0; we bind what --public says)."""
     return [transformers_bin, "serve", main, "--port", str(port), "--host", host, "--continuous-batching"]
+
+
+def _vllm(python, main, port, host):
+    """What both vLLM forms share: the model, the served name, where to listen, the context length."""
+    return [python, "-m", "vllm.entrypoints.openai.api_server", "--model", main, "--served-model-name", SERVED_NAME,
+            "--host", host, "--port", str(port), "--max-model-len", "40960"]
 
 
 def _common(argv, enforce_eager, api_key):
