@@ -79,7 +79,8 @@ def provision(wd: Path, src: Path):
         Path(p).mkdir(parents=True, exist_ok=True)
     (src / "vllm" / "setup.py").write_text("")
     plan = minicpm.build_plan("dspark", v)
-    dists = {"sdk-env": {"pip": ("24.0", None)}, "vllm-ocr-env": {"pip": ("24.0", None)}}
+    dists = {"sdk-env": {"pip": ("24.0", None)}, "vllm-ocr-env": {"pip": ("24.0", None)},
+             ".ocrdeploy/tools-env": {"pip": ("24.0", None)}}
     for s in plan.steps:
         if isinstance(s, PipInstall):
             target = s.cpu if isinstance(s, minicpm.Paddle) and False else s
@@ -107,9 +108,23 @@ def provision(wd: Path, src: Path):
         subprocess.run(["git", "init", "-q", str(sdk)], check=True)
         subprocess.run(["git", "-C", str(sdk), "-c", "user.email=b@b", "-c", "user.name=b", "commit", "-q",
                         "--allow-empty", "-m", "x"], check=True)
+    make_venv(wd, ".ocrdeploy/tools-env", "3.11", dists[".ocrdeploy/tools-env"])
+    models = {}
+    from ocrdeploy.models.catalog import DEFAULT_SET, MODELS
+    from ocrdeploy.models.hostside import listing
+
+    for name in DEFAULT_SET:
+        d = wd / "models" / name
+        d.mkdir(parents=True, exist_ok=True)
+        for f in MODELS[name].required or ("config.json",):
+            (d / f).write_text("x")
+        (d / "release_manifest.json").write_text(json.dumps({"release": "2026-10-19"}))
+        models[name] = {"path": str(d), "kind": MODELS[name].kind, "files": listing(str(d)),
+                        "manifest": {"release": "2026-10-19"}, "verified_at": "bench", "checked_against": {}}
     facts = facts_mod.normalise(probe.collect(facts_mod.probe_request(str(wd), net_timeout=0)))
     state = {"checks": {"sdk-backends": {"fingerprint": fingerprint(facts, "sdk-env"), "at": "bench"},
-                        "vllm-import": {"fingerprint": fingerprint(facts, "vllm-ocr-env"), "at": "bench"}}}
+                        "vllm-import": {"fingerprint": fingerprint(facts, "vllm-ocr-env"), "at": "bench"}},
+             "models": models}
     (wd / ".ocrdeploy").mkdir(exist_ok=True)
     (wd / ".ocrdeploy" / "state.json").write_text(json.dumps(state))
     return v
