@@ -141,8 +141,6 @@ def run_models(*, host, group, inventory, names, source, from_path, via_controll
 
 def stage_via_controller(conn, host, names, source, endpoint, con) -> dict:
     """Download on the controller, copy to the host; the host then verifies what arrived."""
-    from ..models.plan import build_models_plan  # noqa: F401 - validated by the caller
-
     if source != "hf":
         raise UsageError("--via-controller downloads from Hugging Face only")
     cache = Path.home() / ".cache" / "ocrdeploy" / "models"

@@ -50,3 +50,19 @@ def recap(con, rows):
 
 def error_line(message: str):
     sys.stderr.write(f"error: {message}\n")
+
+
+def reachable(outcomes, con, hosts_doc: dict) -> tuple[list, bool]:
+    """Session.map's outcomes: an unreachable host is recorded and printed once, here; returns the
+    (name, value) of the others and whether any host was unreachable."""
+    from rich.markup import escape
+
+    ok, failed = [], False
+    for name, o in outcomes.items():
+        if o.error:
+            failed = True
+            hosts_doc[name] = {"reachable": False, "error": o.error}
+            con.print(f"[red]{escape(name)}: unreachable: {escape(o.error)}[/red]")
+        else:
+            ok.append((name, o.value))
+    return ok, failed

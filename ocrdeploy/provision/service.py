@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import shlex
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import HostError, UsageError
+from ..errors import HostError
 from . import service_host
-from .command import Command, Secret, remote_python
+from .command import Secret, remote_python
 
 GRAPH_FAILURE = "cudagraph-capture-failed"
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json as _json
-import sys
-import time
 
 from ..errors import UsageError
 from ..recipes import serving
 from .kinds import STATE_FILE, cu13_dir
 from .service import (Instance, accept_length, serve_with_retries, status_all, stop_service, systemd_unit)
-from .step import Request, absolute, wd
+from .report import reachable
+from .step import absolute, wd
 
 BACKENDS = ("dspark", "standard", "transformers")
 
@@ -138,15 +137,9 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
 
     with session:
         outcomes = session.map(one)
-    failed = False
     doc = {"hosts": {}}
-    for name, o in outcomes.items():
-        if o.error:
-            failed = True
-            doc["hosts"][name] = {"reachable": False, "error": o.error}
-            con.print(f"[red]{name}: unreachable: {o.error}[/red]")
-            continue
-        v = o.value
+    hosts, failed = reachable(outcomes, con, doc["hosts"])
+    for name, v in hosts:
         doc["hosts"][name] = v
         if v.get("error"):
             failed = True
@@ -218,21 +211,17 @@ def run_status(*, host, inventory, name, api_key, as_json, accept_new_host_keys,
 
     with session:
         outcomes = session.map(one)
-    doc, failed = {"hosts": {}}, False
     from rich.table import Table
 
     con = console(stderr=as_json)
-    for hname, o in outcomes.items():
-        if o.error:
-            failed = True
-            doc["hosts"][hname] = {"reachable": False, "error": o.error}
-            con.print(f"[red]{hname}: unreachable: {o.error}[/red]")
-            continue
+    doc = {"hosts": {}}
+    hosts, failed = reachable(outcomes, con, doc["hosts"])
+    for hname, value in hosts:
         table = Table(title=f"{hname}: services", title_justify="left")
         for col in ("service", "pid", "port", "alive", "ready", "model ids", "uptime", "DSpark accept length"):
             table.add_column(col)
         rows = []
-        for s in o.value["services"]:
+        for s in value["services"]:
             acc = accept_length(s.pop("metrics", None)) if s.get("alive") else {"state": "not running"}
             s["spec_decode"] = acc
             rows.append(s)
@@ -267,17 +256,13 @@ def run_stop(*, host, inventory, name, grace, as_json, accept_new_host_keys, con
 
     with session:
         outcomes = session.map(one)
-    doc, failed = {"hosts": {}}, False
-    for hname, o in outcomes.items():
-        if o.error:
-            failed = True
-            doc["hosts"][hname] = {"error": o.error}
-            con.print(f"[red]{hname}: {o.error}[/red]")
-            continue
-        doc["hosts"][hname] = o.value
-        if not o.value:
+    doc = {"hosts": {}}
+    hosts, failed = reachable(outcomes, con, doc["hosts"])
+    for hname, stopped in hosts:
+        doc["hosts"][hname] = stopped
+        if not stopped:
             con.print(f"{hname}: nothing to stop")
-        for n, r in o.value.items():
+        for n, r in stopped.items():
             if not r.get("ok"):
                 failed = True
                 con.print(f"[red]{hname} | {n}: {r.get('error')}[/red]")

@@ -12,7 +12,6 @@ import json as _json
 import re
 import tempfile
 import time
-from pathlib import Path
 
 from ..provision.command import Command
 from ..provision.kinds import STATE_FILE
@@ -177,29 +176,25 @@ def two_end(conn, host, facts, state, svc, scripts) -> list[dict]:
 def run_verify(*, host, inventory, name, api_key, scripts, as_json, accept_new_host_keys, connect_timeout) -> int:
     from rich.table import Table
 
-    from ..provision.report import console
+    from ..provision.report import console, reachable
     from ..tasks import open_session
 
     session = open_session(host, None, inventory, accept_new_host_keys, connect_timeout)
     with session:
         outcomes = session.map(lambda conn, h: verify_host(conn, h, name=name, api_key=api_key, scripts=scripts))
     con = console(stderr=as_json)
-    doc, failed = {"hosts": {}}, False
-    for hname, o in outcomes.items():
-        if o.error:
-            failed = True
-            doc["hosts"][hname] = {"reachable": False, "error": o.error}
-            con.print(f"[red]{hname}: {o.error}[/red]")
-            continue
-        doc["hosts"][hname] = {"checks": o.value}
-        failed |= any(c["status"] == FAILED for c in o.value)
+    doc = {"hosts": {}}
+    hosts, failed = reachable(outcomes, con, doc["hosts"])
+    for hname, checks in hosts:
+        doc["hosts"][hname] = {"checks": checks}
+        failed |= any(c["status"] == FAILED for c in checks)
         t = Table(title=f"{hname}: verification", title_justify="left")
         for col in ("check", "result", "detail"):
             t.add_column(col)
         style = {PASSED: "green", FAILED: "red", NOT_RUN: "dim"}
         from rich.markup import escape
 
-        for c in o.value:
+        for c in checks:
             t.add_row(c["check"], f"[{style[c['status']]}]{c['status']}[/]", escape(c["detail"]))
         con.print(t)
     if as_json:

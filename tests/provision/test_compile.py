@@ -2,7 +2,6 @@
 made to fail the way an OOM-killed compile does (compilers killed, as the kernel's OOM killer leaves it)."""
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 

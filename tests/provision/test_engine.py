@@ -1,6 +1,5 @@
 """The install engine against real venvs and real pip installs of small packages from the index."""
 
-import json
 import os
 import signal
 import subprocess

@@ -5,13 +5,11 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 import yaml
 
-from ocrdeploy.errors import HostError
 from ocrdeploy.inventory import load_inventory, select_hosts
 from ocrdeploy.provision.command import Command
 from ocrdeploy.provision.connection import CommandFailed

@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "provision"))
 from test_service import cli, free_port, provision, site  # noqa: E402,F401 - `site` is a shared fixture
@@ -35,8 +34,8 @@ open(out, "w").write(text)
 def sdk_env(wd: Path, table="<table><tr><td>Model</td></tr></table>"):
     b = wd / "sdk-env" / "bin"
     b.mkdir(parents=True)
-    site = wd / "sdk-env" / "lib" / "python3.10" / "site-packages" / "paddlepaddle-3.2.1.dist-info"
-    site.mkdir(parents=True)
+    paddle = wd / "sdk-env" / "lib" / "python3.10" / "site-packages" / "paddlepaddle-3.2.1.dist-info"
+    paddle.mkdir(parents=True)
     (wd / "sdk-env" / "pyvenv.cfg").write_text("version = 3.10.12\n")
     script = b / "minicpmvocr"
     script.write_text(STANDIN_SDK.format(python=sys.executable, table=table))
