@@ -281,13 +281,26 @@ def _apply_remedies(conn, reports, ctx, yes, quiet_json) -> bool:
     "deps-dir": "An existing vLLM source's .deps on the host: compile offline (sets the *_SRC_DIR variables)",
     "set": "Host var for this run, KEY=VALUE (repeatable), e.g. --set vllm_src=/src/vllm",
     "facts": "With --check: plan against recorded facts (JSON from `inv facts --json --raw`) instead of a host",
+    "docker": "With --recipe deepseek-ocr-vllm085: write its Dockerfile and build/run commands instead of installing",
+    "docker-dir": "Where --docker writes (default ./deepseek-ocr-docker)",
 })
 @cli_errors
 def install(c, host=None, group=None, inventory=None, recipe=None, check=False, step=None, from_=None, force=False,
-            verbose=False, skip_preflight=False, deps_dir=None, set=None, facts=None, json=False,
-            accept_new_host_keys=False, connect_timeout=10):
+            verbose=False, skip_preflight=False, deps_dir=None, set=None, facts=None, json=False, docker=False,
+            docker_dir=None, accept_new_host_keys=False, connect_timeout=10):
     """Install a recipe's environments, idempotently: only the steps the facts say are needed run."""
+    from .errors import UsageError
     from .provision.install import run_install
+
+    if docker:
+        if recipe != "deepseek-ocr-vllm085":
+            raise UsageError("--docker writes the DeepSeek-OCR image: use it with --recipe deepseek-ocr-vllm085")
+        from .recipes.deepseek import docker_commands, write_docker_context
+
+        for path in write_docker_context(docker_dir or "deepseek-ocr-docker"):
+            print(f"wrote {path}")
+        print("then, in that directory:\n  " + "\n  ".join(docker_commands()))
+        return
 
     code = run_install(host=host, group=group, inventory=inventory, recipe=recipe, check=check, step=step,
                        from_=from_, force=force, verbose=verbose, skip_preflight=skip_preflight, deps_dir=deps_dir,
@@ -343,15 +356,16 @@ SERVE_HELP = {k: HOST_HELP[k] for k in ("host", "inventory", "accept-new-host-ke
 
 @task(help={**SERVE_HELP,
             "dspark": "DSpark speculative decoding (the default)", "standard": "vLLM without speculative decoding",
-            "backend": "dspark, standard or transformers (transformers serve)",
+            "backend": "dspark, standard, transformers (transformers serve), deepseek (vLLM 0.8.5 env) or "
+                       "deepseek-upstream",
             "gpu": "GPU index (comma list with --instances) or auto: the free card preflight picks (default)",
-            "port": "Port of the first instance (default 18499); the next ones follow",
+            "port": "Port of the first instance (default 18499; 8000 for DeepSeek-OCR); the next ones follow",
             "instances": "Instances, one per free GPU, on consecutive ports (default 1)",
             "public": "Bind 0.0.0.0 instead of 127.0.0.1 (needs --api-key)", "api-key": "Key the server requires",
             "systemd": "Run as a systemd unit instead of a detached process",
             "timeout": "Seconds to wait for readiness (default 900; the first start takes ~3 min)"})
 @cli_errors
-def serve(c, host=None, inventory=None, dspark=False, standard=False, backend=None, gpu="auto", port=18499,
+def serve(c, host=None, inventory=None, dspark=False, standard=False, backend=None, gpu="auto", port=None,
           instances=1, public=False, api_key=None, systemd=False, timeout=900, json=False,
           accept_new_host_keys=False, connect_timeout=10):
     """Start the OCR service (vLLM + DSpark by default) and wait until /v1/models lists minicpm-ocr."""
@@ -429,6 +443,31 @@ def parse(c, input, output, host=None, inventory=None, backend=None, server_url=
         raise Exit(code=code)
 
 
+@task(help={**SERVE_HELP,
+            "mode": "tiny, small, base, large or gundam (default: by the free GPU's memory)",
+            "max-crops": "MAX_CROPS (default 6; never above 9, 6 under 24 GB)",
+            "max-concurrency": "MAX_CONCURRENCY (default: 100 from 40 GB, 50 from 32 GB, 40 from 24 GB, else 30)",
+            "input": "INPUT_PATH on the host (absolute; default <workdir>/deepseek-input)",
+            "output": "OUTPUT_PATH on the host (absolute; default <workdir>/deepseek-output)",
+            "prompt": "grounding (default: keeps the layout) or free (Free OCR: fast, no structure)",
+            "downgrade": "Apply the next out-of-memory remedy to the current config.py",
+            "single-image-oom": "With --downgrade: one image alone ran out of memory (BASE_SIZE 640)",
+            "check": "Print the values; write nothing"})
+@cli_errors
+def deepseek_config(c, host=None, inventory=None, mode=None, max_crops=None, max_concurrency=None, input=None,
+                    output=None, prompt="grounding", downgrade=False, single_image_oom=False, check=False, json=False,
+                    accept_new_host_keys=False, connect_timeout=10):
+    """Write DeepSeek-OCR-vllm/config.py for the host's GPU: mode, crops, concurrency, workers, absolute paths."""
+    from .recipes.deepseek_config import run_deepseek_config
+
+    code = run_deepseek_config(host=host, inventory=inventory, mode=mode, max_crops=max_crops,
+                               max_concurrency=max_concurrency, input_path=input, output_path=output, prompt=prompt,
+                               downgrade=downgrade, single_image=single_image_oom, check=check, as_json=json,
+                               accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout)
+    if code:
+        raise Exit(code=code)
+
+
 ns = Collection()
 ns.add_task(facts)
 ns.add_task(preflight)
@@ -439,4 +478,5 @@ ns.add_task(status)
 ns.add_task(stop)
 ns.add_task(verify)
 ns.add_task(parse)
+ns.add_task(deepseek_config)
 ns.add_task(diagnose)

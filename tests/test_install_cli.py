@@ -50,7 +50,8 @@ def test_install_one_step_then_rerun_is_ok(tmp_path):
     (["--step", "sdk-clone", "--from", "sdk-venv"], "--step and --from exclude each other"),
     (["--facts", "x.json"], "--facts only plans"),
     (["--set", "novalue"], "expected KEY=VALUE"),
-    (["--recipe", "deepseek-ocr-vllm085"], "has no install plan"),
+    (["--recipe", "nope"], "unknown recipe 'nope'"),
+    (["--docker"], "--docker writes the DeepSeek-OCR image"),
 ])
 def test_install_usage_errors(tmp_path, args, needle):
     inv = tmp_path / "inv.yml"

@@ -113,7 +113,8 @@ class Venv(Step):
         interp = _pick_python(facts, self.python)
         if interp is None:
             have = ", ".join(p["version"] for p in facts.get("pythons") or []) or "none"
-            raise StepError(f"no Python {self.python} on the host (found: {have}); install python{self.python.lstrip('>=')}")
+            # NotYet: an earlier step may install it (a managed Python 3.12 for DeepSeek-OCR)
+            raise NotYet(f"no Python {self.python} on the host (found: {have}); install python{self.python.lstrip('>=')}")
         path = absolute(facts, wd(self.venv_name))
         recreate = venv(facts, self.venv_name) is not None
         return [Command([interp["path"], "-m", "venv", *(["--clear"] if recreate else []), path])]

@@ -210,6 +210,12 @@ def _pythons(out):
                 if real and os.path.realpath(real) not in [os.path.realpath(c) for c in candidates]:
                     candidates.append(real)
                 break
+    # interpreters `uv python install` manages (ocrdeploy installs Python 3.12 that way when a host lacks it)
+    uv_dir = os.environ.get("UV_PYTHON_INSTALL_DIR") or os.path.join(os.path.expanduser("~"), ".local", "share",
+                                                                       "uv", "python")
+    for p in sorted(glob.glob(os.path.join(uv_dir, "cpython-3.1[0-3]*", "bin", "python3.1[0-3]"))):
+        if os.path.realpath(p) not in [os.path.realpath(c) for c in candidates]:
+            candidates.append(p)
     results = [None] * len(candidates)
     cache = _load_cache()
     fresh = {}

@@ -43,6 +43,7 @@ class Instance:
     log: str
     key: str | None = None
     restarts: list = field(default_factory=list)
+    served: str = "minicpm-ocr"     # the id /v1/models must list (recipes.serving / recipes.deepseek)
 
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"

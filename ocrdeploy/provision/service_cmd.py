@@ -11,14 +11,16 @@ from .service import (Instance, accept_length, serve_with_retries, status_all, s
 from .report import reachable
 from .step import absolute, wd
 
-BACKENDS = ("dspark", "standard", "transformers")
+BACKENDS = ("dspark", "standard", "transformers", "deepseek", "deepseek-upstream")
+DEEPSEEK_ENVS = {"deepseek": "deepseek-ocr-env", "deepseek-upstream": "deepseek-vllm-env"}
 
 
 def _facts(conn, host):
     from . import facts as facts_mod
 
     req = facts_mod.probe_request(host.workdir, reads=[STATE_FILE], net_timeout=0,
-                                  paths=[wd("vllm-ocr-env/bin/python"), wd("tf-ocr-env/bin/transformers")])
+                                  paths=[wd("vllm-ocr-env/bin/python"), wd("tf-ocr-env/bin/transformers")] +
+                                  [wd(f"{e}/bin/python") for e in DEEPSEEK_ENVS.values()])
     return facts_mod.gather(conn, req)
 
 
@@ -47,7 +49,36 @@ def pick_gpus(facts, gpu, instances) -> list:
     return [str(g["index"]) for g in free[:instances]]
 
 
+def plan_deepseek(facts, backend, gpu, port, instances, public, api_key) -> list[Instance]:
+    """Seed 003 3.4's server (vLLM 0.8.5 env), or upstream vLLM with its DeepSeek-OCR recipe's flags."""
+    from ..recipes import deepseek
+
+    model = models_from_state(facts).get("DeepSeek-OCR")
+    if not model:
+        raise RuntimeError("DeepSeek-OCR is not verified on this host: run `inv models --model DeepSeek-OCR` first")
+    env_name = DEEPSEEK_ENVS[backend]
+    if not (facts.get("files") or {}).get(wd(f"{env_name}/bin/python"), {}).get("exists"):
+        recipe = "deepseek-ocr-vllm085" if backend == "deepseek" else "deepseek-ocr"
+        raise RuntimeError(f"{env_name} is not installed: `inv install --recipe {recipe}` first")
+    py = absolute(facts, wd(f"{env_name}/bin/python"))
+    bind = "0.0.0.0" if public else "127.0.0.1"
+    env_path = facts.get("env_path") or "/usr/local/bin:/usr/bin:/bin"
+    out = []
+    for i, g in enumerate(pick_gpus(facts, gpu, instances)):
+        p = port + i
+        name = f"deepseek-ocr-{p}"
+        argv = deepseek.vllm_server(py, model["path"], p, bind, upstream=backend == "deepseek-upstream",
+                                    api_key=api_key)
+        env = {"CUDA_VISIBLE_DEVICES": g, "PATH": f"{absolute(facts, wd(env_name + '/bin'))}:{env_path}"}
+        out.append(Instance(name, p, g, argv, env, backend, bind,
+                            absolute(facts, wd(f".ocrdeploy/services/{name}.log")), key=api_key,
+                            served=deepseek.SERVED_NAME))
+    return out
+
+
 def plan_instances(facts, host, backend, gpu, port, instances, public, api_key) -> list[Instance]:
+    if backend in DEEPSEEK_ENVS:
+        return plan_deepseek(facts, backend, gpu, port, instances, public, api_key)
     models = models_from_state(facts)
     main = models.get("MiniCPM-OCR-1.0")
     if not main:
@@ -92,7 +123,9 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
     from .report import console
 
     if backend not in BACKENDS:
-        raise UsageError(f"unknown backend {backend!r}: choose dspark, standard or transformers")
+        raise UsageError(f"unknown backend {backend!r}: choose {', '.join(BACKENDS)}")
+    if port is None:
+        port = 8000 if backend in DEEPSEEK_ENVS else serving.DEFAULT_PORT
     if public and not api_key:
         raise UsageError("--public binds 0.0.0.0: give --api-key KEY as well")
     if api_key and backend == "transformers":
@@ -126,7 +159,7 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
                 continue
             con.print(f"[dim]{h.name} | {inst.name}: starting on GPU {inst.gpu}, port {inst.port}[/dim]")
             show = (lambda ph, s, i=inst: con.print(f"[dim]{h.name} | {i.name}: {ph} ({s:.0f} s)[/dim]"))
-            res = serve_with_retries(conn, h, workdir, inst, serving.SERVED_NAME, timeout, diagnose, show)
+            res = serve_with_retries(conn, h, workdir, inst, inst.served, timeout, diagnose, show)
             res.update({"name": inst.name, "url": inst.url(), "gpu": inst.gpu, "port": inst.port,
                         "restarts": inst.restarts, "log": inst.log, "kind": inst.kind, "bind": inst.bind,
                         "command": " ".join("'***'" if a == api_key and api_key else str(a) for a in inst.argv)})
@@ -161,8 +194,13 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
                     con.print(f"    fix: {f['fix']}", markup=False)
         ready = [r for r in v["instances"] if r.get("ready")]
         if ready:
-            urls = " ".join(f"--server-url {r['url']}" for r in ready)
-            con.print(f"SDK ({name}): minicpmvocr parse ... {urls} --model {serving.SERVED_NAME}", markup=False)
+            if backend in DEEPSEEK_ENVS:
+                from ..recipes.deepseek import SERVED_NAME as DS
+
+                con.print(f"client ({name}): base URL {ready[0]['url']}/v1, model {DS}", markup=False)
+            else:
+                urls = " ".join(f"--server-url {r['url']}" for r in ready)
+                con.print(f"SDK ({name}): minicpmvocr parse ... {urls} --model {serving.SERVED_NAME}", markup=False)
             if v.get("remote") and ready[0]["bind"] == "127.0.0.1":
                 user = f"{v['user']}@" if v.get("user") else ""
                 fwd = " ".join(f"-L {r['port']}:127.0.0.1:{r['port']}" for r in ready)

@@ -164,6 +164,10 @@ def _no(value) -> bool:
 
 def build_plan(recipe: str, v: dict) -> Plan:
     """The recipe's environments, then (unless models=false) the models it serves, as `inv models` fetches them."""
+    if recipe.startswith("deepseek-ocr"):
+        from .deepseek import build_deepseek_plan
+
+        return build_deepseek_plan(recipe, v)
     plan = _env_plan(recipe, v)
     if _no(v.get("models", True)):
         return plan

@@ -48,9 +48,13 @@ _RECIPES = {
                Requirements(pythons={"ocr-env": (3, 11), "sdk-env": (3, 10)}, needs_gcc13=True, needs_github=True)),
         Recipe("sdk-only", "MiniCPM-OCR 1.0: sdk-env only, against an existing llama.cpp/OpenAI-compatible server",
                Requirements(needs_gpu=False, min_disk_gib=5.0, pythons={"sdk-env": (3, 10)})),
+        # python: 3.12 is wanted, but a host without it gets a managed one (uv), so >= 3.10 runs the tools
         Recipe("deepseek-ocr-vllm085", "DeepSeek-OCR: Python 3.12, torch 2.6.0 cu118, vLLM 0.8.5, flash-attn 2.7.3",
                Requirements(min_vram_gib=24.0, advised_vram_gib=32.0, min_driver=520, driver_fallback_floor=None,
-                            min_disk_gib=20.0, pythons={"deepseek-ocr-env": (3, 12)})),
+                            min_disk_gib=20.0, pythons={"tools-env": (3, 10)})),
+        Recipe("deepseek-ocr", "DeepSeek-OCR on upstream vLLM (>= 0.11.1, prebuilt from the package index)",
+               Requirements(min_vram_gib=16.0, advised_vram_gib=32.0, min_driver=580, driver_fallback_floor=None,
+                            min_disk_gib=30.0, pythons={"deepseek-vllm-env": (3, 10)})),
     )
 }
 

@@ -181,3 +181,26 @@ def test_serve_over_ssh_survives_the_session(lab, tmp_path):
     finally:
         p = cli("stop", ["--host", "gpu"], inv, env=env)
     assert p.returncode == 0 and "stopped" in p.stdout
+
+
+def test_deepseek_upstream_served_with_its_recipe_flags(site):
+    wd, inv = site
+    provision(wd)
+    ds_env = wd / "deepseek-vllm-env"
+    shutil.copytree(wd / "vllm-ocr-env", ds_env, symlinks=True)
+    model = wd / "models" / "DeepSeek-OCR"
+    model.mkdir(parents=True)
+    state = json.loads((wd / ".ocrdeploy" / "state.json").read_text())
+    state["models"]["DeepSeek-OCR"] = {"path": str(model), "kind": "deepseek", "files": {}}
+    (wd / ".ocrdeploy" / "state.json").write_text(json.dumps(state))
+    port = free_port()
+    p = cli("serve", ["--backend", "deepseek-upstream", "--port", str(port), "--json"], inv)
+    assert p.returncode == 0, p.stdout + p.stderr
+    inst = json.loads(p.stdout)["hosts"]["localhost"]["instances"][0]
+    assert inst["ready"] and inst["name"] == f"deepseek-ocr-{port}"
+    assert "--served-model-name deepseek-ai/DeepSeek-OCR --trust-remote-code --dtype bfloat16" in inst["command"]
+    assert "NGramPerReqLogitsProcessor --no-enable-prefix-caching --mm-processor-cache-gb 0" in inst["command"]
+    s = json.loads(cli("status", ["--json"], inv).stdout)["hosts"]["localhost"]["services"][0]
+    assert s["ready"] and s["ids"] == ["deepseek-ai/DeepSeek-OCR"]
+    p = cli("serve", ["--backend", "deepseek"], inv)
+    assert p.returncode == 1 and "deepseek-ocr-env is not installed" in p.stdout

@@ -33,7 +33,8 @@ def plan_text(recipe: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-@pytest.mark.parametrize("recipe", ["dspark", "standard", "transformers", "sdk-only", "merged"])
+@pytest.mark.parametrize("recipe", ["dspark", "standard", "transformers", "sdk-only", "merged",
+                                    "deepseek-ocr-vllm085", "deepseek-ocr"])
 def test_golden_plan(recipe):
     text = plan_text(recipe)
     golden = GOLDEN / f"install-{recipe}.txt"

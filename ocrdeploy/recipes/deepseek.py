@@ -1,0 +1,376 @@
+"""DeepSeek-OCR (seed 003, Chinese): its two stacks as step plans, its Dockerfile, and config.py by VRAM.
+
+deepseek-ocr-vllm085 is the seed's stack: Python 3.12, torch 2.6.0 from the cu118 index, the
+vllm 0.8.5+cu118 wheel, the repo's requirements, flash-attn 2.7.3 built without isolation.
+deepseek-ocr runs on upstream vLLM, which supports the model natively since 0.11.1; its serving
+flags come from vLLM's own recipe (docs.vllm.ai/projects/recipes/en/latest/DeepSeek/DeepSeek-OCR.html:
+logits_processors=[NGramPerReqLogitsProcessor], enable_prefix_caching=False, mm_processor_cache_gb=0).
+"""
+
+from __future__ import annotations
+
+import re
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from ..errors import UsageError
+from ..provision.command import Command, Secret
+from ..provision.kinds import GitClone, PipInstall, RecordedCheck, Venv, _py, _satisfied
+from ..provision.plan import Plan
+from ..provision.step import Decision, NotYet, Step, StepError, absolute, dist, wd
+
+ENV, UPSTREAM_ENV = "deepseek-ocr-env", "deepseek-vllm-env"
+TOOLS = ".ocrdeploy/tools-env"
+CU118_INDEX = "https://download.pytorch.org/whl/cu118"
+TORCH_PINS = ["torch==2.6.0", "torchvision==0.21.0", "torchaudio==2.6.0"]
+VLLM_WHEEL = ("https://github.com/vllm-project/vllm/releases/download/v0.8.5/"
+              "vllm-0.8.5+cu118-cp38-abi3-manylinux1_x86_64.whl")
+REPO = "https://github.com/deepseek-ai/DeepSeek-OCR.git"
+REPO_DIR = wd("DeepSeek-OCR")
+VLLM_DIR = "DeepSeek-OCR-master/DeepSeek-OCR-vllm"
+# torch -> the flash-attn built against it; another pair fails at import with `undefined symbol` (seed 1.1)
+FLASH_ATTN_FOR_TORCH = {"2.6.0": "2.7.3"}
+SERVED_NAME = "deepseek-ai/DeepSeek-OCR"   # the seed's Model ID: the client asks for exactly this
+DEFAULT_PORT = 8000
+
+VERIFY_085 = ("import torch\nprint('PyTorch:', torch.__version__, 'CUDA:', torch.version.cuda)\n"
+              "assert torch.__version__.split('+')[0] == '2.6.0', torch.__version__\n"
+              "assert torch.version.cuda == '11.8', torch.version.cuda\n"
+              "print('GPU available:', torch.cuda.is_available(), 'GPUs:', torch.cuda.device_count())\n"
+              "assert torch.cuda.is_available(), 'CUDA is not available'\n"
+              "import flash_attn\nprint('flash_attn', flash_attn.__version__)\n"
+              "from flash_attn import flash_attn_func\nprint('CUDA kernels available')")
+VERIFY_UPSTREAM = ("import vllm\nfrom vllm.model_executor.models.deepseek_ocr import NGramPerReqLogitsProcessor\n"
+                   "print('vLLM', vllm.__version__, 'with DeepSeek-OCR')")
+
+
+class ManagedPython(Step):
+    """Python 3.12 for the env: the host's when it has one, else one installed with `uv python install`."""
+
+    def __init__(self, name, minor="3.12", after=()):
+        self.name, self.minor, self.after = name, minor, after
+
+    def needs(self, facts, v):
+        have = [p for p in facts.get("pythons") or [] if p["version"].startswith(self.minor + ".")]
+        if have:
+            return Decision(False, f"Python {have[0]['version']} at {have[0]['path']}")
+        return Decision(True, f"no Python {self.minor}: install a managed one with uv")
+
+    def commands(self, facts, v):
+        return [Command([absolute(facts, wd(f"{TOOLS}/bin/uv")), "python", "install", self.minor])]
+
+
+class WheelInstall(PipInstall):
+    """A pinned distribution installed from a wheel URL or file (the vllm 0.8.5+cu118 release wheel)."""
+
+    def __init__(self, name, venv_name, requirement, wheel, after=()):
+        super().__init__(name, venv_name, [requirement], after=after)
+        self.raw = [wheel]
+
+
+class RequirementsFile(PipInstall):
+    """pip install -r <file>, decided from the file's own lines (read with the facts)."""
+
+    def __init__(self, name, venv_name, path, after=()):
+        super().__init__(name, venv_name, [], after=after)
+        self.path = path
+
+    def request(self, v):
+        req = super().request(v)
+        req.reads.add(self.path)
+        return req
+
+    def parsed(self, facts):
+        text = (facts.get("reads") or {}).get(self.path)
+        if text is None:
+            return None
+        reqs = []
+        for line in text.splitlines():
+            line = line.split("#", 1)[0].strip()
+            if not line or line.startswith("-"):
+                continue
+            try:
+                reqs.append(Requirement(line))
+            except InvalidRequirement:
+                continue
+        return reqs
+
+    def needs(self, facts, v):
+        reqs = self.parsed(facts)
+        if reqs is None:
+            return Decision(True, f"{self.path.rsplit('/', 1)[-1]} of the checkout not there yet")
+        bad = [msg for ok, msg in (_satisfied(dist(facts, self.venv_name, r.name), r) for r in reqs) if not ok]
+        if bad:
+            return Decision(True, "; ".join(bad))
+        return Decision(False, f"all {len(reqs)} requirements of {self.path.rsplit('/', 1)[-1]} met")
+
+    def commands(self, facts, v):
+        if self.parsed(facts) is None:
+            raise NotYet(f"{absolute(facts, self.path)} not there yet")
+        return [Command([_py(facts, self.venv_name), "-m", "pip", "install", "-r", absolute(facts, self.path)])]
+
+
+class FlashAttn(PipInstall):
+    """flash-attn built against the torch of the env, checked as a pair before anything is built."""
+
+    def __init__(self, name, venv_name, version="2.7.3", after=()):
+        super().__init__(name, venv_name, [f"flash-attn=={version}"], after=after)
+        self.version = version
+        self.raw = [f"flash-attn=={version}", "--no-build-isolation"]
+
+    def commands(self, facts, v):
+        torch = dist(facts, self.venv_name, "torch")
+        if torch is None:
+            raise NotYet("torch is not installed yet: flash-attn is built against it")
+        base = torch["version"].split("+")[0]
+        want = FLASH_ATTN_FOR_TORCH.get(base)
+        if want != self.version:
+            raise StepError(f"refusing flash-attn {self.version} with torch {torch['version']}: the pair must be "
+                            f"torch 2.6.0 + flash-attn 2.7.3, another one fails at import with `undefined symbol`")
+        return super().commands(facts, v)
+
+
+def vllm085_steps(v) -> list[Step]:
+    wheel = v.get("vllm_wheel") or VLLM_WHEEL
+    fa = str(v.get("flash_attn_version") or "2.7.3")
+    repo_dir = REPO_DIR
+    return [
+        Venv("tools-venv", TOOLS, ">=3.10"),
+        PipInstall("tools-uv", TOOLS, ["uv"], after=("tools-venv",)),
+        ManagedPython("python312", after=("tools-uv",)),
+        Venv("ds-venv", ENV, "3.12", after=("python312",)),
+        PipInstall("ds-torch", ENV, TORCH_PINS, index_url=CU118_INDEX, after=("ds-venv",)),
+        WheelInstall("ds-vllm", ENV, "vllm==0.8.5+cu118", wheel, after=("ds-torch",)),
+        GitClone("ds-repo", v.get("deepseek_repo") or REPO, repo_dir, commit=v.get("deepseek_commit")),
+        RequirementsFile("ds-requirements", ENV, f"{repo_dir}/requirements.txt", after=("ds-vllm", "ds-repo")),
+        FlashAttn("ds-flash-attn", ENV, fa, after=("ds-requirements",)),
+        RecordedCheck("ds-verify", ENV, code=VERIFY_085, after=("ds-flash-attn",),
+                      describe="torch 2.6.0 with CUDA 11.8, CUDA available, flash_attn imports"),
+    ]
+
+
+def upstream_steps(v) -> list[Step]:
+    return [
+        Venv("ds-venv", UPSTREAM_ENV, ">=3.10"),
+        PipInstall("ds-vllm", UPSTREAM_ENV, ["vllm>=0.11.1"], after=("ds-venv",)),
+        RecordedCheck("ds-verify", UPSTREAM_ENV, code=VERIFY_UPSTREAM, after=("ds-vllm",),
+                      describe="vLLM with its DeepSeek-OCR model and NGramPerReqLogitsProcessor"),
+    ]
+
+
+def build_deepseek_plan(recipe: str, v: dict) -> Plan:
+    from ..models.plan import build_models_plan
+
+    steps = vllm085_steps(v) if recipe == "deepseek-ocr-vllm085" else upstream_steps(v)
+    if str(v.get("models", True)).lower() not in ("0", "false", "no", "off"):
+        models = build_models_plan(v, names=["DeepSeek-OCR"], source=v.get("model_source", "hf"))
+        have = {s.name for s in steps}
+        steps += [s for s in models.steps if s.name not in have]
+    return Plan(recipe, steps)
+
+
+# ------------------------------------------------------------------ serving
+def vllm_server(python, model, port, host, *, upstream=False, api_key=None) -> list[str]:
+    """Seed 003 section 3.4's OpenAI server; on upstream vLLM with the flags of vLLM's DeepSeek-OCR recipe."""
+    argv = [python, "-m", "vllm.entrypoints.openai.api_server", "--model", model, "--served-model-name",
+            SERVED_NAME, "--trust-remote-code", "--dtype", "bfloat16", "--max-model-len", "8192",
+            "--gpu-memory-utilization", "0.9", "--host", host, "--port", str(port)]
+    if upstream:
+        argv += ["--logits-processors", "vllm.model_executor.models.deepseek_ocr:NGramPerReqLogitsProcessor",
+                 "--no-enable-prefix-caching", "--mm-processor-cache-gb", "0"]
+    if api_key:
+        argv += ["--api-key", Secret(api_key)]
+    return argv
+
+
+# ------------------------------------------------------------------ Dockerfile
+def dockerfile(base_image="nvidia/cuda:11.8.0-devel-ubuntu22.04", python_version="3.12.9",
+               wheel="vllm-0.8.5+cu118-cp38-abi3-manylinux1_x86_64.whl", index_url=None) -> str:
+    """Seed 003 section 1.2, with its punctuation restored (the seed's text lost its '=', '&&' and quotes)."""
+    pip_index = (f"RUN pip config set global.index-url {index_url} && pip install --upgrade pip\n" if index_url
+                 else "RUN pip install --upgrade pip\n")
+    return f"""# DeepSeek-OCR: CUDA 11.8, Python {python_version}, torch 2.6.0, vLLM 0.8.5, flash-attn 2.7.3
+# (written by ocrdeploy from the deployment guide). Put requirements.txt (from the DeepSeek-OCR repository),
+# sources.list, SimHei.ttf and {wheel} next to this file.
+ARG BASE_IMAGE={base_image}
+FROM ${{BASE_IMAGE}}
+ENV PYTHON_VERSION={python_version}
+ENV PYTHONUNBUFFERED=1
+ENV DEBIAN_FRONTEND=noninteractive
+WORKDIR /workspace
+COPY requirements.txt sources.list SimHei.ttf {wheel} /workspace/
+RUN mv /workspace/SimHei.ttf /usr/share/fonts/ && \\
+    mv /workspace/sources.list /etc/apt/sources.list
+RUN apt-get update && apt-get install -y \\
+    wget curl git vim build-essential zlib1g-dev \\
+    libncurses5-dev libgdbm-dev libnss3-dev libssl-dev \\
+    libreadline-dev libffi-dev libsqlite3-dev libbz2-dev \\
+    liblzma-dev pkg-config cmake && \\
+    rm -rf /var/lib/apt/lists/*
+RUN cd /tmp && \\
+    wget https://www.python.org/ftp/python/${{PYTHON_VERSION}}/Python-${{PYTHON_VERSION}}.tgz && \\
+    tar -xzf Python-${{PYTHON_VERSION}}.tgz && \\
+    cd Python-${{PYTHON_VERSION}} && \\
+    ./configure --enable-optimizations --enable-shared && \\
+    make -j$(nproc) && \\
+    make altinstall && \\
+    ldconfig && \\
+    cd /tmp && rm -rf Python-*
+RUN ln -sf /usr/local/bin/python3.12 /usr/local/bin/python3 && \\
+    ln -sf /usr/local/bin/python3.12 /usr/local/bin/python && \\
+    curl -sS https://bootstrap.pypa.io/get-pip.py | python3.12
+ENV PATH=/usr/local/cuda/bin:$PATH
+ENV LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH
+ENV CUDA_HOME=/usr/local/cuda
+{pip_index}RUN pip install torch==2.6.0 torchvision==0.21.0 torchaudio==2.6.0 --index-url {CU118_INDEX}
+RUN pip install {wheel}
+RUN pip install -r requirements.txt
+RUN pip install flash-attn==2.7.3 --no-build-isolation
+RUN python -c "import transformers; print('transformers OK')"
+CMD ["/bin/bash"]
+"""
+
+
+def docker_commands(tag="deepseek-ocr-cuda11.8-pytorch2.6:v1.0") -> list[str]:
+    return [f"docker build -t {tag} .",
+            f"docker build --no-cache -t {tag} .   # when a cached layer kept an old dependency",
+            f"nohup docker build -t {tag} . > build.log 2>&1 &   # the build is long (Python and flash-attn)",
+            f'docker run -it --gpus all -v "$(pwd)":/workspace {tag}']
+
+
+# ------------------------------------------------------------------ config.py
+MODES = {"tiny": (512, 512, False), "small": (640, 640, False), "base": (1024, 1024, False),
+         "large": (1280, 1280, False), "gundam": (1024, 640, True)}
+VISION_TOKENS = {"tiny": 64, "small": 100, "base": 256, "large": 400}
+GROUNDING = "<image>\n<|grounding|>Convert the document to markdown."
+
+
+def mode_for(vram_gib: float) -> str:
+    """Seed 003 2.4: < 8 GB Tiny or Small, 8-16 GB Base, > 16 GB Large or Gundam; Gundam from 32 GB."""
+    if vram_gib < 6:
+        return "tiny"
+    if vram_gib < 8:
+        return "small"
+    if vram_gib <= 16:
+        return "base"
+    if vram_gib < 32:
+        return "large"
+    return "gundam"
+
+
+def config_values(vram_gib: float, cpus: int, *, mode=None, model_path, input_path, output_path, max_crops=None,
+                  max_concurrency=None, prompt=GROUNDING) -> tuple[dict, list[str]]:
+    """DeepSeek-OCR-vllm/config.py values for a card; returns (values, notes)."""
+    notes = []
+    vram_gib += 0.5          # an "8 GB" card reports 7.99 GiB: thresholds are for the size it is sold as
+    mode = mode or mode_for(vram_gib)
+    if mode not in MODES:
+        raise UsageError(f"--mode {mode!r}: choose {', '.join(MODES)}")
+    base, image, crop = MODES[mode]
+    crops = int(max_crops) if max_crops is not None else 6
+    if crops > 9:
+        notes.append(f"MAX_CROPS {crops} capped at 9 (the model's maximum)")
+        crops = 9
+    if vram_gib < 24 and crops > 6:
+        notes.append(f"MAX_CROPS {crops} lowered to 6: keep 6 under 24 GB")
+        crops = 6
+    if max_concurrency is not None:
+        conc = int(max_concurrency)
+    elif vram_gib >= 40:
+        conc = 100
+    elif vram_gib >= 32:
+        conc = 50
+    elif vram_gib >= 24:
+        conc = 40
+    else:
+        conc = 30
+    for p in (model_path, input_path, output_path):
+        if not str(p).startswith("/"):
+            raise UsageError(f"{p}: MODEL_PATH, INPUT_PATH and OUTPUT_PATH must be absolute paths")
+    values = {"BASE_SIZE": base, "IMAGE_SIZE": image, "CROP_MODE": crop, "MIN_CROPS": 2, "MAX_CROPS": crops,
+              "MAX_CONCURRENCY": conc, "NUM_WORKERS": max(1, min(64, cpus)), "PRINT_NUM_VIS_TOKENS": True,
+              "SKIP_REPEAT": True, "MODEL_PATH": model_path, "INPUT_PATH": input_path, "OUTPUT_PATH": output_path,
+              "PROMPT": prompt}
+    notes.insert(0, f"{mode.capitalize()} mode for a {vram_gib:.0f} GB card")
+    return values, notes
+
+
+def downgrade(values: dict, single_image=False) -> tuple[dict, str]:
+    """The next out-of-memory remedy (seed 003 5.4): MAX_CONCURRENCY to 30, MAX_CROPS to 4, Base mode;
+    when one image alone runs out of memory, BASE_SIZE 640."""
+    v = dict(values)
+    if single_image:
+        if v.get("BASE_SIZE", 0) > 640:
+            v["BASE_SIZE"] = 640
+            return v, "BASE_SIZE 640 (one image alone ran out of memory)"
+        raise UsageError("BASE_SIZE is already 640 or less: no further single-image remedy")
+    if v.get("MAX_CONCURRENCY", 0) > 30:
+        v["MAX_CONCURRENCY"] = 30
+        return v, "MAX_CONCURRENCY halved to 30"
+    if v.get("MAX_CROPS", 0) > 4:
+        v["MAX_CROPS"] = 4
+        return v, "MAX_CROPS 4"
+    if v.get("CROP_MODE") or v.get("IMAGE_SIZE") != 1024:
+        v.update(BASE_SIZE=1024, IMAGE_SIZE=1024, CROP_MODE=False)
+        return v, "Base mode (BASE_SIZE 1024, IMAGE_SIZE 1024, CROP_MODE False)"
+    raise UsageError("already at Base mode with MAX_CONCURRENCY 30 and MAX_CROPS 4: try --single-image-oom, "
+                     "or a smaller mode with --mode small")
+
+
+_ASSIGN = re.compile(r"^([A-Z_][A-Z0-9_]*)\s*=\s*(.+?)\s*(#.*)?$")
+
+
+def read_config(text: str) -> dict:
+    import ast
+
+    out = {}
+    for line in text.splitlines():
+        m = _ASSIGN.match(line)
+        if m:
+            try:
+                out[m.group(1)] = ast.literal_eval(m.group(2))
+            except (ValueError, SyntaxError):
+                continue
+    return out
+
+
+def render_config(text: str, values: dict) -> str:
+    """The file with each value's assignment replaced in place (comments kept), new names appended."""
+    done, lines = set(), []
+    for line in text.splitlines():
+        m = _ASSIGN.match(line)
+        if m and m.group(1) in values:
+            comment = f"  {m.group(3)}" if m.group(3) else ""
+            lines.append(f"{m.group(1)} = {values[m.group(1)]!r}{comment}")
+            done.add(m.group(1))
+        else:
+            lines.append(line)
+    missing = [k for k in values if k not in done]
+    if missing:
+        lines.append("")
+        lines.append("# set by ocrdeploy deepseek-config")
+        lines += [f"{k} = {values[k]!r}" for k in missing]
+    return "\n".join(lines) + "\n"
+
+
+def config_path(facts) -> str:
+    return absolute(facts, f"{REPO_DIR}/{VLLM_DIR}/config.py")
+
+
+def write_docker_context(directory, index_url=None) -> list[str]:
+    """The Dockerfile and a BUILD.md with the build and run commands; docker is not needed here."""
+    from pathlib import Path
+
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "Dockerfile").write_text(dockerfile(index_url=index_url))
+    cmds = docker_commands()
+    (d / "BUILD.md").write_text(
+        "# Building the DeepSeek-OCR image\n\nPut these next to the Dockerfile first: `requirements.txt` (from the\n"
+        "DeepSeek-OCR repository), `sources.list` (your apt mirror list), `SimHei.ttf` and\n"
+        "`vllm-0.8.5+cu118-cp38-abi3-manylinux1_x86_64.whl` (from the vLLM v0.8.5 release).\n"
+        "The build compiles Python 3.12.9 and flash-attn: it is long, flash-attn can take 8 GB of\n"
+        "memory or more, and the image is about 15 GB.\n\n```bash\n" + "\n".join(cmds) + "\n```\n\n"
+        "Inside the container check: torch 2.6.0 with CUDA 11.8, `torch.cuda.is_available()`, and\n"
+        "`import flash_attn`; an `ImportError: libcudart.so.11.0` means LD_LIBRARY_PATH was overridden.\n")
+    return [str(d / "Dockerfile"), str(d / "BUILD.md")]

@@ -1,0 +1,149 @@
+"""DeepSeek-OCR: config.py by VRAM on recorded cards, the OOM downgrades, the Dockerfile, the flash-attn pair,
+the upstream serving flags, and deepseek-config as a user runs it."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ocrdeploy.errors import UsageError
+from ocrdeploy.provision.facts import parse_query_gpu
+from ocrdeploy.provision.step import StepError
+from ocrdeploy.recipes import deepseek
+from ocrdeploy.recipes.deepseek_config import card_gib
+
+ROOT = Path(__file__).parents[2]
+CARDS = [line for line in (ROOT / "tests" / "fixtures" / "nvidia-smi" / "cards.csv").read_text().splitlines()
+         if not line.startswith("#")]
+SEED_CONFIG = '''# Tiny: base_size 512, image_size 512, crop_mode False
+# Gundam: base_size 1024, image_size 640, crop_mode True
+BASE_SIZE = 1024
+IMAGE_SIZE = 640
+CROP_MODE = True
+MIN_CROPS = 2
+MAX_CROPS = 6 # max:9; If your GPU memory is small, it is recommended to set it to 6.
+MAX_CONCURRENCY = 100 # If you have limited GPU memory, lower the concurrency count.
+NUM_WORKERS = 64 # image pre-process (resize/padding) workers
+PRINT_NUM_VIS_TOKENS = False
+SKIP_REPEAT = True
+MODEL_PATH = 'deepseek-ai/DeepSeek-OCR' # change to your model path
+INPUT_PATH = ''
+OUTPUT_PATH = ''
+PROMPT = '<image>\\n<|grounding|>Convert the document to markdown.'
+'''
+
+
+def facts_for(line):
+    return {"gpu": {"gpus": parse_query_gpu(line)}}
+
+
+@pytest.mark.parametrize("line,mode,crops,conc", list(zip(CARDS, ["base", "base", "large", "gundam", "gundam"],
+                                                           [6, 6, 6, 6, 6], [30, 30, 40, 100, 100])))
+def test_config_by_card(line, mode, crops, conc):
+    values, notes = deepseek.config_values(card_gib(facts_for(line)), 32, model_path="/m", input_path="/i",
+                                           output_path="/o")
+    base, image, crop = deepseek.MODES[mode]
+    assert (values["BASE_SIZE"], values["IMAGE_SIZE"], values["CROP_MODE"]) == (base, image, crop)
+    assert (values["MAX_CROPS"], values["MAX_CONCURRENCY"], values["NUM_WORKERS"]) == (crops, conc, 32)
+    assert values["PROMPT"] == "<image>\n<|grounding|>Convert the document to markdown."
+    assert notes[0].lower().startswith(mode)
+
+
+def test_config_limits_and_paths():
+    v, notes = deepseek.config_values(40, 8, model_path="/m", input_path="/i", output_path="/o", max_crops=12)
+    assert v["MAX_CROPS"] == 9 and "capped at 9" in notes[1]
+    v, notes = deepseek.config_values(15, 8, model_path="/m", input_path="/i", output_path="/o", max_crops=8)
+    assert v["MAX_CROPS"] == 6 and "keep 6 under 24 GB" in notes[1]
+    assert deepseek.config_values(5, 1, model_path="/m", input_path="/i", output_path="/o")[0]["BASE_SIZE"] == 512
+    with pytest.raises(UsageError, match="absolute"):
+        deepseek.config_values(40, 8, model_path="deepseek-ai/DeepSeek-OCR", input_path="/i", output_path="/o")
+
+
+def test_render_keeps_comments_and_reads_back():
+    values, _ = deepseek.config_values(24, 16, model_path="/m/DeepSeek-OCR", input_path="/in", output_path="/out")
+    text = deepseek.render_config(SEED_CONFIG, values)
+    assert "MAX_CROPS = 6  # max:9; If your GPU memory is small" in text
+    assert "# Gundam: base_size 1024, image_size 640, crop_mode True" in text
+    back = deepseek.read_config(text)
+    assert back == {**back, **values}
+    assert back["PROMPT"] == "<image>\n<|grounding|>Convert the document to markdown."
+
+
+def test_oom_downgrades_in_the_seeds_order():
+    v = deepseek.read_config(SEED_CONFIG)
+    steps = []
+    while True:
+        try:
+            v, why = deepseek.downgrade(v)
+        except UsageError:
+            break
+        steps.append(why)
+    assert steps == ["MAX_CONCURRENCY halved to 30", "MAX_CROPS 4",
+                     "Base mode (BASE_SIZE 1024, IMAGE_SIZE 1024, CROP_MODE False)"]
+    assert deepseek.downgrade(v, single_image=True)[0]["BASE_SIZE"] == 640
+
+
+def test_dockerfile_pins():
+    text = deepseek.dockerfile()
+    assert "FROM ${BASE_IMAGE}" in text and "ARG BASE_IMAGE=nvidia/cuda:11.8.0-devel-ubuntu22.04" in text
+    assert "ENV PYTHON_VERSION=3.12.9" in text and "./configure --enable-optimizations --enable-shared" in text
+    assert ("RUN pip install torch==2.6.0 torchvision==0.21.0 torchaudio==2.6.0 --index-url "
+            "https://download.pytorch.org/whl/cu118") in text
+    assert "RUN pip install vllm-0.8.5+cu118-cp38-abi3-manylinux1_x86_64.whl" in text
+    assert "RUN pip install flash-attn==2.7.3 --no-build-isolation" in text
+    assert "SimHei.ttf /usr/share/fonts/" in text and "ENV LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH" in text
+
+
+def test_flash_attn_pair_is_checked_before_building():
+    step = deepseek.FlashAttn("ds-flash-attn", deepseek.ENV)
+    facts = {"workdir": {"path": "/w"}, "venvs": {deepseek.ENV: {"dists": {"torch": {"version": "2.5.1+cu118"}}}}}
+    with pytest.raises(StepError, match="torch 2.6.0 \\+ flash-attn 2.7.3.*undefined symbol"):
+        step.commands(facts, {})
+    facts["venvs"][deepseek.ENV]["dists"]["torch"]["version"] = "2.6.0+cu118"
+    (cmd,) = step.commands(facts, {})
+    assert list(cmd.argv[-2:]) == ["flash-attn==2.7.3", "--no-build-isolation"]
+
+
+def test_upstream_server_flags():
+    argv = deepseek.vllm_server("/e/bin/python", "/m/DeepSeek-OCR", 8000, "127.0.0.1", upstream=True)
+    text = " ".join(argv)
+    assert "--trust-remote-code --dtype bfloat16 --max-model-len 8192 --gpu-memory-utilization 0.9" in text
+    assert "--logits-processors vllm.model_executor.models.deepseek_ocr:NGramPerReqLogitsProcessor" in text
+    assert "--no-enable-prefix-caching --mm-processor-cache-gb 0" in text
+    assert "--served-model-name deepseek-ai/DeepSeek-OCR" in text and "--port 8000" in text
+
+
+def test_deepseek_config_command(tmp_path):
+    wd = tmp_path / "wd"
+    cfg = wd / "DeepSeek-OCR" / "DeepSeek-OCR-master" / "DeepSeek-OCR-vllm" / "config.py"
+    cfg.parent.mkdir(parents=True)
+    cfg.write_text(SEED_CONFIG)
+    model = wd / "models" / "DeepSeek-OCR"
+    model.mkdir(parents=True)
+    (wd / ".ocrdeploy").mkdir()
+    (wd / ".ocrdeploy" / "state.json").write_text(json.dumps({"models": {"DeepSeek-OCR": {"path": str(model)}}}))
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd)}}}))
+    env = dict(os.environ, PATH=f"{ROOT}/tests/fixtures/nvidia-smi/a100-535:{os.environ['PATH']}",
+               OCRDEPLOY_PROBE_NO_NVML="1")
+    env.pop("OCRDEPLOY_INVENTORY", None)
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "ocrdeploy", "deepseek-config", "--inventory", str(inv), *args],
+                              capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
+
+    p = run()
+    assert p.returncode == 0, p.stdout + p.stderr
+    v = deepseek.read_config(cfg.read_text())
+    assert (v["CROP_MODE"], v["MAX_CONCURRENCY"], v["MODEL_PATH"]) == (True, 100, str(model))
+    assert v["INPUT_PATH"] == f"{wd}/deepseek-input" and (cfg.parent / "config.py.orig").read_text() == SEED_CONFIG
+    p = run("--downgrade")
+    assert p.returncode == 0 and "MAX_CONCURRENCY halved to 30" in p.stdout
+    assert deepseek.read_config(cfg.read_text())["MAX_CONCURRENCY"] == 30
+    p = run("--mode", "base", "--check")
+    assert "BASE_SIZE = 1024" in p.stdout and "IMAGE_SIZE = 1024" in p.stdout and "not written" in p.stdout
+    assert deepseek.read_config(cfg.read_text())["IMAGE_SIZE"] == 640
