@@ -468,6 +468,19 @@ def deepseek_config(c, host=None, inventory=None, mode=None, max_crops=None, max
         raise Exit(code=code)
 
 
+@task(help={**SERVE_HELP, "compare-modes": "Also run the two-column page in Gundam and Base mode and compare"})
+@cli_errors
+def deepseek_verify(c, host=None, inventory=None, compare_modes=False, json=False, accept_new_host_keys=False,
+                    connect_timeout=10):
+    """DeepSeek-OCR's batch script on the project's sample pages: headings, tables, LaTeX, figures, no garbage."""
+    from .sdk.deepseek_verify import run_deepseek_verify
+
+    code = run_deepseek_verify(host=host, inventory=inventory, compare_modes=compare_modes, as_json=json,
+                               accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout)
+    if code:
+        raise Exit(code=code)
+
+
 ns = Collection()
 ns.add_task(facts)
 ns.add_task(preflight)
@@ -479,4 +492,5 @@ ns.add_task(stop)
 ns.add_task(verify)
 ns.add_task(parse)
 ns.add_task(deepseek_config)
+ns.add_task(deepseek_verify)
 ns.add_task(diagnose)

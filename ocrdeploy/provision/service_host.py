@@ -186,7 +186,7 @@ def status(req):
         s = {"name": name, "pid": rec.get("pid"), "port": rec.get("port"), "log": rec.get("log"),
              "kind": rec.get("kind"), "alive": alive(rec.get("pid")), "started_at": rec.get("started_at"),
              "uptime": time.time() - rec["started_at"] if rec.get("started_at") else None, "gpu": rec.get("gpu"),
-             "bind": rec.get("bind")}
+             "bind": rec.get("bind"), "served_name": rec.get("served_name")}
         if s["alive"]:
             try:
                 s["ids"] = model_ids(rec["port"], req.get("key"))

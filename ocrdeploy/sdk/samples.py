@@ -13,15 +13,21 @@ TEXT = ["Document parsing with MiniCPM-OCR", "",
 TABLE = [["Model", "Params", "Accept length"], ["MiniCPM-OCR 1.0", "1.3B", "6.2"], ["DSpark draft", "0.1B", "-"]]
 
 
-def _pdf(content: str) -> bytes:
-    stream = zlib.compress(content.encode("latin-1"))
+def _pdf(content, *more) -> bytes:
+    """A PDF with one page per content stream (Helvetica and Times-Italic)."""
+    pages = [content, *more]
+    n = len(pages)
+    # objects: 1 catalog, 2 pages, 3-4 fonts, then per page: page, contents
+    kids = " ".join(f"{5 + 2 * i} 0 R" for i in range(n))
     objs = [b"<< /Type /Catalog /Pages 2 0 R >>",
-            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-            b"/Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> >>",
-            b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+            f"<< /Type /Pages /Kids [{kids}] /Count {n} >>".encode(),
             b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
             b"<< /Type /Font /Subtype /Type1 /BaseFont /Times-Italic >>"]
+    for i, c in enumerate(pages):
+        stream = zlib.compress(c.encode("latin-1"))
+        objs.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {6 + 2 * i} 0 R "
+                    f"/Resources << /Font << /F1 3 0 R /F2 4 0 R >> >> >>".encode())
+        objs.append(b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream")
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for i, obj in enumerate(objs, 1):
@@ -40,14 +46,22 @@ def _text(x, y, s, size=12, font="F1"):
     return f"BT /{font} {size} Tf {x} {y} Td ({s}) Tj ET\n"
 
 
-def text_page() -> bytes:
+def text_content() -> str:
     c = _text(72, 720, TEXT[0], 20)
     for i, line in enumerate(TEXT[2:]):
         c += _text(72, 680 - i * 18, line)
-    return _pdf(c)
+    return c
+
+
+def text_page() -> bytes:
+    return _pdf(text_content())
 
 
 def table_page() -> bytes:
+    return _pdf(table_content())
+
+
+def table_content() -> str:
     c = _text(72, 720, "Table 1: speculative decoding", 16)
     x0, y0, cw, rh = 72, 680, 160, 24
     rows, cols = len(TABLE), len(TABLE[0])
@@ -58,16 +72,48 @@ def table_page() -> bytes:
     for r, row in enumerate(TABLE):
         for k, cell in enumerate(row):
             c += _text(x0 + k * cw + 6, y0 - r * rh - 17, cell)
-    return _pdf(c)
+    return c
 
 
 def formula_page() -> bytes:
-    """A displayed fraction (numerator over a rule over denominator) and a sum: OCR writes LaTeX for it."""
+    """A displayed fraction (numerator over a rule over denominator): OCR writes LaTeX for it."""
+    return _pdf(formula_content())
+
+
+def formula_content() -> str:
     c = _text(72, 720, "Equation 1", 16)
     c += _text(200, 640, "a + b", 18, "F2") + "190 632 m 260 632 l S\n" + _text(212, 612, "2c", 18, "F2")
     c += _text(150, 622, "x =", 18, "F2")
     c += _text(72, 560, "where the mean of n samples is the sum of x_i divided by n.")
-    return _pdf(c)
+    return c
+
+
+def figure_content() -> str:
+    """A captioned figure (a filled chart area with bars): OCR puts an image placeholder there."""
+    c = _text(72, 720, "Figure 1: throughput", 16)
+    c += "0.9 g 72 420 468 260 re f 0.2 g 110 440 60 120 re f 210 440 60 200 re f 310 440 60 90 re f 0 g\n"
+    c += _text(72, 395, "Figure 1. Requests per second for three settings.")
+    return c
+
+
+LEFT = [f"Left column line {i}: the first column is read first." for i in range(1, 9)]
+RIGHT = [f"Right column line {i}: the second column comes after." for i in range(1, 9)]
+
+
+def two_column_content() -> str:
+    """Two columns side by side: reading them in order keeps every LEFT line before every RIGHT line."""
+    c = _text(72, 740, "A two-column page", 18)
+    for i, (left, right) in enumerate(zip(LEFT, RIGHT)):
+        c += _text(72, 700 - i * 16, left[:38], 9) + _text(320, 700 - i * 16, right[:38], 9)
+    return c
+
+
+DEEPSEEK_PAGES = ("text", "table", "formula", "figure", "two-column")
+
+
+def deepseek_document() -> bytes:
+    """The DeepSeek-OCR sample document: one page per check, in DEEPSEEK_PAGES order."""
+    return _pdf(text_content(), table_content(), formula_content(), figure_content(), two_column_content())
 
 
 PAGES = {"text": text_page, "table": table_page, "formula": formula_page}

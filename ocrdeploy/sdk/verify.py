@@ -53,10 +53,12 @@ def verify_host(conn, host, *, name=None, api_key=None, scripts=None, timeout=60
             add(c, NOT_RUN, "the service is not ready")
         return checks
     svc = ready[0]
-    add("readiness", PASSED, f"{svc['name']}: /v1/models lists {SERVED_NAME} (pid {svc['pid']}, port {svc['port']})")
+    add("readiness", PASSED, f"{svc['name']}: /v1/models lists {svc.get('served_name') or SERVED_NAME} "
+                             f"(pid {svc['pid']}, port {svc['port']})")
     state = _json.loads((facts.get("reads") or {}).get(STATE_FILE) or "{}")
     with conn.forward(svc["port"]) as local_port, OcrClient(f"http://127.0.0.1:{local_port}", api_key,
-                                                            timeout=timeout) as client:
+                                                            timeout=timeout,
+                                                            model=svc.get("served_name") or SERVED_NAME) as client:
         before = accept_length(_metrics(client))
         try:
             answer = client.chat_image(samples.png(), "Read all text in the image.", max_tokens=64)
@@ -78,6 +80,10 @@ def verify_host(conn, host, *, name=None, api_key=None, scripts=None, timeout=60
             add("DSpark counters", FAILED, f"the counters did not increase ({after.get('state')})")
     else:
         add("DSpark counters", NOT_RUN, f"{svc.get('kind')} service: no speculative decoding to check")
+    if str(svc.get("kind") or "").startswith("deepseek"):
+        checks += [{"check": c, "status": NOT_RUN, "detail": "a DeepSeek-OCR service: its pages are checked by "
+                    "inv deepseek-verify"} for c in rest[2:]]
+        return checks
     checks += parse_pages(conn, host, facts, state, svc, wdir)
     checks += two_end(conn, host, facts, state, svc, scripts)
     return checks

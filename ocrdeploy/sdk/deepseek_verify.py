@@ -1,0 +1,191 @@
+"""`inv deepseek-verify`: DeepSeek-OCR's batch scripts on the project's own sample pages (seed 003 sections 3, 4).
+
+The sample document (a text page with a title, a table, a formula, a figure, a two-column
+page) goes through run_dpsk_ocr_pdf.py with the host's config.py (only INPUT_PATH,
+OUTPUT_PATH and PRINT_NUM_VIS_TOKENS are set for the run, and the file is put back after).
+Per page: headings, `|` tables, LaTeX, image placeholders, no repeated-character garbage,
+and the vision tokens per page in Gundam mode when the run prints them.  --compare-modes
+runs the two-column page in Gundam and in Base mode and says whether each kept the
+column order.  Every check ends passed, failed or not run.
+"""
+
+from __future__ import annotations
+
+import json as _json
+import re
+import tempfile
+import time
+
+from ..provision.command import Command
+from ..provision.kinds import STATE_FILE
+from ..recipes.deepseek import ENV, MODES, REPO_DIR, VLLM_DIR, read_config, render_config
+from . import samples
+
+PASSED, FAILED, NOT_RUN = "passed", "failed", "not run"
+PAGE_SPLIT = "<--- Page Split --->"
+HEADING = re.compile(r"(?m)^#{1,6}\s+\S")
+PIPE_ROW = re.compile(r"(?m)^\s*\|.*\|.*\|\s*$")
+LATEX = re.compile(r"\\frac|\\sum|\\sqrt|\\\[|\\\(|\$[^$\n]+\$")
+IMAGE = re.compile(r"!\[[^\]]*\]\([^)]+\)")
+GARBAGE = re.compile(r"(.{1,4}?)\1{12,}", re.S)
+VIS_TOKENS = re.compile(r"(?i)vis(?:ion|ual)?[ _-]?tokens?\D{0,12}(\d+)")
+
+
+def column_order(text: str):
+    """True when every left-column line comes before every right-column line; None when neither is there."""
+    lefts = [m.start() for m in re.finditer(r"Left column line", text)]
+    rights = [m.start() for m in re.finditer(r"Right column line", text)]
+    if not lefts or not rights:
+        return None
+    return max(lefts) < min(rights)
+
+
+def page_checks(pages: list[str]) -> list[dict]:
+    out = []
+
+    def add(check, ok, detail):
+        out.append({"check": check, "status": PASSED if ok else FAILED, "detail": detail})
+
+    by = dict(zip(samples.DEEPSEEK_PAGES, pages + [""] * (len(samples.DEEPSEEK_PAGES) - len(pages))))
+    if len(pages) != len(samples.DEEPSEEK_PAGES):
+        out.append({"check": "pages", "status": FAILED, "detail": f"{len(pages)} pages in the output, "
+                    f"{len(samples.DEEPSEEK_PAGES)} sent (SKIP_REPEAT drops pages that never end)"})
+    add("Markdown heading (text page)", bool(HEADING.search(by["text"])), "a '#' title" if HEADING.search(
+        by["text"]) else "no heading: the prompt must carry <|grounding|>")
+    rows = len(PIPE_ROW.findall(by["table"]))
+    add("| table (table page)", rows >= 2 or "<table" in by["table"].lower(),
+        f"{rows} '|' rows" if rows >= 2 else ("an HTML <table>" if "<table" in by["table"].lower()
+                                               else "the table came out as plain text: use the grounding prompt"))
+    m = LATEX.search(by["formula"])
+    add("LaTeX (formula page)", bool(m), m.group(0) if m else "no LaTeX")
+    add("image placeholder (figure page)", bool(IMAGE.search(by["figure"])),
+        IMAGE.search(by["figure"]).group(0) if IMAGE.search(by["figure"]) else "no ![](...) placeholder")
+    junk = GARBAGE.search("\n".join(pages))
+    add("no repeated-character garbage", not junk,
+        "clean" if not junk else f"{junk.group(1)!r} repeated: SKIP_REPEAT is off or the prompt does not fit the "
+                                 f"document")
+    return out
+
+
+def vision_check(stdout: str, mode: str) -> dict:
+    counts = [int(x) for x in VIS_TOKENS.findall(stdout)]
+    if not counts:
+        return {"check": "vision tokens per page", "status": NOT_RUN, "detail": "the run printed none"}
+    if mode != "gundam":
+        return {"check": "vision tokens per page", "status": NOT_RUN,
+                "detail": f"{mode} mode ({', '.join(map(str, counts))}): the 100-800 range is Gundam's"}
+    bad = [c for c in counts if not 100 <= c <= 800]
+    return {"check": "vision tokens per page", "status": FAILED if bad else PASSED,
+            "detail": (f"{', '.join(map(str, counts))}" + ("; above 1000 means too many crops: lower MAX_CROPS"
+                                                            if any(c > 1000 for c in bad) else ""))}
+
+
+def mode_of(values: dict) -> str:
+    for name, (base, image, crop) in MODES.items():
+        if (values.get("BASE_SIZE"), values.get("IMAGE_SIZE"), bool(values.get("CROP_MODE"))) == (base, image, crop):
+            return name
+    return "custom"
+
+
+def verify_host(conn, host, compare_modes=False) -> list[dict]:
+    from ..provision import facts as facts_mod
+    from ..provision.step import absolute, wd
+
+    cfg_rel = f"{REPO_DIR}/{VLLM_DIR}/config.py"
+    facts = facts_mod.gather(conn, facts_mod.probe_request(host.workdir, reads=[cfg_rel, STATE_FILE], net_timeout=0,
+                                                           paths=[wd(f"{ENV}/bin/python")]))
+    names = ["pages", "Markdown heading (text page)", "| table (table page)", "LaTeX (formula page)",
+             "image placeholder (figure page)", "no repeated-character garbage", "vision tokens per page"]
+    text = (facts.get("reads") or {}).get(cfg_rel)
+    if text is None or not (facts.get("files") or {}).get(wd(f"{ENV}/bin/python"), {}).get("exists"):
+        why = ("the DeepSeek-OCR checkout is missing" if text is None else f"{ENV} is not installed") + \
+              ": inv install --recipe deepseek-ocr-vllm085"
+        return [{"check": n, "status": NOT_RUN, "detail": why} for n in names]
+    values = read_config(text)
+    if not str(values.get("MODEL_PATH", "")).startswith("/"):
+        return [{"check": n, "status": NOT_RUN, "detail": "config.py has no absolute MODEL_PATH: "
+                 "inv deepseek-config first"} for n in names]
+    wdir = facts["workdir"]["path"]
+    tag = time.strftime("ds-verify-%Y%m%d-%H%M%S")
+    base = f"{wdir}/.ocrdeploy/verify/{tag}"
+    conn.run(["mkdir", "-p", base])
+    cfg = absolute(facts, cfg_rel)
+    py = absolute(facts, wd(f"{ENV}/bin/python"))
+
+    def run(pdf_bytes, name, overrides):
+        with tempfile.NamedTemporaryFile(suffix=".pdf", delete=False) as fh:
+            fh.write(pdf_bytes)
+        pdf = f"{base}/{name}.pdf"
+        conn.put(fh.name, pdf)
+        out_dir = f"{base}/{name}-out"
+        with tempfile.NamedTemporaryFile("w", delete=False) as fh:
+            fh.write(render_config(text, {**overrides, "INPUT_PATH": pdf, "OUTPUT_PATH": out_dir,
+                                          "PRINT_NUM_VIS_TOKENS": True}))
+        conn.put(fh.name, cfg)
+        try:
+            r = conn.run(Command([py, "run_dpsk_ocr_pdf.py"], cwd=cfg.rsplit("/", 1)[0],
+                                 env={"PYTHONUNBUFFERED": "1"}), timeout=3 * 3600, ok_codes=range(0, 256))
+        finally:
+            with tempfile.NamedTemporaryFile("w", delete=False) as fh:   # the user's config goes back as it was
+                fh.write(text)
+            conn.put(fh.name, cfg)
+        mmd = conn.run(["cat", f"{out_dir}/{name}.mmd"], ok_codes=range(0, 256)).stdout if r.exit_code == 0 else ""
+        return r, mmd
+
+    checks = []
+    r, mmd = run(samples.deepseek_document(), "samples", {})
+    mode = mode_of(values)
+    if r.exit_code != 0:
+        checks.append({"check": "run_dpsk_ocr_pdf.py", "status": FAILED,
+                       "detail": f"exited {r.exit_code}: {r.tail(3)}"})
+        checks += [{"check": n, "status": NOT_RUN, "detail": "the run failed"} for n in names[1:]]
+    else:
+        pages = [p.strip() for p in mmd.split(PAGE_SPLIT) if p.strip()]
+        checks.append({"check": "run_dpsk_ocr_pdf.py", "status": PASSED,
+                       "detail": f"{mode} mode, {len(pages)} pages -> {base}/samples-out/samples.mmd"})
+        checks += page_checks(pages)
+        checks.append(vision_check(r.stdout, mode))
+    if compare_modes:
+        page = samples._pdf(samples.two_column_content())
+        result = {}
+        for m in ("gundam", "base"):
+            b, i, c = MODES[m]
+            rr, out = run(page, f"two-column-{m}", {"BASE_SIZE": b, "IMAGE_SIZE": i, "CROP_MODE": c})
+            result[m] = column_order(out) if rr.exit_code == 0 else f"run failed ({rr.exit_code})"
+        kept = result["gundam"] is True
+        detail = f"Gundam: {'column order kept' if kept else result['gundam']}; Base: " + (
+            "column order kept" if result["base"] is True else "columns interleaved" if result["base"] is False
+            else str(result["base"]))
+        checks.append({"check": "Gundam vs Base (two-column page)", "status": PASSED if kept else FAILED,
+                       "detail": detail})
+    else:
+        checks.append({"check": "Gundam vs Base (two-column page)", "status": NOT_RUN, "detail": "--compare-modes not given"})
+    return checks
+
+
+def run_deepseek_verify(*, host, inventory, compare_modes, as_json, accept_new_host_keys, connect_timeout) -> int:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from ..provision.report import console, reachable
+    from ..tasks import open_session
+
+    session = open_session(host, None, inventory, accept_new_host_keys, connect_timeout)
+    with session:
+        outcomes = session.map(lambda conn, h: verify_host(conn, h, compare_modes))
+    con = console(stderr=as_json)
+    doc = {"hosts": {}}
+    hosts, failed = reachable(outcomes, con, doc["hosts"])
+    style = {PASSED: "green", FAILED: "red", NOT_RUN: "dim"}
+    for name, checks in hosts:
+        doc["hosts"][name] = {"checks": checks}
+        failed |= any(c["status"] == FAILED for c in checks)
+        t = Table(title=f"{name}: DeepSeek-OCR verification", title_justify="left")
+        for col in ("check", "result", "detail"):
+            t.add_column(col)
+        for c in checks:
+            t.add_row(c["check"], f"[{style[c['status']]}]{c['status']}[/]", escape(c["detail"]))
+        con.print(t)
+    if as_json:
+        print(_json.dumps(doc, indent=2))
+    return 1 if failed else 0
