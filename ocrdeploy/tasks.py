@@ -1,7 +1,7 @@
 """The invoke tasks: thin; they parse options and call the rooms.
 
-Only invoke is imported at module level so that `inv --list` stays fast; every
-task imports what it needs when it runs.
+Only invoke and the recipe registry (plain data) are imported at module level so
+that `inv --list` stays fast; every task imports what it needs when it runs.
 """
 
 from __future__ import annotations
@@ -10,8 +10,22 @@ import functools
 import json as _json
 import sys
 
-from invoke import Collection, task
+from invoke import Collection, Task
+from invoke import task as _invoke_task
 from invoke.exceptions import Exit
+
+from .recipes.registry import recipe_names  # data only: the --recipe help lists the recipes
+
+
+class _LetterShortflagsTask(Task):
+    """Invoke picks a short flag from any character of the option's name, so an option whose
+    letters are all taken (install's --docker-dir) would get `--` as its short flag; letters only."""
+
+    def arg_opts(self, name, default, taken_names):
+        return super().arg_opts(name, default, taken_names | {"-", "_"})
+
+
+task = functools.partial(_invoke_task, klass=_LetterShortflagsTask)
 
 HOST_HELP = {
     "host": "Host names from the inventory, comma separated; 'all' for every host (default: localhost)",
@@ -272,7 +286,7 @@ def _apply_remedies(conn, reports, ctx, yes, quiet_json) -> bool:
 
 @task(iterable=["set"], help={
     **{k: HOST_HELP[k] for k in ("host", "group", "inventory", "accept-new-host-keys", "connect-timeout", "json")},
-    "recipe": "dspark (default), standard, transformers, sdk-only or merged",
+    "recipe": "One of: " + ", ".join(recipe_names()) + " (default dspark)",
     "check": "Print each step's state and the exact commands it would run; run nothing",
     "step": "Run only this step", "from": "Run this step and the ones after it",
     "force": "Run the selected steps even where the facts say nothing is to do",

@@ -71,3 +71,18 @@ def test_facts_json_raw(tmp_path):
     assert p.returncode == 0
     facts = json.loads(p.stdout)["localhost"]["facts"]
     assert facts["gpu"]["gpus"][0]["processes"][0]["pid"] == 48213
+
+
+def test_every_short_flag_is_a_letter_and_install_help_names_every_recipe():
+    from ocrdeploy.recipes import recipe_names
+    from ocrdeploy.tasks import ns
+
+    args = {name: ns[name].get_arguments() for name in ns.task_names}  # (invoke hands out each help once)
+    for name, task_args in args.items():
+        for arg in task_args:
+            shorts = [n for n in arg.names if len(n) == 1]
+            assert all(s.isalpha() for s in shorts), (name, arg.names)
+    recipe_help = next(a.help for a in args["install"] if a.name == "recipe")
+    assert all(r in recipe_help for r in recipe_names())
+    p = run(["install", "--help"])
+    assert "--docker-dir=STRING" in p.stdout and "--=" not in p.stdout
