@@ -87,6 +87,16 @@ def mode_of(values: dict) -> str:
     return "custom"
 
 
+PAGE_CHECKS = ("Markdown heading (text page)", "| table (table page)", "LaTeX (formula page)",
+               "image placeholder (figure page)", "no repeated-character garbage", "vision tokens per page")
+
+
+def script_failed(why: str, then: str) -> list[dict]:
+    """A stack that cannot run the batch script is a failed verification, not an empty one."""
+    return [{"check": "run_dpsk_ocr_pdf.py", "status": FAILED, "detail": why}] + [
+        {"check": n, "status": NOT_RUN, "detail": then} for n in PAGE_CHECKS]
+
+
 def verify_host(conn, host, compare_modes=False) -> list[dict]:
     from ..provision import facts as facts_mod
     from ..provision.step import absolute, wd
@@ -94,17 +104,13 @@ def verify_host(conn, host, compare_modes=False) -> list[dict]:
     cfg_rel = f"{REPO_DIR}/{VLLM_DIR}/config.py"
     facts = facts_mod.gather(conn, facts_mod.probe_request(host.workdir, reads=[cfg_rel, STATE_FILE], net_timeout=0,
                                                            paths=[wd(f"{ENV}/bin/python")]))
-    names = ["pages", "Markdown heading (text page)", "| table (table page)", "LaTeX (formula page)",
-             "image placeholder (figure page)", "no repeated-character garbage", "vision tokens per page"]
     text = (facts.get("reads") or {}).get(cfg_rel)
     if text is None or not (facts.get("files") or {}).get(wd(f"{ENV}/bin/python"), {}).get("exists"):
-        why = ("the DeepSeek-OCR checkout is missing" if text is None else f"{ENV} is not installed") + \
-              ": inv install --recipe deepseek-ocr-vllm085"
-        return [{"check": n, "status": NOT_RUN, "detail": why} for n in names]
+        return script_failed(("the DeepSeek-OCR checkout is missing" if text is None else f"{ENV} is not installed")
+                             + ": inv install --recipe deepseek-ocr-vllm085", "nothing ran")
     values = read_config(text)
     if not str(values.get("MODEL_PATH", "")).startswith("/"):
-        return [{"check": n, "status": NOT_RUN, "detail": "config.py has no absolute MODEL_PATH: "
-                 "inv deepseek-config first"} for n in names]
+        return script_failed("config.py has no absolute MODEL_PATH: inv deepseek-config first", "nothing ran")
     wdir = facts["workdir"]["path"]
     tag = time.strftime("ds-verify-%Y%m%d-%H%M%S")
     base = f"{wdir}/.ocrdeploy/verify/{tag}"
@@ -136,9 +142,7 @@ def verify_host(conn, host, compare_modes=False) -> list[dict]:
     r, mmd = run(samples.deepseek_document(), "samples", {})
     mode = mode_of(values)
     if r.exit_code != 0:
-        checks.append({"check": "run_dpsk_ocr_pdf.py", "status": FAILED,
-                       "detail": f"exited {r.exit_code}: {r.tail(3)}"})
-        checks += [{"check": n, "status": NOT_RUN, "detail": "the run failed"} for n in names[1:]]
+        checks += script_failed(f"exited {r.exit_code}: {r.tail(3)}", "the run failed")
     else:
         pages = [p.strip() for p in mmd.split(PAGE_SPLIT) if p.strip()]
         checks.append({"check": "run_dpsk_ocr_pdf.py", "status": PASSED,

@@ -88,12 +88,15 @@ def test_deepseek_verify_catches_garbage_and_too_many_vision_tokens(site):
     assert c["Gundam vs Base (two-column page)"]["status"] == "not run"
 
 
-def test_deepseek_verify_without_the_stack_says_not_run(site):
+def test_deepseek_verify_without_the_stack_fails_and_says_why(site):
     wd, inv = site
     provision(wd)
     p = cli("deepseek-verify", ["--json"], inv)
-    assert p.returncode == 0
-    assert {x["status"] for x in checks_of(p).values()} == {"not run"}
+    assert p.returncode == 1   # nothing verified is not a pass
+    c = checks_of(p)
+    assert c["run_dpsk_ocr_pdf.py"]["status"] == "failed" and "inv install --recipe deepseek-ocr-vllm085" in \
+        c["run_dpsk_ocr_pdf.py"]["detail"]
+    assert {x["status"] for n, x in c.items() if n != "run_dpsk_ocr_pdf.py"} == {"not run"}
 
 
 def test_inv_verify_on_a_deepseek_service(site):
