@@ -85,6 +85,17 @@ class Connection:
     def put(self, local: str | os.PathLike, remote: str):
         raise NotImplementedError
 
+    def put_data(self, data: str | bytes, remote: str):
+        """Content made here (a config, a sample page) to a file on the host, through put's atomic
+        replace, leaving no temporary file behind on this machine."""
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="ocrdeploy-") as d:
+            local = os.path.join(d, os.path.basename(remote) or "data")
+            with open(local, "wb") as fh:
+                fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+            self.put(local, remote)
+
     def forward(self, remote_port: int):
         """A context manager giving a local port that reaches 127.0.0.1:remote_port on the host."""
         import contextlib

@@ -6,9 +6,10 @@ import json as _json
 
 from ..errors import UsageError
 from ..recipes import serving
+from .command import Command
 from .kinds import STATE_FILE, cu13_dir
+from .report import console, map_hosts
 from .service import (Instance, accept_length, serve_with_retries, status_all, stop_service, systemd_unit)
-from .report import reachable
 from .step import absolute, wd
 
 BACKENDS = ("dspark", "standard", "transformers", "deepseek", "deepseek-upstream")
@@ -119,8 +120,6 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
               accept_new_host_keys, connect_timeout) -> int:
     from ..diagnose.engine import annotate, fix_context, scan_local, scan_remote
     from ..diagnose.table import load_table
-    from ..tasks import open_session
-    from .report import console
 
     if backend not in BACKENDS:
         raise UsageError(f"unknown backend {backend!r}: choose {', '.join(BACKENDS)}")
@@ -136,7 +135,6 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
         raise UsageError("--port, --instances and --timeout must be numbers")
     if not (1 <= port <= 65535 and 1 <= instances <= 16 and timeout > 0):
         raise UsageError("--port must be 1-65535, --instances 1-16, --timeout > 0")
-    session = open_session(host, None, inventory, accept_new_host_keys, connect_timeout)
     con = console(stderr=as_json)
     rules = load_table()
 
@@ -168,14 +166,12 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
             results.append(res)
         return {"instances": results, "remote": not conn.is_local, "user": h.user, "address": h.address}
 
-    with session:
-        outcomes = session.map(one)
-    doc = {"hosts": {}}
-    hosts, failed = reachable(outcomes, con, doc["hosts"])
-    for name, v in hosts:
-        doc["hosts"][name] = v
+    run = map_hosts(one, host=host, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
+                    connect_timeout=connect_timeout, as_json=as_json, con=con)
+    for name, v in run.hosts:
+        run.doc["hosts"][name] = v
         if v.get("error"):
-            failed = True
+            run.failed = True
             con.print(f"[red]{name}: {v['error']}[/red]")
             continue
         for r in v["instances"]:
@@ -184,7 +180,7 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
                 con.print(f"[green]{name} | {r['name']} ready[/green] in {r.get('elapsed', 0):.0f} s: {r['url']} "
                           f"(pid {r.get('pid')}, GPU {r['gpu']}, bound to {r['bind']}{extra})")
             else:
-                failed = True
+                run.failed = True
                 why = r.get("error") or f"{r.get('reason')} during {r.get('phase') or 'start-up'}"
                 con.print(f"[red]{name} | {r.get('name')} not ready: {why}[/red]")
                 for line in (r.get("tail") or "").splitlines()[-12:]:
@@ -205,9 +201,7 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
                 user = f"{v['user']}@" if v.get("user") else ""
                 fwd = " ".join(f"-L {r['port']}:127.0.0.1:{r['port']}" for r in ready)
                 con.print(f"from this machine: ssh {fwd} {user}{v['address']}", markup=False)
-    if as_json:
-        print(_json.dumps(doc, indent=2, default=str))
-    return 1 if failed else 0
+    return run.exit_code()
 
 
 def _tail(conn, log, lines=40):
@@ -220,15 +214,9 @@ def _tail(conn, log, lines=40):
 def _systemd(conn, h, workdir, inst):
     unit = systemd_unit(inst, h.user)
     path = f"/etc/systemd/system/ocrdeploy-{inst.name}.service"
-    import tempfile
-
-    with tempfile.NamedTemporaryFile("w", delete=False) as fh:
-        fh.write(unit)
     tmp = f"{workdir}/.ocrdeploy/{inst.name}.service"
     conn.run(["mkdir", "-p", f"{workdir}/.ocrdeploy"])
-    conn.put(fh.name, tmp)
-    from .command import Command
-
+    conn.put_data(unit, tmp)
     for cmd in (Command(["install", "-m", "0644", tmp, path], sudo=True),
                 Command(["systemctl", "daemon-reload"], sudo=True),
                 Command(["systemctl", "start", f"ocrdeploy-{inst.name}.service"], sudo=True)):
@@ -238,23 +226,15 @@ def _systemd(conn, h, workdir, inst):
 
 
 def run_status(*, host, inventory, name, api_key, as_json, accept_new_host_keys, connect_timeout) -> int:
-    from ..tasks import open_session
-    from .report import console
-
-    session = open_session(host, None, inventory, accept_new_host_keys, connect_timeout)
+    from rich.table import Table
 
     def one(conn, h):
         facts = _facts(conn, h)
         return status_all(conn, facts["workdir"]["path"], name, api_key)
 
-    with session:
-        outcomes = session.map(one)
-    from rich.table import Table
-
-    con = console(stderr=as_json)
-    doc = {"hosts": {}}
-    hosts, failed = reachable(outcomes, con, doc["hosts"])
-    for hname, value in hosts:
+    run = map_hosts(one, host=host, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
+                    connect_timeout=connect_timeout, as_json=as_json)
+    for hname, value in run.hosts:
         table = Table(title=f"{hname}: services", title_justify="left")
         for col in ("service", "pid", "port", "alive", "ready", "model ids", "uptime", "DSpark accept length"):
             table.add_column(col)
@@ -263,52 +243,41 @@ def run_status(*, host, inventory, name, api_key, as_json, accept_new_host_keys,
             acc = accept_length(s.pop("metrics", None)) if s.get("alive") else {"state": "not running"}
             s["spec_decode"] = acc
             rows.append(s)
-            failed |= not (s.get("alive") and s.get("ready"))
+            run.failed |= not (s.get("alive") and s.get("ready"))
             length = (f"{acc['accept_length']} ({acc['accepted']:.0f}/{acc['drafts']:.0f})" if acc.get("state") == "ok"
                       else acc["state"])
             up = f"{s['uptime'] / 60:.1f} min" if s.get("uptime") else "-"
             table.add_row(s["name"], str(s.get("pid")), str(s.get("port")), "yes" if s.get("alive") else "NO",
                           "yes" if s.get("ready") else "no", ", ".join(s.get("ids") or []) or "-", up, length)
-        doc["hosts"][hname] = {"reachable": True, "services": rows}
+        run.doc["hosts"][hname] = {"reachable": True, "services": rows}
         if rows:
-            con.print(table)
+            run.con.print(table)
         else:
-            con.print(f"{hname}: no service started by `inv serve`")
-    if as_json:
-        print(_json.dumps(doc, indent=2, default=str))
-    return 1 if failed else 0
+            run.con.print(f"{hname}: no service started by `inv serve`")
+    return run.exit_code()
 
 
 def run_stop(*, host, inventory, name, grace, as_json, accept_new_host_keys, connect_timeout) -> int:
-    from ..tasks import open_session
-    from .report import console
-
-    session = open_session(host, None, inventory, accept_new_host_keys, connect_timeout)
-    con = console(stderr=as_json)
-
     def one(conn, h):
         facts = _facts(conn, h)
         wdir = facts["workdir"]["path"]
         names = [name] if name else [s["name"] for s in status_all(conn, wdir)["services"]]
         return {n: stop_service(conn, wdir, n, float(grace)) for n in names}
 
-    with session:
-        outcomes = session.map(one)
-    doc = {"hosts": {}}
-    hosts, failed = reachable(outcomes, con, doc["hosts"])
-    for hname, stopped in hosts:
-        doc["hosts"][hname] = stopped
+    run = map_hosts(one, host=host, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
+                    connect_timeout=connect_timeout, as_json=as_json)
+    con = run.con
+    for hname, stopped in run.hosts:
+        run.doc["hosts"][hname] = stopped
         if not stopped:
             con.print(f"{hname}: nothing to stop")
         for n, r in stopped.items():
             if not r.get("ok"):
-                failed = True
+                run.failed = True
                 con.print(f"[red]{hname} | {n}: {r.get('error')}[/red]")
             elif r.get("was_alive"):
                 how = "killed after the grace period" if r.get("killed") else "stopped"
                 con.print(f"{hname} | {n}: pid {r['pid']} {how}")
             else:
                 con.print(f"{hname} | {n}: pid {r['pid']} was not running; record removed")
-    if as_json:
-        print(_json.dumps(doc, indent=2))
-    return 1 if failed else 0
+    return run.exit_code()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json as _json
-import tempfile
 
 from ..errors import UsageError
 from ..provision.kinds import STATE_FILE
@@ -27,16 +26,12 @@ def card_gib(facts) -> float:
 def run_deepseek_config(*, host, inventory, mode, max_crops, max_concurrency, input_path, output_path, prompt,
                         downgrade: bool, single_image, check, as_json, accept_new_host_keys, connect_timeout) -> int:
     from ..provision import facts as facts_mod
-    from ..provision.report import console, reachable
-    from ..tasks import open_session
+    from ..provision.report import map_hosts
 
     if prompt not in ("grounding", "free"):
         raise UsageError("--prompt: grounding or free")
     if single_image and not downgrade:
         raise UsageError("--single-image-oom goes with --downgrade")
-    session = open_session(host, None, inventory, accept_new_host_keys, connect_timeout)
-    con = console(stderr=as_json)
-
     def one(conn, h):
         facts = facts_mod.gather(conn, facts_mod.probe_request(h.workdir, reads=[CONFIG, STATE_FILE], net_timeout=0))
         wdir = facts["workdir"]["path"]
@@ -64,20 +59,17 @@ def run_deepseek_config(*, host, inventory, mode, max_crops, max_concurrency, in
             except RuntimeError as exc:
                 return {"error": str(exc)}
         if not check:
-            with tempfile.NamedTemporaryFile("w", delete=False, suffix=".py") as fh:
-                fh.write(render_config(text, values))
             conn.run(["cp", "-n", path, path + ".orig"], ok_codes=(0, 1))   # the first original is kept
-            conn.put(fh.name, path)
+            conn.put_data(render_config(text, values), path)
         return {"path": path, "values": values, "notes": notes, "written": not check}
 
-    with session:
-        outcomes = session.map(one)
-    doc = {"hosts": {}}
-    hosts, failed = reachable(outcomes, con, doc["hosts"])
-    for name, r in hosts:
-        doc["hosts"][name] = r
+    run = map_hosts(one, host=host, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
+                    connect_timeout=connect_timeout, as_json=as_json)
+    con = run.con
+    for name, r in run.hosts:
+        run.doc["hosts"][name] = r
         if r.get("error"):
-            failed = True
+            run.failed = True
             con.print(f"{name}: {r['error']}", markup=False)
             continue
         con.print(f"{name}: {'; '.join(r['notes'])}" + ("" if r["written"] else " (not written: --check)"),
@@ -86,9 +78,7 @@ def run_deepseek_config(*, host, inventory, mode, max_crops, max_concurrency, in
             con.print(f"  {k} = {v!r}", markup=False)
         if r["written"]:
             con.print(f"  written to {r['path']} (the original kept as config.py.orig)", markup=False)
-    if as_json:
-        print(_json.dumps(doc, indent=2))
-    return 1 if failed else 0
+    return run.exit_code()
 
 
 def downgrade_step(text: str, single_image: bool):

@@ -11,17 +11,15 @@ column order.  Every check ends passed, failed or not run.
 
 from __future__ import annotations
 
-import json as _json
 import re
-import tempfile
 import time
 
 from ..provision.command import Command
 from ..provision.kinds import STATE_FILE
 from ..recipes.deepseek import ENV, MODES, REPO_DIR, VLLM_DIR, read_config, render_config
 from . import samples
+from .verify import FAILED, NOT_RUN, PASSED, report_checks
 
-PASSED, FAILED, NOT_RUN = "passed", "failed", "not run"
 PAGE_SPLIT = "<--- Page Split --->"
 HEADING = re.compile(r"(?m)^#{1,6}\s+\S")
 PIPE_ROW = re.compile(r"(?m)^\s*\|.*\|.*\|\s*$")
@@ -119,22 +117,16 @@ def verify_host(conn, host, compare_modes=False) -> list[dict]:
     py = absolute(facts, wd(f"{ENV}/bin/python"))
 
     def run(pdf_bytes, name, overrides):
-        with tempfile.NamedTemporaryFile(suffix=".pdf", delete=False) as fh:
-            fh.write(pdf_bytes)
         pdf = f"{base}/{name}.pdf"
-        conn.put(fh.name, pdf)
+        conn.put_data(pdf_bytes, pdf)
         out_dir = f"{base}/{name}-out"
-        with tempfile.NamedTemporaryFile("w", delete=False) as fh:
-            fh.write(render_config(text, {**overrides, "INPUT_PATH": pdf, "OUTPUT_PATH": out_dir,
-                                          "PRINT_NUM_VIS_TOKENS": True}))
-        conn.put(fh.name, cfg)
+        conn.put_data(render_config(text, {**overrides, "INPUT_PATH": pdf, "OUTPUT_PATH": out_dir,
+                                           "PRINT_NUM_VIS_TOKENS": True}), cfg)
         try:
             r = conn.run(Command([py, "run_dpsk_ocr_pdf.py"], cwd=cfg.rsplit("/", 1)[0],
                                  env={"PYTHONUNBUFFERED": "1"}), timeout=3 * 3600, ok_codes=range(0, 256))
         finally:
-            with tempfile.NamedTemporaryFile("w", delete=False) as fh:   # the user's config goes back as it was
-                fh.write(text)
-            conn.put(fh.name, cfg)
+            conn.put_data(text, cfg)   # the user's config goes back as it was
         mmd = conn.run(["cat", f"{out_dir}/{name}.mmd"], ok_codes=range(0, 256)).stdout if r.exit_code == 0 else ""
         return r, mmd
 
@@ -150,7 +142,7 @@ def verify_host(conn, host, compare_modes=False) -> list[dict]:
         checks += page_checks(pages)
         checks.append(vision_check(r.stdout, mode))
     if compare_modes:
-        page = samples._pdf(samples.two_column_content())
+        page = samples.pdf(samples.two_column_content())
         result = {}
         for m in ("gundam", "base"):
             b, i, c = MODES[m]
@@ -168,28 +160,6 @@ def verify_host(conn, host, compare_modes=False) -> list[dict]:
 
 
 def run_deepseek_verify(*, host, inventory, compare_modes, as_json, accept_new_host_keys, connect_timeout) -> int:
-    from rich.markup import escape
-    from rich.table import Table
-
-    from ..provision.report import console, reachable
-    from ..tasks import open_session
-
-    session = open_session(host, None, inventory, accept_new_host_keys, connect_timeout)
-    with session:
-        outcomes = session.map(lambda conn, h: verify_host(conn, h, compare_modes))
-    con = console(stderr=as_json)
-    doc = {"hosts": {}}
-    hosts, failed = reachable(outcomes, con, doc["hosts"])
-    style = {PASSED: "green", FAILED: "red", NOT_RUN: "dim"}
-    for name, checks in hosts:
-        doc["hosts"][name] = {"checks": checks}
-        failed |= any(c["status"] == FAILED for c in checks)
-        t = Table(title=f"{name}: DeepSeek-OCR verification", title_justify="left")
-        for col in ("check", "result", "detail"):
-            t.add_column(col)
-        for c in checks:
-            t.add_row(c["check"], f"[{style[c['status']]}]{c['status']}[/]", escape(c["detail"]))
-        con.print(t)
-    if as_json:
-        print(_json.dumps(doc, indent=2))
-    return 1 if failed else 0
+    return report_checks(lambda conn, h: verify_host(conn, h, compare_modes), "DeepSeek-OCR verification",
+                         host=host, inventory=inventory, as_json=as_json,
+                         accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout)

@@ -13,7 +13,7 @@ TEXT = ["Document parsing with MiniCPM-OCR", "",
 TABLE = [["Model", "Params", "Accept length"], ["MiniCPM-OCR 1.0", "1.3B", "6.2"], ["DSpark draft", "0.1B", "-"]]
 
 
-def _pdf(content, *more) -> bytes:
+def pdf(content, *more) -> bytes:
     """A PDF with one page per content stream (Helvetica and Times-Italic)."""
     pages = [content, *more]
     n = len(pages)
@@ -54,11 +54,11 @@ def text_content() -> str:
 
 
 def text_page() -> bytes:
-    return _pdf(text_content())
+    return pdf(text_content())
 
 
 def table_page() -> bytes:
-    return _pdf(table_content())
+    return pdf(table_content())
 
 
 def table_content() -> str:
@@ -77,7 +77,7 @@ def table_content() -> str:
 
 def formula_page() -> bytes:
     """A displayed fraction (numerator over a rule over denominator): OCR writes LaTeX for it."""
-    return _pdf(formula_content())
+    return pdf(formula_content())
 
 
 def formula_content() -> str:
@@ -113,7 +113,7 @@ DEEPSEEK_PAGES = ("text", "table", "formula", "figure", "two-column")
 
 def deepseek_document() -> bytes:
     """The DeepSeek-OCR sample document: one page per check, in DEEPSEEK_PAGES order."""
-    return _pdf(text_content(), table_content(), formula_content(), figure_content(), two_column_content())
+    return pdf(text_content(), table_content(), formula_content(), figure_content(), two_column_content())
 
 
 PAGES = {"text": text_page, "table": table_page, "formula": formula_page}

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json as _json
 import re
-import tempfile
 import time
 
 from ..provision.command import Command
@@ -113,9 +112,7 @@ def parse_pages(conn, host, facts, state, svc, wdir) -> list[dict]:
     conn.run(["mkdir", "-p", base])
     out = []
     for page in pages:
-        with tempfile.NamedTemporaryFile(suffix=".pdf", delete=False) as fh:
-            fh.write(samples.PAGES[page]())
-        conn.put(fh.name, f"{base}/{page}.pdf")
+        conn.put_data(samples.PAGES[page](), f"{base}/{page}.pdf")
         job = parse_job(absolute(facts, wd("sdk-env/bin/minicpmvocr")), absolute(facts, wd("minicpmvocr-sdk")),
                         svc.get("kind") or "dspark", [f"http://127.0.0.1:{svc['port']}"], f"{base}/{page}.pdf",
                         f"{base}/{page}.md", layout_dir=layout["path"], cpu_layout=cpu, run_tag=f"{tag}-{page}")
@@ -146,10 +143,8 @@ def two_end(conn, host, facts, state, svc, scripts) -> list[dict]:
     vllm_py = absolute(facts, wd("vllm-ocr-env/bin/python"))
     wdir = facts["workdir"]["path"]
     img = f"{wdir}/.ocrdeploy/verify/table.png"
-    with tempfile.NamedTemporaryFile(suffix=".png", delete=False) as fh:
-        fh.write(samples.png())
     conn.run(["mkdir", "-p", f"{wdir}/.ocrdeploy/verify"])
-    conn.put(fh.name, img)
+    conn.put_data(samples.png(), img)
     env = {"CUDA_VISIBLE_DEVICES": str(svc.get("gpu") or "0")}
     runs = {}
     for side, py, script, extra in (("transformers", tf_py, scripts[0], ["--attn", "sdpa", "--max-new-tokens", "512"]),
@@ -179,30 +174,29 @@ def two_end(conn, host, facts, state, svc, scripts) -> list[dict]:
     return [{"check": name, "status": FAILED if problems else PASSED, "detail": detail}]
 
 
-def run_verify(*, host, inventory, name, api_key, scripts, as_json, accept_new_host_keys, connect_timeout) -> int:
+def report_checks(fn, title: str, *, host, inventory, as_json, accept_new_host_keys, connect_timeout) -> int:
+    """fn(conn, host) -> checks on every host; one table per host, exit 1 when a check failed."""
+    from rich.markup import escape
     from rich.table import Table
 
-    from ..provision.report import console, reachable
-    from ..tasks import open_session
+    from ..provision.report import STATUS_STYLE, map_hosts
 
-    session = open_session(host, None, inventory, accept_new_host_keys, connect_timeout)
-    with session:
-        outcomes = session.map(lambda conn, h: verify_host(conn, h, name=name, api_key=api_key, scripts=scripts))
-    con = console(stderr=as_json)
-    doc = {"hosts": {}}
-    hosts, failed = reachable(outcomes, con, doc["hosts"])
-    for hname, checks in hosts:
-        doc["hosts"][hname] = {"checks": checks}
-        failed |= any(c["status"] == FAILED for c in checks)
-        t = Table(title=f"{hname}: verification", title_justify="left")
+    run = map_hosts(fn, host=host, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
+                    connect_timeout=connect_timeout, as_json=as_json)
+    for hname, checks in run.hosts:
+        run.doc["hosts"][hname] = {"checks": checks}
+        run.failed |= any(c["status"] == FAILED for c in checks)
+        t = Table(title=f"{hname}: {title}", title_justify="left")
         for col in ("check", "result", "detail"):
             t.add_column(col)
-        style = {PASSED: "green", FAILED: "red", NOT_RUN: "dim"}
-        from rich.markup import escape
-
         for c in checks:
-            t.add_row(c["check"], f"[{style[c['status']]}]{c['status']}[/]", escape(c["detail"]))
-        con.print(t)
-    if as_json:
-        print(_json.dumps(doc, indent=2))
-    return 1 if failed else 0
+            style = STATUS_STYLE[c["status"]]
+            t.add_row(c["check"], f"[{style}]{c['status']}[/]", escape(c["detail"]))
+        run.con.print(t)
+    return run.exit_code()
+
+
+def run_verify(*, host, inventory, name, api_key, scripts, as_json, accept_new_host_keys, connect_timeout) -> int:
+    return report_checks(lambda conn, h: verify_host(conn, h, name=name, api_key=api_key, scripts=scripts),
+                         "verification", host=host, inventory=inventory, as_json=as_json,
+                         accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout)

@@ -5,6 +5,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -123,6 +124,12 @@ def test_connection_interface_over_ssh(lab, hosts, monkeypatch):
         dest = Path(lab.root) / "copied.txt"
         conn.put(src, str(dest))
         assert dest.read_text() == "payload"
+        before = set(Path(tempfile.gettempdir()).iterdir())
+        conn.put_data(b"%PDF-1.4 bytes", str(dest))
+        assert dest.read_bytes() == b"%PDF-1.4 bytes"
+        conn.put_data("config = 1\n", str(dest))
+        assert dest.read_text() == "config = 1\n"
+        assert set(Path(tempfile.gettempdir()).iterdir()) == before   # nothing left behind here
 
 
 def test_unanswering_port_times_out_quickly(lab, tmp_path, monkeypatch):
