@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json as _json
+from functools import partial
 
 from ..errors import UsageError
 from ..recipes import serving
@@ -50,37 +51,31 @@ def pick_gpus(facts, gpu, instances) -> list:
     return [str(g["index"]) for g in free[:instances]]
 
 
-def plan_deepseek(facts, backend, gpu, port, instances, public, api_key) -> list[Instance]:
-    """Seed 003 3.4's server (vLLM 0.8.5 env), or upstream vLLM with its DeepSeek-OCR recipe's flags."""
-    from ..recipes import deepseek
+def _installed(facts, rel) -> bool:
+    return bool((facts.get("files") or {}).get(wd(rel), {}).get("exists"))
 
-    model = models_from_state(facts).get("DeepSeek-OCR")
-    if not model:
-        raise RuntimeError("DeepSeek-OCR is not verified on this host: run `inv models --model DeepSeek-OCR` first")
-    env_name = DEEPSEEK_ENVS[backend]
-    if not (facts.get("files") or {}).get(wd(f"{env_name}/bin/python"), {}).get("exists"):
-        recipe = "deepseek-ocr-vllm085" if backend == "deepseek" else "deepseek-ocr"
-        raise RuntimeError(f"{env_name} is not installed: `inv install --recipe {recipe}` first")
-    py = absolute(facts, wd(f"{env_name}/bin/python"))
-    bind = "0.0.0.0" if public else "127.0.0.1"
+
+def _launcher(facts, backend, api_key):
+    """What differs between backends: the service name's prefix, the model id it serves, the server's
+    argv for a port and a bind address, and the environment beside CUDA_VISIBLE_DEVICES."""
     env_path = facts.get("env_path") or "/usr/local/bin:/usr/bin:/bin"
-    out = []
-    for i, g in enumerate(pick_gpus(facts, gpu, instances)):
-        p = port + i
-        name = f"deepseek-ocr-{p}"
-        argv = deepseek.vllm_server(py, model["path"], p, bind, upstream=backend == "deepseek-upstream",
-                                    api_key=api_key)
-        env = {"CUDA_VISIBLE_DEVICES": g, "PATH": f"{absolute(facts, wd(env_name + '/bin'))}:{env_path}"}
-        out.append(Instance(name, p, g, argv, env, backend, bind,
-                            absolute(facts, wd(f".ocrdeploy/services/{name}.log")), key=api_key,
-                            served=deepseek.SERVED_NAME))
-    return out
-
-
-def plan_instances(facts, host, backend, gpu, port, instances, public, api_key) -> list[Instance]:
-    if backend in DEEPSEEK_ENVS:
-        return plan_deepseek(facts, backend, gpu, port, instances, public, api_key)
     models = models_from_state(facts)
+    if backend in DEEPSEEK_ENVS:      # seed 003 3.4's server (vLLM 0.8.5 env), or upstream vLLM with its recipe's flags
+        from ..recipes import deepseek
+
+        model = models.get("DeepSeek-OCR")
+        if not model:
+            raise RuntimeError("DeepSeek-OCR is not verified on this host: run `inv models --model DeepSeek-OCR` "
+                               "first")
+        env_name = DEEPSEEK_ENVS[backend]
+        if not _installed(facts, f"{env_name}/bin/python"):
+            recipe = "deepseek-ocr-vllm085" if backend == "deepseek" else "deepseek-ocr"
+            raise RuntimeError(f"{env_name} is not installed: `inv install --recipe {recipe}` first")
+        py = absolute(facts, wd(f"{env_name}/bin/python"))
+        return ("deepseek-ocr", deepseek.SERVED_NAME,
+                partial(deepseek.vllm_server, py, model["path"], upstream=backend == "deepseek-upstream",
+                        api_key=api_key),
+                {"PATH": f"{absolute(facts, wd(env_name + '/bin'))}:{env_path}"})
     main = models.get("MiniCPM-OCR-1.0")
     if not main:
         raise RuntimeError("MiniCPM-OCR-1.0 is not verified on this host: run `inv models` first")
@@ -88,31 +83,32 @@ def plan_instances(facts, host, backend, gpu, port, instances, public, api_key) 
     if backend == "dspark" and not draft:
         raise RuntimeError("MiniCPM-OCR-1.0-DSpark is not verified on this host: run `inv models` (or serve "
                            "--standard)")
+    if backend == "transformers":
+        if not _installed(facts, "tf-ocr-env/bin/transformers"):
+            raise RuntimeError("tf-ocr-env has no `transformers` command: `inv install --recipe transformers`")
+        tbin = absolute(facts, wd("tf-ocr-env/bin/transformers"))
+        return (serving.SERVED_NAME, serving.SERVED_NAME,
+                partial(serving.transformers_serve, tbin, main["path"]),
+                {"PATH": f"{absolute(facts, wd('tf-ocr-env/bin'))}:{env_path}"})
+    if not _installed(facts, "vllm-ocr-env/bin/python"):
+        raise RuntimeError("vllm-ocr-env is not installed: `inv install` first")
+    py = absolute(facts, wd("vllm-ocr-env/bin/python"))
+    cu = absolute(facts, cu13_dir("vllm-ocr-env", "3.13"))
+    argv = (partial(serving.vllm_dspark, py, main["path"], draft["path"], api_key=api_key) if backend == "dspark"
+            else partial(serving.vllm_standard, py, main["path"], api_key=api_key))
+    return (serving.SERVED_NAME, serving.SERVED_NAME, argv,
+            {"CUDA_HOME": cu, "PATH": f"{absolute(facts, wd('vllm-ocr-env/bin'))}:{cu}/bin:{env_path}"})
+
+
+def plan_instances(facts, host, backend, gpu, port, instances, public, api_key) -> list[Instance]:
+    prefix, served, argv, env = _launcher(facts, backend, api_key)
     bind = "0.0.0.0" if public else "127.0.0.1"
-    env_path = facts.get("env_path") or "/usr/local/bin:/usr/bin:/bin"
     out = []
     for i, g in enumerate(pick_gpus(facts, gpu, instances)):
         p = port + i
-        name = f"{serving.SERVED_NAME}-{p}"
-        log = absolute(facts, wd(f".ocrdeploy/services/{name}.log"))
-        if backend == "transformers":
-            tbin = absolute(facts, wd("tf-ocr-env/bin/transformers"))
-            if not (facts.get("files") or {}).get(wd("tf-ocr-env/bin/transformers"), {}).get("exists"):
-                raise RuntimeError("tf-ocr-env has no `transformers` command: `inv install --recipe transformers`")
-            argv = serving.transformers_serve(tbin, main["path"], p, bind)
-            env = {"CUDA_VISIBLE_DEVICES": g, "PATH": f"{absolute(facts, wd('tf-ocr-env/bin'))}:{env_path}"}
-        else:
-            py = absolute(facts, wd("vllm-ocr-env/bin/python"))
-            if not (facts.get("files") or {}).get(wd("vllm-ocr-env/bin/python"), {}).get("exists"):
-                raise RuntimeError("vllm-ocr-env is not installed: `inv install` first")
-            cu = absolute(facts, cu13_dir("vllm-ocr-env", "3.13"))
-            env = {"CUDA_VISIBLE_DEVICES": g, "CUDA_HOME": cu,
-                   "PATH": f"{absolute(facts, wd('vllm-ocr-env/bin'))}:{cu}/bin:{env_path}"}
-            if backend == "dspark":
-                argv = serving.vllm_dspark(py, main["path"], draft["path"], p, bind, api_key=api_key)
-            else:
-                argv = serving.vllm_standard(py, main["path"], p, bind, api_key=api_key)
-        out.append(Instance(name, p, g, argv, env, backend, bind, log, key=api_key))
+        name = f"{prefix}-{p}"
+        out.append(Instance(name, p, g, argv(p, bind), {"CUDA_VISIBLE_DEVICES": g, **env}, backend, bind,
+                            absolute(facts, wd(f".ocrdeploy/services/{name}.log")), key=api_key, served=served))
     return out
 
 
