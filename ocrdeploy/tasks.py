@@ -495,6 +495,21 @@ def deepseek_verify(c, host=None, inventory=None, compare_modes=False, json=Fals
         raise Exit(code=code)
 
 
+@task(help={**SERVE_HELP, "input": "A PDF, an image (jpg/png/jpeg) or a directory of images on the host (absolute)",
+            "output": "Where the results go on the host (absolute; default <workdir>/deepseek-output)",
+            "eval": "A benchmark directory (OmniDocBench layout) through run_dpsk_ocr_eval_batch.py"})
+@cli_errors
+def deepseek_run(c, host=None, inventory=None, input=None, output=None, eval=False, json=False,
+                 accept_new_host_keys=False, connect_timeout=10):
+    """DeepSeek-OCR's batch scripts on your files with the host's config.py: PDF, images, or a benchmark."""
+    from .sdk.deepseek_batch import run_deepseek_batch
+
+    code = run_deepseek_batch(host=host, inventory=inventory, input_path=input, output=output, evaluate=eval,
+                              as_json=json, accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout)
+    if code:
+        raise Exit(code=code)
+
+
 ns = Collection()
 ns.add_task(facts)
 ns.add_task(preflight)
@@ -507,4 +522,5 @@ ns.add_task(verify)
 ns.add_task(parse)
 ns.add_task(deepseek_config)
 ns.add_task(deepseek_verify)
+ns.add_task(deepseek_run)
 ns.add_task(diagnose)

@@ -45,6 +45,23 @@ class CommandFailed(Exception):
         super().__init__(f"{host}: `{result.command}` failed ({what})")
 
 
+class LineStream:
+    """An out_stream for Connection.run that hands each complete line of a long command's output to
+    on_line as it arrives (the rest of the output is still captured in the result)."""
+
+    def __init__(self, on_line):
+        self.on_line, self.buf = on_line, ""
+
+    def write(self, data):
+        self.buf += data
+        while "\n" in self.buf:
+            line, self.buf = self.buf.split("\n", 1)
+            self.on_line(line)
+
+    def flush(self):
+        pass
+
+
 class Connection:
     """The common interface; see LocalConnection and SSHConnection."""
 

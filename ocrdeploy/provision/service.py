@@ -16,6 +16,7 @@ from pathlib import Path
 from ..errors import HostError
 from . import service_host
 from .command import Secret, remote_python
+from .connection import LineStream
 
 GRAPH_FAILURE = "cudagraph-capture-failed"
 
@@ -49,22 +50,16 @@ class Instance:
         return f"http://127.0.0.1:{self.port}"
 
 
-class PhaseStream:
+class PhaseStream(LineStream):
     """Reads the host's '@@phase NAME SECONDS' lines as they come and shows them."""
 
     def __init__(self, show):
-        self.show, self.buf = show, ""
-
-    def write(self, data):
-        self.buf += data
-        while "\n" in self.buf:
-            line, self.buf = self.buf.split("\n", 1)
+        def on_line(line):
             if line.startswith("@@phase "):
                 _, name, secs = line.split(" ", 2)
-                self.show(name.replace("_", " "), float(secs))
+                show(name.replace("_", " "), float(secs))
 
-    def flush(self):
-        pass
+        super().__init__(on_line)
 
 
 def start_instance(conn, workdir: str, inst: Instance, served_name: str) -> dict:

@@ -28,6 +28,7 @@ VLLM_WHEEL = ("https://github.com/vllm-project/vllm/releases/download/v0.8.5/"
 REPO = "https://github.com/deepseek-ai/DeepSeek-OCR.git"
 REPO_DIR = wd("DeepSeek-OCR")
 VLLM_DIR = "DeepSeek-OCR-master/DeepSeek-OCR-vllm"
+CONFIG = f"{REPO_DIR}/{VLLM_DIR}/config.py"      # what deepseek-config writes and the batch scripts import
 # torch -> the flash-attn built against it; another pair fails at import with `undefined symbol` (seed 1.1)
 FLASH_ATTN_FOR_TORCH = {"2.6.0": "2.7.3"}
 SERVED_NAME = "deepseek-ai/DeepSeek-OCR"   # the seed's Model ID: the client asks for exactly this
@@ -351,10 +352,6 @@ def render_config(text: str, values: dict) -> str:
         lines.append("# set by ocrdeploy deepseek-config")
         lines += [f"{k} = {values[k]!r}" for k in missing]
     return "\n".join(lines) + "\n"
-
-
-def config_path(facts) -> str:
-    return absolute(facts, f"{REPO_DIR}/{VLLM_DIR}/config.py")
 
 
 def write_docker_context(directory, index_url=None) -> list[str]:

@@ -6,10 +6,10 @@ import json as _json
 
 from ..errors import UsageError
 from ..provision.kinds import STATE_FILE
-from .deepseek import GROUNDING, REPO_DIR, VLLM_DIR, config_values, downgrade, read_config, render_config
+from ..provision.step import absolute
+from .deepseek import CONFIG, GROUNDING, config_values, downgrade, read_config, render_config
 
 FREE_PROMPT = "<image>\nFree OCR."
-CONFIG = f"{REPO_DIR}/{VLLM_DIR}/config.py"
 
 
 def card_gib(facts) -> float:
@@ -36,7 +36,7 @@ def run_deepseek_config(*, host, inventory, mode, max_crops, max_concurrency, in
         facts = facts_mod.gather(conn, facts_mod.probe_request(h.workdir, reads=[CONFIG, STATE_FILE], net_timeout=0))
         wdir = facts["workdir"]["path"]
         text = (facts.get("reads") or {}).get(CONFIG)
-        path = f"{wdir}/{CONFIG[2:]}"
+        path = absolute(facts, CONFIG)
         if text is None:
             return {"error": f"{path} not found: clone the repository first (inv install --recipe "
                              f"deepseek-ocr-vllm085)"}

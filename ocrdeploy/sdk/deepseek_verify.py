@@ -14,10 +14,9 @@ from __future__ import annotations
 import re
 import time
 
-from ..provision.command import Command
-from ..provision.kinds import STATE_FILE
-from ..recipes.deepseek import ENV, MODES, REPO_DIR, VLLM_DIR, read_config, render_config
+from ..recipes.deepseek import MODES
 from . import samples
+from .deepseek_batch import SCRIPTS, CannotRun, open_stack, run_script
 from .verify import FAILED, NOT_RUN, PASSED, report_checks
 
 PAGE_SPLIT = "<--- Page Split --->"
@@ -96,37 +95,21 @@ def script_failed(why: str, then: str) -> list[dict]:
 
 
 def verify_host(conn, host, compare_modes=False) -> list[dict]:
-    from ..provision import facts as facts_mod
-    from ..provision.step import absolute, wd
-
-    cfg_rel = f"{REPO_DIR}/{VLLM_DIR}/config.py"
-    facts = facts_mod.gather(conn, facts_mod.probe_request(host.workdir, reads=[cfg_rel, STATE_FILE], net_timeout=0,
-                                                           paths=[wd(f"{ENV}/bin/python")]))
-    text = (facts.get("reads") or {}).get(cfg_rel)
-    if text is None or not (facts.get("files") or {}).get(wd(f"{ENV}/bin/python"), {}).get("exists"):
-        return script_failed(("the DeepSeek-OCR checkout is missing" if text is None else f"{ENV} is not installed")
-                             + ": inv install --recipe deepseek-ocr-vllm085", "nothing ran")
-    values = read_config(text)
-    if not str(values.get("MODEL_PATH", "")).startswith("/"):
-        return script_failed("config.py has no absolute MODEL_PATH: inv deepseek-config first", "nothing ran")
-    wdir = facts["workdir"]["path"]
+    try:
+        stack = open_stack(conn, host)
+    except CannotRun as exc:
+        return script_failed(str(exc), "nothing ran")
+    values = stack.values
     tag = time.strftime("ds-verify-%Y%m%d-%H%M%S")
-    base = f"{wdir}/.ocrdeploy/verify/{tag}"
+    base = f"{stack.workdir}/.ocrdeploy/verify/{tag}"
     conn.run(["mkdir", "-p", base])
-    cfg = absolute(facts, cfg_rel)
-    py = absolute(facts, wd(f"{ENV}/bin/python"))
 
     def run(pdf_bytes, name, overrides):
         pdf = f"{base}/{name}.pdf"
         conn.put_data(pdf_bytes, pdf)
         out_dir = f"{base}/{name}-out"
-        conn.put_data(render_config(text, {**overrides, "INPUT_PATH": pdf, "OUTPUT_PATH": out_dir,
-                                           "PRINT_NUM_VIS_TOKENS": True}), cfg)
-        try:
-            r = conn.run(Command([py, "run_dpsk_ocr_pdf.py"], cwd=cfg.rsplit("/", 1)[0],
-                                 env={"PYTHONUNBUFFERED": "1"}), timeout=3 * 3600, ok_codes=range(0, 256))
-        finally:
-            conn.put_data(text, cfg)   # the user's config goes back as it was
+        r = run_script(conn, stack, SCRIPTS["pdf"], {**overrides, "INPUT_PATH": pdf, "OUTPUT_PATH": out_dir,
+                                                     "PRINT_NUM_VIS_TOKENS": True}, timeout=3 * 3600)
         mmd = conn.run(["cat", f"{out_dir}/{name}.mmd"], ok_codes=range(0, 256)).stdout if r.exit_code == 0 else ""
         return r, mmd
 
