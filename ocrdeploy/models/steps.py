@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from ..provision.command import Command, Script, remote_python
-from ..provision.kinds import STATE_FILE, PipInstall, Venv, _py
+from ..provision.kinds import STATE_FILE, PipInstall, Venv, venv_python
 from ..provision.step import Decision, NotYet, Request, Step, StepError, absolute, wd
 from . import hostside
 from .catalog import ModelSpec
@@ -89,7 +89,7 @@ class ModelStep(Step):
         source = Path(hostside.__file__).read_text(encoding="utf-8")
         if self.source in ("hf", "modelscope"):
             # the hub clients live in the tools venv (or an interpreter the user names)
-            python = self.hub_python or _py(facts, TOOLS_ENV)
+            python = self.hub_python or venv_python(facts, TOOLS_ENV)
             return [Command([python, "-c", Script(source, "model fetch+verify"), json.dumps(request)])]
         return [remote_python(source, json.dumps(request), "model fetch+verify", show_argument=True)]
 

@@ -22,7 +22,7 @@ from .step import (Decision, NotYet, Request, Step, StepError, absolute, dist, f
 STATE_FILE = wd(".ocrdeploy/state.json")
 
 
-def _py(facts, venv_name):
+def venv_python(facts, venv_name):
     return absolute(facts, wd(f"{venv_name}/bin/python"))
 
 
@@ -121,7 +121,7 @@ class Venv(Step):
 
 
 # ------------------------------------------------------------------ pip
-def _satisfied(d: dict | None, req: Requirement) -> tuple[bool, str]:
+def satisfied(d: dict | None, req: Requirement) -> tuple[bool, str]:
     if d is None:
         return False, f"{req.name} not installed"
     if not d.get("complete", True):
@@ -151,7 +151,7 @@ class PipInstall(Step):
         return Request(venvs=venv_request(self.venv_name))
 
     def needs(self, facts, v):
-        results = [_satisfied(dist(facts, self.venv_name, r.name), r) for r in self.reqs]
+        results = [satisfied(dist(facts, self.venv_name, r.name), r) for r in self.reqs]
         bad = [msg for ok, msg in results if not ok]
         note = f" ({self.why})" if self.why else ""
         if bad:
@@ -159,7 +159,7 @@ class PipInstall(Step):
         return Decision(False, "already " + ", ".join(msg for _, msg in results) + note)
 
     def commands(self, facts, v):
-        argv = [_py(facts, self.venv_name), "-m", "pip", "install"]
+        argv = [venv_python(facts, self.venv_name), "-m", "pip", "install"]
         if self.no_deps:
             argv.append("--no-deps")
         if self.index_url:
@@ -214,7 +214,7 @@ class PipEditable(Step):
             error = NotYet if self.src.startswith("@/") else StepError  # under the work dir: a clone makes it
             raise error(f"source {absolute(facts, self.src)}{var} not found on the host")
         target = absolute(facts, self.src) + (f"[{self.extras}]" if self.extras else "")
-        argv = [_py(facts, self.venv_name), "-m", "pip", "install"]
+        argv = [venv_python(facts, self.venv_name), "-m", "pip", "install"]
         if self.no_deps:
             argv.append("--no-deps")
         return [Command(argv + ["-e", target])]
@@ -445,7 +445,7 @@ class VllmCompile(Step):
                             "--deps-dir (an existing vLLM source's .deps) for the offline *_SRC_DIR variables")
         if self.deps_dir and not file_fact(facts, self.deps_dir)["exists"]:
             raise StepError(f"deps dir {self.deps_dir} not found on the host")
-        return Command([_py(facts, self.venv_name), "-m", "pip", "install", "-e", ".", "--no-build-isolation",
+        return Command([venv_python(facts, self.venv_name), "-m", "pip", "install", "-e", ".", "--no-build-isolation",
                         "--progress-bar", "off"], env=self.env(facts, jobs), cwd=absolute(facts, self.src))
 
     def commands(self, facts, v):
@@ -522,7 +522,7 @@ class RecordedCheck(Step):
         return Decision(True, f"{self.describe} not run yet")
 
     def commands(self, facts, v):
-        py = _py(facts, self.venv_name)
+        py = venv_python(facts, self.venv_name)
         fp = fingerprint(facts, self.venv_name)
         if fp is None:
             raise NotYet(f"{self.venv_name} does not exist yet")

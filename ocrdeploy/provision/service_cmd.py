@@ -8,7 +8,7 @@ from functools import partial
 from ..errors import UsageError
 from ..recipes import serving
 from .command import Command
-from .kinds import STATE_FILE, cu13_dir
+from .kinds import STATE_FILE, cu13_dir, venv_python
 from .report import console, map_hosts
 from .service import (Instance, accept_length, serve_with_retries, status_all, stop_service, systemd_unit)
 from .step import absolute, wd
@@ -71,7 +71,7 @@ def _launcher(facts, backend, api_key):
         if not _installed(facts, f"{env_name}/bin/python"):
             recipe = "deepseek-ocr-vllm085" if backend == "deepseek" else "deepseek-ocr"
             raise RuntimeError(f"{env_name} is not installed: `inv install --recipe {recipe}` first")
-        py = absolute(facts, wd(f"{env_name}/bin/python"))
+        py = venv_python(facts, env_name)
         return ("deepseek-ocr", deepseek.SERVED_NAME,
                 partial(deepseek.vllm_server, py, model["path"], upstream=backend == "deepseek-upstream",
                         api_key=api_key),
@@ -92,7 +92,7 @@ def _launcher(facts, backend, api_key):
                 {"PATH": f"{absolute(facts, wd('tf-ocr-env/bin'))}:{env_path}"})
     if not _installed(facts, "vllm-ocr-env/bin/python"):
         raise RuntimeError("vllm-ocr-env is not installed: `inv install` first")
-    py = absolute(facts, wd("vllm-ocr-env/bin/python"))
+    py = venv_python(facts, "vllm-ocr-env")
     cu = absolute(facts, cu13_dir("vllm-ocr-env", "3.13"))
     argv = (partial(serving.vllm_dspark, py, main["path"], draft["path"], api_key=api_key) if backend == "dspark"
             else partial(serving.vllm_standard, py, main["path"], api_key=api_key))

@@ -15,7 +15,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from ..errors import UsageError
 from ..provision.command import Command, Secret
-from ..provision.kinds import GitClone, PipInstall, RecordedCheck, Venv, _py, _satisfied
+from ..provision.kinds import GitClone, PipInstall, RecordedCheck, Venv, satisfied, venv_python
 from ..provision.plan import Plan
 from ..provision.step import Decision, NotYet, Step, StepError, absolute, dist, wd
 
@@ -100,7 +100,7 @@ class RequirementsFile(PipInstall):
         reqs = self.parsed(facts)
         if reqs is None:
             return Decision(True, f"{self.path.rsplit('/', 1)[-1]} of the checkout not there yet")
-        bad = [msg for ok, msg in (_satisfied(dist(facts, self.venv_name, r.name), r) for r in reqs) if not ok]
+        bad = [msg for ok, msg in (satisfied(dist(facts, self.venv_name, r.name), r) for r in reqs) if not ok]
         if bad:
             return Decision(True, "; ".join(bad))
         return Decision(False, f"all {len(reqs)} requirements of {self.path.rsplit('/', 1)[-1]} met")
@@ -108,7 +108,7 @@ class RequirementsFile(PipInstall):
     def commands(self, facts, v):
         if self.parsed(facts) is None:
             raise NotYet(f"{absolute(facts, self.path)} not there yet")
-        return [Command([_py(facts, self.venv_name), "-m", "pip", "install", "-r", absolute(facts, self.path)])]
+        return [Command([venv_python(facts, self.venv_name), "-m", "pip", "install", "-r", absolute(facts, self.path)])]
 
 
 class FlashAttn(PipInstall):
@@ -126,15 +126,15 @@ class FlashAttn(PipInstall):
         base = torch["version"].split("+")[0]
         want = FLASH_ATTN_FOR_TORCH.get(base)
         if want != self.version:
+            pairs = ", ".join(f"torch {t} + flash-attn {f}" for t, f in FLASH_ATTN_FOR_TORCH.items())
             raise StepError(f"refusing flash-attn {self.version} with torch {torch['version']}: the pair must be "
-                            f"torch 2.6.0 + flash-attn 2.7.3, another one fails at import with `undefined symbol`")
+                            f"{pairs}, another one fails at import with `undefined symbol`")
         return super().commands(facts, v)
 
 
 def vllm085_steps(v) -> list[Step]:
     wheel = v.get("vllm_wheel") or VLLM_WHEEL
     fa = str(v.get("flash_attn_version") or "2.7.3")
-    repo_dir = REPO_DIR
     return [
         Venv("tools-venv", TOOLS, ">=3.10"),
         PipInstall("tools-uv", TOOLS, ["uv"], after=("tools-venv",)),
@@ -142,8 +142,8 @@ def vllm085_steps(v) -> list[Step]:
         Venv("ds-venv", ENV, "3.12", after=("python312",)),
         PipInstall("ds-torch", ENV, TORCH_PINS, index_url=CU118_INDEX, after=("ds-venv",)),
         WheelInstall("ds-vllm", ENV, "vllm==0.8.5+cu118", wheel, after=("ds-torch",)),
-        GitClone("ds-repo", v.get("deepseek_repo") or REPO, repo_dir, commit=v.get("deepseek_commit")),
-        RequirementsFile("ds-requirements", ENV, f"{repo_dir}/requirements.txt", after=("ds-vllm", "ds-repo")),
+        GitClone("ds-repo", v.get("deepseek_repo") or REPO, REPO_DIR, commit=v.get("deepseek_commit")),
+        RequirementsFile("ds-requirements", ENV, f"{REPO_DIR}/requirements.txt", after=("ds-vllm", "ds-repo")),
         FlashAttn("ds-flash-attn", ENV, fa, after=("ds-requirements",)),
         RecordedCheck("ds-verify", ENV, code=VERIFY_085, after=("ds-flash-attn",),
                       describe="torch 2.6.0 with CUDA 11.8, CUDA available, flash_attn imports"),

@@ -13,7 +13,7 @@ import re
 import time
 
 from ..provision.command import Command
-from ..provision.kinds import STATE_FILE
+from ..provision.kinds import STATE_FILE, venv_python
 from ..provision.service import accept_length, status_all
 from ..provision.step import absolute, dist, wd
 from ..recipes.serving import SERVED_NAME
@@ -139,8 +139,8 @@ def two_end(conn, host, facts, state, svc, scripts) -> list[dict]:
         return [{"check": name, "status": NOT_RUN, "detail": "verify_transformers.py and verify_vllm.py not given: "
                                                               "the two ends are not claimed to agree"}]
     main = (state.get("models") or {}).get("MiniCPM-OCR-1.0")
-    tf_py = absolute(facts, wd("tf-ocr-env/bin/python"))
-    vllm_py = absolute(facts, wd("vllm-ocr-env/bin/python"))
+    tf_py = venv_python(facts, "tf-ocr-env")
+    vllm_py = venv_python(facts, "vllm-ocr-env")
     wdir = facts["workdir"]["path"]
     img = f"{wdir}/.ocrdeploy/verify/table.png"
     conn.run(["mkdir", "-p", f"{wdir}/.ocrdeploy/verify"])
