@@ -99,7 +99,7 @@ def facts(c, host=None, group=None, inventory=None, json=False, raw=False,
         outcomes = _gather_all(session)
     failed = any(o.error for o in outcomes.values())
     if json:
-        doc = {name: ({"reachable": False, "error": o.error} if o.error else
+        doc = {name: ({"reachable": not o.unreachable, "error": o.error} if o.error else
                       {"reachable": True, "facts": o.value if raw else facts_mod.summary(o.value)})
                for name, o in outcomes.items()}
         print(_json.dumps(doc, indent=2, sort_keys=False))
@@ -111,7 +111,7 @@ def facts(c, host=None, group=None, inventory=None, json=False, raw=False,
         for name, o in outcomes.items():
             con.print(f"[bold]{escape(o.host.label())}[/bold]")
             if o.error:
-                con.print(f"  [red]unreachable[/red]  {escape(o.error)}")
+                con.print(f"  [red]{o.state}[/red]  {escape(o.error)}")
             else:
                 con.print(Pretty(o.value if raw else facts_mod.summary(o.value), indent_guides=False))
     if failed:
@@ -140,8 +140,8 @@ def preflight(c, host=None, group=None, inventory=None, recipe=None, json=False,
     for name, o in outcomes.items():
         if o.error:
             any_fail = True
-            doc["hosts"][name] = {"reachable": False, "error": o.error}
-            rows.append((name, None, o.error))
+            doc["hosts"][name] = {"reachable": not o.unreachable, "error": o.error}
+            rows.append((name, None, o))
             if con:
                 con.print(report.checks_table(o.host.label(), []))
             continue

@@ -288,8 +288,8 @@ def summarize(outcomes) -> tuple[list, dict, bool]:
     for name, o in outcomes.items():
         if o.error:
             failed = True
-            rows.append((name, None, o.error))
-            hosts[name] = {"reachable": False, "error": o.error}
+            rows.append((name, None, o))
+            hosts[name] = {"reachable": not o.unreachable, "error": o.error}
             continue
         failed |= o.value.failed
         rows.append((name, o.value.counts(), None))

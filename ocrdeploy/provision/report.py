@@ -35,14 +35,15 @@ def checks_table(title: str, results):
 
 
 def recap(con, rows):
-    """rows: (host label, counts dict or None, error or None)."""
+    """rows: (host label, counts dict, None) or, for a host that could not be worked on, (host label,
+    None, its HostOutcome)."""
     from rich.markup import escape
 
     con.print("\n[bold]RECAP[/bold]")
     width = max((len(r[0]) for r in rows), default=0)
-    for label, counts, error in rows:
-        if error is not None:
-            con.print(f"{label:<{width}} : [red bold]unreachable[/red bold]  {escape(error)}")
+    for label, counts, problem in rows:
+        if problem is not None:
+            con.print(f"{label:<{width}} : [red bold]{problem.state}[/red bold]  {escape(problem.error)}")
             continue
         parts = []
         for key, n in counts.items():
@@ -56,16 +57,17 @@ def error_line(message: str):
 
 
 def reachable(outcomes, con, hosts_doc: dict) -> tuple[list, bool]:
-    """Session.map's outcomes: an unreachable host is recorded and printed once, here; returns the
-    (name, value) of the others and whether any host was unreachable."""
+    """Session.map's outcomes: a host that could not be worked on (unreachable, or a command that
+    failed under it) is recorded and printed once, here; returns the (name, value) of the others and
+    whether any host had such an error."""
     from rich.markup import escape
 
     ok, failed = [], False
     for name, o in outcomes.items():
         if o.error:
             failed = True
-            hosts_doc[name] = {"reachable": False, "error": o.error}
-            con.print(f"[red]{escape(name)}: unreachable: {escape(o.error)}[/red]")
+            hosts_doc[name] = {"reachable": not o.unreachable, "error": o.error}
+            con.print(f"[red]{escape(name)}: {o.state}: {escape(o.error)}[/red]")
         else:
             ok.append((name, o.value))
     return ok, failed

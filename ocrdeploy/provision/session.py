@@ -25,6 +25,11 @@ class HostOutcome:
     error: str | None = None       # one line; set when the host could not be worked on
     unreachable: bool = False
 
+    @property
+    def state(self) -> str:
+        """What a report calls a host with an error: reached but failed is not unreachable."""
+        return "unreachable" if self.unreachable else "failed"
+
 
 class Session:
     def __init__(self, hosts, *, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,

@@ -32,6 +32,7 @@ def run_deepseek_config(*, host, inventory, mode, max_crops, max_concurrency, in
         raise UsageError("--prompt: grounding or free")
     if single_image and not downgrade:
         raise UsageError("--single-image-oom goes with --downgrade")
+
     def one(conn, h):
         facts = facts_mod.gather(conn, facts_mod.probe_request(h.workdir, reads=[CONFIG, STATE_FILE], net_timeout=0))
         wdir = facts["workdir"]["path"]
