@@ -33,7 +33,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from ocrdeploy.provision import facts as facts_mod  # noqa: E402
 from ocrdeploy.provision import probe  # noqa: E402
-from ocrdeploy.provision.kinds import CRT_FILES, PipEditable, PipInstall  # noqa: E402
+from ocrdeploy.provision.kinds import PipEditable, PipInstall  # noqa: E402
+from ocrdeploy.recipes.cuda_steps import CRT_FILES  # noqa: E402
 from ocrdeploy.provision.step import fingerprint  # noqa: E402
 from ocrdeploy.recipes import minicpm  # noqa: E402
 from ocrdeploy.recipes.cuda_layout import LINKS  # noqa: E402

@@ -1,4 +1,4 @@
-"""The invoke tasks: thin; they parse options and call the rooms.
+"""The invoke tasks: thin; they parse options and call ocrdeploy.commands.
 
 Only invoke and the recipe registry (plain data) are imported at module level so
 that `inv --list` stays fast; every task imports what it needs when it runs.
@@ -7,7 +7,6 @@ that `inv --list` stays fast; every task imports what it needs when it runs.
 from __future__ import annotations
 
 import functools
-import json as _json
 import sys
 
 from invoke import Collection, Task
@@ -56,35 +55,10 @@ def cli_errors(fn):
     return wrapper
 
 
-def _positive(value, name):
-    from .errors import UsageError
-
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise UsageError(f"--{name} must be a number, got {value!r}")
-    if number <= 0:
-        raise UsageError(f"--{name} must be > 0, got {value!r}")
-    return number
-
-
-def open_session(host, group, inventory, accept_new_host_keys, connect_timeout):
-    from .inventory import find_inventory_path, load_inventory, select_hosts
-    from .provision.session import Session
-
-    inv = load_inventory(find_inventory_path(inventory))
-    hosts = select_hosts(inv, host=host, group=group)
-    return Session(hosts, connect_timeout=_positive(connect_timeout, "connect-timeout"),
-                   accept_new_host_keys=accept_new_host_keys)
-
-
-def _gather_all(session, net_timeout=1.0):
-    from .provision import facts as facts_mod
-
-    def one(conn, host):
-        return facts_mod.gather(conn, facts_mod.probe_request(host.workdir, net_timeout=net_timeout))
-
-    return session.map(one)
+def _exit(code):
+    """A command's exit code becomes the process's; 0 returns normally."""
+    if code:
+        raise Exit(code=code)
 
 
 @task(help={**HOST_HELP, "raw": "With --json: the probe's full facts (default: a summary per host)"})
@@ -92,30 +66,10 @@ def _gather_all(session, net_timeout=1.0):
 def facts(c, host=None, group=None, inventory=None, json=False, raw=False,
           accept_new_host_keys=False, connect_timeout=10):
     """Gather each host's facts in one round trip and print them."""
-    from .provision import facts as facts_mod
-    from .provision import report
+    from .commands.preflight import run_facts
 
-    with open_session(host, group, inventory, accept_new_host_keys, connect_timeout) as session:
-        outcomes = _gather_all(session)
-    failed = any(o.error for o in outcomes.values())
-    if json:
-        doc = {name: ({"reachable": not o.unreachable, "error": o.error} if o.error else
-                      {"reachable": True, "facts": o.value if raw else facts_mod.summary(o.value)})
-               for name, o in outcomes.items()}
-        print(_json.dumps(doc, indent=2, sort_keys=False))
-    else:
-        from rich.markup import escape
-        from rich.pretty import Pretty
-
-        con = report.console()
-        for name, o in outcomes.items():
-            con.print(f"[bold]{escape(o.host.label())}[/bold]")
-            if o.error:
-                con.print(f"  [red]{o.state}[/red]  {escape(o.error)}")
-            else:
-                con.print(Pretty(o.value if raw else facts_mod.summary(o.value), indent_guides=False))
-    if failed:
-        raise Exit(code=1)
+    _exit(run_facts(host=host, group=group, inventory=inventory, json=json, raw=raw,
+                    accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout))
 
 
 @task(help={**HOST_HELP, "recipe": "Recipe whose requirements to check (default: dspark)",
@@ -124,42 +78,11 @@ def facts(c, host=None, group=None, inventory=None, json=False, raw=False,
 def preflight(c, host=None, group=None, inventory=None, recipe=None, json=False,
               accept_new_host_keys=False, connect_timeout=10, network_timeout=1.0):
     """Check driver, VRAM, free GPU, disk, Pythons, gcc-13, GitHub and proxies on each host."""
-    from .checks import run_preflight_checks
-    from .provision import facts as facts_mod
-    from .provision import report
-    from .recipes import get_recipe
+    from .commands.preflight import run_preflight
 
-    chosen = get_recipe(recipe)
-    net_timeout = float(network_timeout)
-    with open_session(host, group, inventory, accept_new_host_keys, connect_timeout) as session:
-        outcomes = _gather_all(session, net_timeout)
-    doc = {"recipe": chosen.name, "hosts": {}}
-    rows = []
-    any_fail = False
-    con = None if json else report.console()
-    for name, o in outcomes.items():
-        if o.error:
-            any_fail = True
-            doc["hosts"][name] = {"reachable": not o.unreachable, "error": o.error}
-            rows.append((name, None, o))
-            if con:
-                con.print(report.checks_table(o.host.label(), []))
-            continue
-        results = run_preflight_checks(o.value, chosen.requirements)
-        counts = {k: sum(1 for r in results if r.status == k) for k in ("pass", "warn", "fail", "skip")}
-        any_fail |= counts["fail"] > 0
-        doc["hosts"][name] = {"reachable": True, "summary": facts_mod.summary(o.value),
-                              "checks": [r.to_dict() for r in results], "counts": counts}
-        rows.append((name, counts, None))
-        if con:
-            con.print(report.checks_table(f"{o.host.label()}  [recipe {chosen.name}]", results))
-    doc["ok"] = not any_fail
-    if json:
-        print(_json.dumps(doc, indent=2))
-    else:
-        report.recap(con, rows)
-    if any_fail:
-        raise Exit(code=1)
+    _exit(run_preflight(host=host, group=group, inventory=inventory, recipe=recipe, json=json,
+                        accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout,
+                        network_timeout=network_timeout))
 
 
 @task(iterable=["log", "rules"], help={
@@ -183,105 +106,11 @@ def diagnose(c, log=None, host=None, inventory=None, service=False, service_name
 
     Exit codes: 0 nothing wrong found, 1 a known error, 3 only unrecognised errors, 2 input error.
     """
-    from .diagnose.engine import annotate, exit_code, fix_context
-    from .diagnose.table import load_table
-    from .errors import UsageError
+    from .commands.diagnose import run_diagnose
 
-    logs = list(log or [])
-    if not logs and not service and not service_name:
-        raise UsageError("nothing to scan: give --log FILE (repeatable, '-' for stdin) or --service")
-    try:
-        context = int(context)
-    except (TypeError, ValueError):
-        raise UsageError(f"--context must be a whole number, got {context!r}")
-    if not 0 <= context <= 20:
-        raise UsageError(f"--context must be between 0 and 20, got {context}")
-    table = load_table(list(rules or []))
-    session = open_session(host, None, inventory, accept_new_host_keys, connect_timeout)
-    if len(session.hosts) != 1:
-        raise UsageError("diagnose works on one host at a time (--host NAME)")
-    (target,) = session.hosts
-    services = target.workdir if (service or service_name) else None
-    with session:
-        outcome = session.map(lambda conn, h: _scan_on(conn, logs, table, context, services, service_name))[target.name]
-        if outcome.error:
-            sys.stderr.write(f"error: {target.name}: {outcome.error}\n")
-            raise Exit(code=1)
-        reports = annotate(outcome.value, table, fix_context(target))
-        code = exit_code(reports)
-        label = None if target.is_local else target.name
-        if json:
-            print(_json.dumps({"host": target.name, "reports": reports, "exit_code": code}, indent=2))
-        else:
-            from .diagnose.render import render
-            from .provision import report
-
-            render(report.console(), reports, label)
-        if fix:
-            fix_failed = _apply_remedies(session.connection(target), reports, fix_context(target), yes, json)
-            if fix_failed:
-                raise Exit(code=1)
-    if code == 2:
-        for rep in reports:
-            if "error" in rep and json:
-                sys.stderr.write(f"error: {rep['file']}: {rep['error']}\n")
-    if code:
-        raise Exit(code=code)
-
-
-def _scan_on(conn, logs, table, context, services, service_name):
-    from .diagnose.engine import scan_local, scan_remote
-
-    if conn.is_local:
-        return scan_local(logs, table, context=context, services=services, service_name=service_name)
-    return scan_remote(conn, logs, table, context=context, services=services, service_name=service_name)
-
-
-def _apply_remedies(conn, reports, ctx, yes, quiet_json) -> bool:
-    """Print the remedy plan, ask, run it; True when a remedy command failed."""
-    from .diagnose.remedies import plan_remedy
-    from .provision.connection import CommandFailed
-
-    out = sys.stderr if quiet_json else sys.stdout
-    libcuda = None
-    plans, seen = [], set()
-    for rep in reports:
-        for f in rep.get("findings", []):
-            if f.get("remedy") and f["remedy"] not in seen:
-                seen.add(f["remedy"])
-                plans.append(plan_remedy(f["remedy"], f["id"], ctx, libcuda))
-    if not plans:
-        out.write("--fix: no finding has an automatic remedy\n")
-        return False
-    runnable = [p for p in plans if p.commands]
-    out.write(f"--fix on {conn.name}:\n")
-    for p in plans:
-        if p.commands:
-            for cmd in p.commands:
-                out.write(f"  [{p.finding}] will run: {cmd}\n")
-        else:
-            out.write(f"  [{p.finding}] by hand: {p.manual}\n")
-    if not runnable:
-        return False
-    if not yes:
-        if not sys.stdin.isatty():
-            out.write("--fix: not run (no terminal to confirm on; add --yes)\n")
-            return False
-        answer = input("Run these commands? [y/N] ").strip().lower()
-        if answer not in ("y", "yes"):
-            out.write("--fix: nothing run\n")
-            return False
-    failed = False
-    for p in runnable:
-        for cmd in p.commands:
-            try:
-                conn.run(cmd, timeout=1800)
-                out.write(f"  ok: {cmd}\n")
-            except CommandFailed as exc:
-                failed = True
-                out.write(f"  FAILED (exit code {exc.result.exit_code}): {cmd}\n{exc.result.tail(10)}\n")
-                break
-    return failed
+    _exit(run_diagnose(logs=log, host=host, inventory=inventory, service=service, service_name=service_name,
+                       rules=rules, json=json, fix=fix, yes=yes, context=context,
+                       accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout))
 
 
 @task(iterable=["set"], help={
@@ -303,19 +132,11 @@ def install(c, host=None, group=None, inventory=None, recipe=None, check=False, 
             verbose=False, skip_preflight=False, deps_dir=None, set=None, facts=None, json=False, docker=False,
             docker_dir=None, accept_new_host_keys=False, connect_timeout=10):
     """Install a recipe's environments, idempotently: only the steps the facts say are needed run."""
-    from .errors import UsageError
-    from .provision.install import run_install
+    from .commands.install import run_docker, run_install
 
     if docker:
-        if recipe != "deepseek-ocr-vllm085":
-            raise UsageError("--docker writes the DeepSeek-OCR image: use it with --recipe deepseek-ocr-vllm085")
-        from .recipes.deepseek import docker_commands, write_docker_context
-
-        for path in write_docker_context(docker_dir or "deepseek-ocr-docker"):
-            print(f"wrote {path}")
-        print("then, in that directory:\n  " + "\n  ".join(docker_commands()))
+        _exit(run_docker(recipe, docker_dir))
         return
-
     code = run_install(host=host, group=group, inventory=inventory, recipe=recipe, check=check, step=step,
                        from_=from_, force=force, verbose=verbose, skip_preflight=skip_preflight, deps_dir=deps_dir,
                        sets=list(set or []), facts_file=facts, as_json=json, accept_new_host_keys=accept_new_host_keys,
@@ -347,7 +168,7 @@ def models(c, host=None, group=None, inventory=None, model=None, source="hf", fr
            layout_url=None, endpoint=None, verbose=False, accept_new_host_keys=False, connect_timeout=10):
     """Download the models on each host and verify them (sha256 against the release manifest and the hub)."""
     from .errors import UsageError
-    from .models.command import run_models, verify_only as verify_local
+    from .commands.models import run_models, verify_only as verify_local
 
     if verify_only:
         if not path:
@@ -384,7 +205,7 @@ def serve(c, host=None, inventory=None, dspark=False, standard=False, backend=No
           accept_new_host_keys=False, connect_timeout=10):
     """Start the OCR service (vLLM + DSpark by default) and wait until /v1/models lists minicpm-ocr."""
     from .errors import UsageError
-    from .provision.service_cmd import run_serve
+    from .commands.services import run_serve
 
     chosen = [b for b, on in (("dspark", dspark), ("standard", standard)) if on] + ([backend] if backend else [])
     if len(set(chosen)) > 1:
@@ -401,7 +222,7 @@ def serve(c, host=None, inventory=None, dspark=False, standard=False, backend=No
 def status(c, host=None, inventory=None, name=None, api_key=None, json=False, accept_new_host_keys=False,
            connect_timeout=10):
     """Per service: pid alive, port, ready, model ids, uptime, and DSpark's accept length from /metrics."""
-    from .provision.service_cmd import run_status
+    from .commands.services import run_status
 
     code = run_status(host=host, inventory=inventory, name=name, api_key=api_key, as_json=json,
                       accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout)
@@ -414,7 +235,7 @@ def status(c, host=None, inventory=None, name=None, api_key=None, json=False, ac
 def stop(c, host=None, inventory=None, name=None, grace=30, json=False, accept_new_host_keys=False,
          connect_timeout=10):
     """Stop what `inv serve` started, by pid, and wait for it to end."""
-    from .provision.service_cmd import run_stop
+    from .commands.services import run_stop
 
     code = run_stop(host=host, inventory=inventory, name=name, grace=grace, as_json=json,
                     accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout)
@@ -429,7 +250,7 @@ def stop(c, host=None, inventory=None, name=None, grace=30, json=False, accept_n
 def verify(c, host=None, inventory=None, name=None, api_key=None, verify_transformers=None, verify_vllm=None,
            json=False, accept_new_host_keys=False, connect_timeout=10):
     """Readiness, a smoke request, DSpark counters, sample pages through the SDK; each check passed/failed/not run."""
-    from .sdk.verify import run_verify
+    from .commands.verify import run_verify
 
     code = run_verify(host=host, inventory=inventory, name=name, api_key=api_key,
                       scripts=(verify_transformers, verify_vllm) if verify_transformers or verify_vllm else None,
@@ -448,7 +269,7 @@ def verify(c, host=None, inventory=None, name=None, api_key=None, verify_transfo
 def parse(c, input, output, host=None, inventory=None, backend=None, server_url=None, all_pages=False,
           run_root=None, json=False, accept_new_host_keys=False, connect_timeout=10):
     """Parse a document through the SDK on the host: input.limit=1 first, then (--all-pages) every page."""
-    from .sdk.parse import run_parse
+    from .commands.parse import run_parse
 
     code = run_parse(host=host, inventory=inventory, input_path=input, output=output, backend=backend,
                      server_urls=server_url, all_pages=all_pages, run_root=run_root, as_json=json,
@@ -472,7 +293,7 @@ def deepseek_config(c, host=None, inventory=None, mode=None, max_crops=None, max
                     output=None, prompt="grounding", downgrade=False, single_image_oom=False, check=False, json=False,
                     accept_new_host_keys=False, connect_timeout=10):
     """Write DeepSeek-OCR-vllm/config.py for the host's GPU: mode, crops, concurrency, workers, absolute paths."""
-    from .recipes.deepseek_config import run_deepseek_config
+    from .commands.deepseek_config import run_deepseek_config
 
     code = run_deepseek_config(host=host, inventory=inventory, mode=mode, max_crops=max_crops,
                                max_concurrency=max_concurrency, input_path=input, output_path=output, prompt=prompt,
@@ -487,7 +308,7 @@ def deepseek_config(c, host=None, inventory=None, mode=None, max_crops=None, max
 def deepseek_verify(c, host=None, inventory=None, compare_modes=False, json=False, accept_new_host_keys=False,
                     connect_timeout=10):
     """DeepSeek-OCR's batch script on the project's sample pages: headings, tables, LaTeX, figures, no garbage."""
-    from .sdk.deepseek_verify import run_deepseek_verify
+    from .commands.deepseek_verify import run_deepseek_verify
 
     code = run_deepseek_verify(host=host, inventory=inventory, compare_modes=compare_modes, as_json=json,
                                accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout)
@@ -502,7 +323,7 @@ def deepseek_verify(c, host=None, inventory=None, compare_modes=False, json=Fals
 def deepseek_run(c, host=None, inventory=None, input=None, output=None, eval=False, json=False,
                  accept_new_host_keys=False, connect_timeout=10):
     """DeepSeek-OCR's batch scripts on your files with the host's config.py: PDF, images, or a benchmark."""
-    from .sdk.deepseek_batch import run_deepseek_batch
+    from .commands.deepseek_run import run_deepseek_batch
 
     code = run_deepseek_batch(host=host, inventory=inventory, input_path=input, output=output, evaluate=eval,
                               as_json=json, accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout)

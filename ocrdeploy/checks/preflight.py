@@ -7,7 +7,7 @@ recorded tool output.
 
 from __future__ import annotations
 
-from ..recipes import Requirements
+from .requirements import Requirements
 from .result import FAIL, PASS, SKIP, WARN, CheckResult
 
 GIB = 1024 ** 3

@@ -95,3 +95,17 @@ def exit_code(reports: list[dict]) -> int:
     if any(r["unrecognised"] for r in reports):
         return 3
     return 0
+
+
+def log_findings(conn, host, log, rules=None) -> list[dict]:
+    """The findings of one log on the host, for a failed step's report; [] when the scan itself
+    fails, since the step's tail is shown either way."""
+    from .table import load_table
+
+    rules = rules or load_table()
+    try:
+        reports = scan_local([log], rules) if conn.is_local else scan_remote(conn, [log], rules)
+    except Exception:  # noqa: BLE001 - the tail is still shown
+        return []
+    reports = annotate(reports, rules, fix_context(host))
+    return [f for r in reports for f in r.get("findings", [])]

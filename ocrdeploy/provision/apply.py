@@ -80,7 +80,7 @@ def _request_dict(host, req: Request, net_timeout: float) -> dict:
 class Applier:
     def __init__(self, conn, host, steps, vars_, *, check=False, force=False, verbose=False, run_id=None,
                  reporter=None, requirements=None, skip_preflight=False, facts=None, net_timeout=1.0,
-                 diagnose_rules=None):
+                 diagnose=None):
         self.conn, self.host, self.steps, self.vars = conn, host, steps, vars_
         self.check, self.force, self.verbose = check, force, verbose
         self.run_id = run_id or time.strftime("%Y%m%d-%H%M%S")
@@ -88,7 +88,8 @@ class Applier:
         self.requirements, self.skip_preflight = requirements, skip_preflight
         self.recorded_facts = facts
         self.net_timeout = net_timeout
-        self.rules = diagnose_rules
+        # (conn, host, log path) -> findings; injected by the commands, since the engine knows no error table
+        self.diagnose = diagnose
         self.base_request = Request()
         for s in steps:
             self.base_request.merge(s.request(vars_))
@@ -270,16 +271,7 @@ class Applier:
         return "\n".join(data.splitlines()[-lines:])
 
     def _diagnose(self, log) -> list[dict]:
-        from ..diagnose.engine import annotate, fix_context, scan_local, scan_remote
-        from ..diagnose.table import load_table
-
-        rules = self.rules or load_table()
-        try:
-            reports = (scan_local([log], rules) if self.conn.is_local else scan_remote(self.conn, [log], rules))
-        except Exception:  # noqa: BLE001 - the tail is still shown
-            return []
-        reports = annotate(reports, rules, fix_context(self.host))
-        return [f for r in reports for f in r.get("findings", [])]
+        return self.diagnose(self.conn, self.host, log) if self.diagnose else []
 
 
 def summarize(outcomes) -> tuple[list, dict, bool]:

@@ -1,5 +1,5 @@
-"""Reusable step kinds: apt packages, venvs, pip pins, editable installs, git clones, CUDA
-layout repairs, file copies from another env, builds from source, and recorded checks.
+"""Reusable step kinds: apt packages, venvs, pip pins, editable installs, git clones and
+recorded checks (the CUDA layout and the vLLM compile are in recipes.cuda_steps).
 
 Each decides from facts only; the commands are argument lists.  Paths are written
 relative to the work dir ('@/...') in requests and made absolute from facts.
@@ -8,13 +8,10 @@ relative to the work dir ('@/...') in requests and made absolute from facts.
 from __future__ import annotations
 
 import json
-import math
-import posixpath
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
-from ..recipes.cuda_layout import LINKS, link_commands
 from .command import Command, Script
 from .step import (Decision, NotYet, Request, Step, StepError, absolute, dist, file_fact, fingerprint, venv,
                    venv_request, wd)
@@ -169,7 +166,7 @@ class PipInstall(Step):
         return [Command(argv + self.raw)]
 
 
-def _editable_source(d: dict | None) -> str | None:
+def editable_source(d: dict | None) -> str | None:
     src = (d or {}).get("source")
     if src and src.startswith("file://"):
         return src[len("file://"):]
@@ -199,7 +196,7 @@ class PipEditable(Step):
                                       f"overwrote the editable build; re-applying with --no-deps")
             return Decision(True, f"{self.dist_name} {d['version']} installed from the index, not editable from "
                                   f"{want_src}")
-        have_src = (_editable_source(d) or "").rstrip("/")
+        have_src = (editable_source(d) or "").rstrip("/")
         if have_src and have_src != want_src:
             return Decision(True, f"editable from {have_src}, want {want_src}")
         if self.expect_version and d["version"] != self.expect_version:
@@ -253,212 +250,6 @@ class GitClone(Step):
         return cmds
 
 
-# ------------------------------------------------------------------ CUDA 13 layout
-CU13_LINKS = tuple(rel for rel, _ in LINKS)
-CRT_FILES = ("bin/crt/link.stub", "bin/crt/prelink.stub", "bin/nvdisasm")
-
-
-def cu13_dir(venv_name: str, python_minor: str) -> str:
-    return wd(f"{venv_name}/lib/python{python_minor}/site-packages/nvidia/cu13")
-
-
-class CudaLayout(Step):
-    """The links of seed 000 section 3.2 under nvidia/cu13, each only where nothing is there yet."""
-
-    def __init__(self, name, venv_name, python_minor="3.13", after=()):
-        self.name, self.venv_name, self.minor, self.after = name, venv_name, python_minor, after
-        self.cu = cu13_dir(venv_name, python_minor)
-
-    def request(self, v):
-        return Request(paths={self.cu} | {f"{self.cu}/{p}" for p in CU13_LINKS})
-
-    def missing(self, facts):
-        out = []
-        for p in CU13_LINKS:
-            f = file_fact(facts, f"{self.cu}/{p}")
-            if not f["exists"] or (f.get("type") == "link" and not f.get("resolves", True)
-                                   and p != "lib64/stubs/libcuda.so"):
-                out.append(p)
-        return out
-
-    def needs(self, facts, v):
-        if not file_fact(facts, self.cu)["exists"]:
-            return Decision(True, "nvidia/cu13 not installed yet (the CUDA pip packages come first)")
-        missing = self.missing(facts)
-        if missing:
-            return Decision(True, "missing: " + ", ".join(missing))
-        return Decision(False, "cu13 layout complete")
-
-    def commands(self, facts, v):
-        missing = self.missing(facts) if file_fact(facts, self.cu)["exists"] else list(CU13_LINKS)
-        return link_commands(absolute(facts, self.cu), missing, facts.get("libcuda"))
-
-
-class CudaCrtFiles(Step):
-    """bin/crt/link.stub, prelink.stub and bin/nvdisasm, copied from a 13.4.92 install on the same host."""
-
-    SOURCE_VERSION = "13.4.92"
-
-    def __init__(self, name, venv_name, python_minor="3.13", after=(), extra_prefix=None):
-        self.name, self.venv_name, self.after = name, venv_name, after
-        self.cu = cu13_dir(venv_name, python_minor)
-        self.extra_prefix = extra_prefix
-
-    def request(self, v):
-        req = Request(paths={f"{self.cu}/{f}" for f in CRT_FILES},
-                      globs={wd(f"*/lib/python3.*/site-packages/nvidia/cu13/{f}") for f in CRT_FILES})
-        if self.extra_prefix:
-            req.paths |= {f"{self.extra_prefix}/{f}" for f in CRT_FILES}
-        return req
-
-    def missing(self, facts):
-        return [f for f in CRT_FILES if not file_fact(facts, f"{self.cu}/{f}")["exists"]]
-
-    def needs(self, facts, v):
-        missing = self.missing(facts)
-        if missing:
-            return Decision(True, "missing in cu13: " + ", ".join(missing))
-        return Decision(False, "link.stub, prelink.stub and nvdisasm present")
-
-    def sources(self, facts, fname):
-        found = []
-        if self.extra_prefix and file_fact(facts, f"{self.extra_prefix}/{fname}")["exists"]:
-            found.append(absolute(facts, f"{self.extra_prefix}/{fname}"))
-        wdir = facts["workdir"]["path"].rstrip("/") + "/"
-        for path in (facts.get("globs") or {}).get(wd(f"*/lib/python3.*/site-packages/nvidia/cu13/{fname}"), []):
-            env_name = path[len(wdir):].split("/", 1)[0] if path.startswith(wdir) else None
-            if env_name == self.venv_name or env_name is None:
-                continue
-            nvcc = dist(facts, env_name, "nvidia-cuda-nvcc") or dist(facts, env_name, "nvidia-cuda-crt")
-            if nvcc and nvcc["version"] == self.SOURCE_VERSION:
-                found.append(path)
-        return found
-
-    def commands(self, facts, v):
-        cu = absolute(facts, self.cu)
-        cmds, none = [], []
-        for fname in self.missing(facts):
-            src = self.sources(facts, fname)
-            if not src:
-                none.append(fname)
-                continue
-            cmds.append(Command(["mkdir", "-p", posixpath.dirname(f"{cu}/{fname}")]))
-            cmds.append(Command(["cp", "-p", src[0], f"{cu}/{fname}"]))
-        if none:
-            raise NotYet(f"{', '.join(none)} missing in {cu} and no {self.SOURCE_VERSION} install on this host "
-                            f"to copy from (looked in the venvs under the work dir"
-                            f"{' and ' + self.extra_prefix if self.extra_prefix else ''}; set cuda_13_4_dir "
-                            f"to a CUDA {self.SOURCE_VERSION} prefix)")
-        return cmds
-
-
-# ------------------------------------------------------------------ build from source
-GIB = 1024 ** 3
-NVCC_JOB_GIB = 4.5
-
-
-def max_jobs(cpus: int, mem_available_bytes: int | None, nvcc_threads: int = 1) -> int:
-    """Parallel compile jobs for the vLLM build.
-
-    Two limits: memory, since one nvcc job on vLLM's kernels peaks at about 4.5 GiB (and
-    vLLM runs NVCC_THREADS threads inside each job), and cores, of which two thirds keep
-    the machine responsive.  The seed's data points: 96 cores with ample memory -> 64;
-    147 GB -> 32 (the top of its 8-32 advice).
-    """
-    by_cpu = max(1, math.ceil(cpus * 2 / 3)) if cpus else 1
-    if not mem_available_bytes:
-        return by_cpu
-    by_mem = int(mem_available_bytes / GIB // (NVCC_JOB_GIB * max(1, nvcc_threads)))
-    return max(1, min(by_cpu, by_mem))
-
-
-OFFLINE_DIRS = {
-    "VLLM_CUTLASS_SRC_DIR": "cutlass-src",
-    "VLLM_FLASH_ATTN_SRC_DIR": "vllm-flash-attn-src",
-    "FLASH_KDA_SRC_DIR": "flashkda-src",
-    "DEEPSELECT_SRC_DIR": "deepselect-src",
-    "FLASH_MLA_SRC_DIR": "flashmla-src",
-    "TRITON_KERNELS_SRC_DIR": "triton_kernels-src/python/triton_kernels/triton_kernels",
-    "TML_FA4_SRC_DIR": "tml_fa4-src",
-    "FMHA_SM100_SRC_DIR": "fmha_sm100-src",
-    "QUTLASS_SRC_DIR": "qutlass-src",
-    "DEEPGEMM_SRC_DIR": "deepgemm-src",
-}
-
-
-class VllmCompile(Step):
-    """pip install -e <vllm_src> --no-build-isolation with the CUDA 13 prefix, gcc-13 and tuned MAX_JOBS."""
-
-    progress = "ninja"
-
-    def __init__(self, name, venv_name, src, python_minor="3.13", deps_dir=None, jobs=None, after=()):
-        self.name, self.venv_name, self.src, self.after = name, venv_name, src, after
-        self.cu = cu13_dir(venv_name, python_minor)
-        self.deps_dir, self.jobs = deps_dir, jobs
-
-    def request(self, v):
-        req = Request(paths={self.src, f"{self.src}/setup.py"})
-        if self.deps_dir:
-            req.paths.add(self.deps_dir)
-        return req
-
-    def needs(self, facts, v):
-        d = dist(facts, self.venv_name, "vllm")
-        want = absolute(facts, self.src).rstrip("/")
-        if d is None:
-            return Decision(True, "vllm not built in this env yet")
-        if not d.get("complete", True):
-            return Decision(True, "vllm install incomplete (interrupted build?)")
-        if not d.get("editable") or (_editable_source(d) or "").rstrip("/") != want:
-            return Decision(True, f"vllm {d['version']} is not the editable build of {want}")
-        return Decision(False, f"already built: vllm {d['version']} editable from {want}")
-
-    def offline(self, facts) -> bool:
-        return bool(self.deps_dir) or (facts.get("network") or {}).get("github") != "reachable"
-
-    def env(self, facts, jobs: int) -> dict:
-        cu = absolute(facts, self.cu)
-        venv_bin = absolute(facts, wd(f"{self.venv_name}/bin"))
-        path = f"{venv_bin}:{cu}/bin:" + (facts.get("env_path") or "/usr/local/bin:/usr/bin:/bin")
-        env = {"CUDA_HOME": cu, "PATH": path, "CC": "gcc-13", "CXX": "g++-13", "CUDAHOSTCXX": "g++-13",
-               "MAX_JOBS": str(jobs)}
-        if (facts.get("tools") or {}).get("ccache"):
-            for lang in ("C", "CXX", "CUDA"):
-                env[f"CMAKE_{lang}_COMPILER_LAUNCHER"] = "ccache"
-        if self.offline(facts):
-            deps = absolute(facts, self.deps_dir)
-            for var, sub in OFFLINE_DIRS.items():
-                env[var] = f"{deps}/{sub}"
-            env["CMAKE_ARGS"] = "-DCUTLASS_ENABLE_TESTS=OFF"
-        return env
-
-    def jobs_for(self, facts) -> int:
-        if self.jobs:
-            return int(self.jobs)
-        return max_jobs(facts["cpu"].get("count") or 1, (facts.get("memory") or {}).get("available"))
-
-    def _command(self, facts, jobs):
-        if not file_fact(facts, self.src)["exists"]:
-            raise StepError(f"vllm_src {self.src} not found on the host")
-        if self.offline(facts) and not self.deps_dir:
-            raise StepError("github.com is not reachable from the host and no deps dir is given: pass "
-                            "--deps-dir (an existing vLLM source's .deps) for the offline *_SRC_DIR variables")
-        if self.deps_dir and not file_fact(facts, self.deps_dir)["exists"]:
-            raise StepError(f"deps dir {self.deps_dir} not found on the host")
-        return Command([venv_python(facts, self.venv_name), "-m", "pip", "install", "-e", ".", "--no-build-isolation",
-                        "--progress-bar", "off"], env=self.env(facts, jobs), cwd=absolute(facts, self.src))
-
-    def commands(self, facts, v):
-        return [self._command(facts, self.jobs_for(facts))]
-
-    def retry(self, attempt, findings, facts, v):
-        """One more try with half the jobs when compilers were killed for memory."""
-        if attempt == 1 and "compile-oom-killed" in findings:
-            jobs = max(1, self.jobs_for(facts) // 2)
-            return [self._command(facts, jobs)]
-        return None
-
-
 # ------------------------------------------------------------------ recorded checks
 _RECORD = r"""import json, os, sys, tempfile, time
 path, key, fp, result = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
@@ -484,6 +275,7 @@ missing = [e for e in expected if e not in proc.stdout]
 if proc.returncode or missing:
     sys.exit("check failed: exit code %d; missing from the output: %s" % (proc.returncode, ", ".join(missing) or "-"))
 """
+
 
 
 def recorded(facts: dict, key: str) -> dict | None:

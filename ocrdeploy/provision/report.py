@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from dataclasses import dataclass
 
 STATUS_STYLE = {"pass": "green", "ok": "green", "passed": "green", "warn": "yellow", "changed": "yellow",
                 "fail": "red", "failed": "red", "skip": "dim", "skipped": "dim", "not run": "dim",
@@ -71,33 +69,3 @@ def reachable(outcomes, con, hosts_doc: dict) -> tuple[list, bool]:
         else:
             ok.append((name, o.value))
     return ok, failed
-
-
-@dataclass
-class HostRun:
-    """What a per-host command has to report: the reachable hosts' values, the JSON document
-    (unreachable hosts already in it) and whether anything failed."""
-
-    con: object
-    as_json: bool
-    doc: dict
-    hosts: list          # (name, value) of every reachable host
-    failed: bool
-
-    def exit_code(self) -> int:
-        if self.as_json:
-            print(json.dumps(self.doc, indent=2, default=str))
-        return 1 if self.failed else 0
-
-
-def map_hosts(fn, *, host, inventory, accept_new_host_keys, connect_timeout, as_json, con=None) -> HostRun:
-    """fn(conn, host) on every selected host at once; an unreachable host is printed and recorded once."""
-    from ..tasks import open_session
-
-    session = open_session(host, None, inventory, accept_new_host_keys, connect_timeout)
-    con = con or console(stderr=as_json)
-    with session:
-        outcomes = session.map(fn)
-    doc = {"hosts": {}}
-    hosts, failed = reachable(outcomes, con, doc["hosts"])
-    return HostRun(con, as_json, doc, hosts, failed)

@@ -9,10 +9,10 @@ gets its own venv: it must never share one with torch or vLLM.
 from __future__ import annotations
 
 from ..errors import UsageError
-from ..provision.kinds import (AptPackages, CudaCrtFiles, CudaLayout, GitClone, PipEditable, PipInstall,
-                               RecordedCheck, Venv, VllmCompile)
+from ..provision.kinds import AptPackages, GitClone, PipEditable, PipInstall, RecordedCheck, Venv
 from ..provision.plan import Plan
 from ..provision.step import Decision, Step, dist, wd
+from .cuda_steps import CudaCrtFiles, CudaLayout, VllmCompile
 
 VLLM_ENV, SDK_ENV, TF_ENV, MERGED_ENV = "vllm-ocr-env", "sdk-env", "tf-ocr-env", "ocr-env"
 VLLM_PYTHON = "3.13"

@@ -7,23 +7,10 @@ CUDA 11.8, an SDK-only client) states them here and the same checks apply.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from ..checks.requirements import Requirements
 from ..errors import UsageError
-
-
-@dataclass(frozen=True)
-class Requirements:
-    needs_gpu: bool = True
-    min_vram_gib: float = 24.0          # on at least one GPU
-    advised_vram_gib: float | None = None
-    min_driver: int = 580               # major version
-    driver_fallback_floor: int | None = 535  # 535-579: upgrade, or cu126 + own vLLM build
-    min_disk_gib: float = 20.0
-    # env name -> minimum Python (major, minor)
-    pythons: dict = field(default_factory=dict)
-    needs_gcc13: bool = False
-    needs_github: bool = False          # compiles that fetch from GitHub
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import base64
 
 import httpx
 
-from ..recipes.serving import SERVED_NAME
+from ..services.argv import SERVED_NAME
 
 
 class ServiceError(Exception):

@@ -8,7 +8,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from ..recipes.serving import SERVED_NAME
+from ..services.argv import SERVED_NAME
 
 CONFIG_FOR = {"dspark": "vllm.yaml", "standard": "vllm.yaml", "transformers": "openai.yaml", "openai": "openai.yaml",
               "llamacpp": "llamacpp.yaml"}

@@ -7,7 +7,7 @@ from pathlib import Path
 from ocrdeploy.inventory.model import Host
 from ocrdeploy.provision.apply import Applier
 from ocrdeploy.provision.connection import LocalConnection
-from ocrdeploy.provision.kinds import CudaCrtFiles, CudaLayout
+from ocrdeploy.recipes.cuda_steps import CudaCrtFiles, CudaLayout
 from ocrdeploy.recipes.cuda_layout import repair_command
 
 

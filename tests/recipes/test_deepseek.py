@@ -14,7 +14,7 @@ from ocrdeploy.errors import UsageError
 from ocrdeploy.provision.facts import parse_query_gpu
 from ocrdeploy.provision.step import StepError
 from ocrdeploy.recipes import deepseek
-from ocrdeploy.recipes.deepseek_config import card_gib
+from ocrdeploy.commands.deepseek_config import card_gib
 
 ROOT = Path(__file__).parents[2]
 CARDS = [line for line in (ROOT / "tests" / "fixtures" / "nvidia-smi" / "cards.csv").read_text().splitlines()

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "provision"))
-from test_service import cli, free_port, provision, site  # noqa: E402,F401 - `site` is a shared fixture
+sys.path.insert(0, str(Path(__file__).parent))
+from test_services import cli, free_port, provision, site  # noqa: E402,F401 - `site` is a shared fixture
 
 from ocrdeploy.recipes import deepseek  # noqa: E402
-from ocrdeploy.sdk import deepseek_verify as dv  # noqa: E402
+from ocrdeploy.commands import deepseek_verify as dv  # noqa: E402
 
 # The stand-in prints what DeepSeek-OCR's script writes: <OUTPUT_PATH>/<name>.mmd with pages split by
 # "<--- Page Split --->" and image placeholders like ![](images/0_0.jpg).

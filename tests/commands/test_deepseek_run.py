@@ -7,9 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "provision"))
 sys.path.insert(0, str(Path(__file__).parent))
-from test_service import SMI, cli, site  # noqa: E402,F401 - `site` is a shared fixture
+from test_services import SMI, cli, site  # noqa: E402,F401 - `site` is a shared fixture
 from test_deepseek_verify import ds_site  # noqa: E402
 
 from ocrdeploy.sdk import samples  # noqa: E402

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 from ..errors import UsageError
-from . import hostside
-from .catalog import MODELS, ModelSpec
+from ..models import hostside
+from ..models.catalog import MODELS, ModelSpec
 
 VERIFY_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ocrdeploy" / "hash-cache.json"
 
@@ -104,11 +104,12 @@ class _HashBar:
 
 def run_models(*, host, group, inventory, names, source, from_path, via_controller, manifest, rehash, check,
                as_json, layout_url, endpoint, verbose, accept_new_host_keys, connect_timeout) -> int:
+    from ..diagnose.engine import log_findings
     from ..provision.apply import Applier, summarize
     from ..provision.report import console, recap
     from ..provision.reporter import Reporter
-    from ..tasks import open_session
-    from .plan import build_models_plan
+    from .hosts import open_session
+    from ..models.plan import build_models_plan
 
     if via_controller and from_path:
         raise UsageError("--via-controller downloads from the hub; --from copies a local path: choose one")
@@ -122,7 +123,7 @@ def run_models(*, host, group, inventory, names, source, from_path, via_controll
         plan = build_models_plan(h.vars, names=names, source=source, from_path=from_path, manifest=manifest,
                                  rehash=rehash, layout_url=layout_url, endpoint=endpoint, staged=staged)
         return Applier(conn, h, plan.steps, h.vars, check=check, force=rehash, verbose=verbose, run_id=run_id,
-                       reporter=reporter).apply()
+                       reporter=reporter, diagnose=log_findings).apply()
 
     for h in session.hosts:   # validate options before connecting anywhere
         build_models_plan(h.vars, names=names, source=source, from_path=from_path, manifest=manifest,

@@ -14,12 +14,12 @@ import time
 
 from ..provision.command import Command
 from ..provision.kinds import STATE_FILE, venv_python
-from ..provision.service import accept_length, status_all
+from ..services.control import accept_length, status_all
 from ..provision.step import absolute, dist, wd
-from ..recipes.serving import SERVED_NAME
-from . import samples
-from .client import OcrClient, ServiceError
-from .driver import check_output, parse_job
+from ..services.argv import SERVED_NAME
+from ..sdk import samples
+from ..sdk.client import OcrClient, ServiceError
+from ..sdk.driver import check_output, parse_job
 
 PASSED, FAILED, NOT_RUN = "passed", "failed", "not run"
 OTSL_PROMPT = "请识别图中的表格并输出 OTSL"
@@ -179,7 +179,8 @@ def report_checks(fn, title: str, *, host, inventory, as_json, accept_new_host_k
     from rich.markup import escape
     from rich.table import Table
 
-    from ..provision.report import STATUS_STYLE, map_hosts
+    from ..provision.report import STATUS_STYLE
+    from .hosts import map_hosts
 
     run = map_hosts(fn, host=host, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
                     connect_timeout=connect_timeout, as_json=as_json)

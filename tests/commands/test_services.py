@@ -90,7 +90,7 @@ def test_serve_status_stop(site):
 
     p = cli("stop", [], inv)
     assert p.returncode == 0 and f"pid {pid} stopped" in p.stdout
-    from ocrdeploy.provision.service_host import alive
+    from ocrdeploy.services.hostside import alive
 
     assert not alive(pid)          # gone (or a zombie waiting for init to reap it)
     assert json.loads(cli("status", ["--json"], inv).stdout)["hosts"]["localhost"]["services"] == []

@@ -8,7 +8,8 @@ import sys
 import time
 
 from ..errors import UsageError
-from .apply import Applier, summarize
+from ..diagnose.engine import log_findings
+from ..provision.apply import Applier, summarize
 
 VAR_KEYS = ("sdk_repo", "vllm_src", "transformers_src", "deps_dir", "sdk_commit", "cuda_13_4_dir", "max_jobs",
             "transformers_serving")
@@ -48,9 +49,9 @@ def run_install(*, host, group, inventory, recipe, check, step, from_, force, ve
                 sets, facts_file, as_json, accept_new_host_keys, connect_timeout) -> int:
     from ..recipes import get_recipe
     from ..recipes.minicpm import build_plan, check_required
-    from ..tasks import open_session
-    from .report import console, recap
-    from .reporter import Reporter
+    from .hosts import open_session
+    from ..provision.report import console, recap
+    from ..provision.reporter import Reporter
 
     chosen = get_recipe(recipe)
     overrides = parse_sets(sets)
@@ -74,7 +75,7 @@ def run_install(*, host, group, inventory, recipe, check, step, from_, force, ve
     def one(conn, h):
         return Applier(conn, h, selected[h.name], h.vars, check=check, force=force, verbose=verbose, run_id=run_id,
                        reporter=reporter, requirements=chosen.requirements, skip_preflight=skip_preflight,
-                       facts=recorded).apply()
+                       facts=recorded, diagnose=log_findings).apply()
 
     with session:
         if recorded is not None:
@@ -118,3 +119,15 @@ class _NoConnection:
 
     def sudo_prefix(self):
         return () if self.uid == 0 else ("sudo", "-n")
+
+
+def run_docker(recipe, docker_dir) -> int:
+    """`inv install --docker`: the DeepSeek-OCR image's build context, and how to build and run it."""
+    if recipe != "deepseek-ocr-vllm085":
+        raise UsageError("--docker writes the DeepSeek-OCR image: use it with --recipe deepseek-ocr-vllm085")
+    from ..recipes.deepseek import docker_commands, write_docker_context
+
+    for path in write_docker_context(docker_dir or "deepseek-ocr-docker"):
+        print(f"wrote {path}")
+    print("then, in that directory:\n  " + "\n  ".join(docker_commands()))
+    return 0

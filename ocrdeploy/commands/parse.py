@@ -10,15 +10,15 @@ from ..errors import UsageError
 from ..provision.command import Command
 from ..provision.kinds import STATE_FILE
 from ..provision.step import absolute, dist, wd
-from .driver import check_output, parse_job
+from ..sdk.driver import check_output, parse_job
 from .verify import _facts
 
 
 def run_parse(*, host, inventory, input_path, output, backend, server_urls, all_pages, run_root, as_json,
               accept_new_host_keys, connect_timeout) -> int:
     from ..provision.report import console
-    from ..provision.service import status_all
-    from ..tasks import open_session
+    from ..services.control import status_all
+    from .hosts import open_session
 
     if not input_path.startswith("/") or not output.startswith("/"):
         raise UsageError("--input and --output are paths on the host and must be absolute (the guide: --set "

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..provision.command import Command
-from ..recipes.cuda_layout import repair_command
+from .cuda_layout import repair_command
 
 
 @dataclass

@@ -5,10 +5,12 @@ import json
 import sys
 from pathlib import Path
 
+from ocrdeploy.diagnose.engine import log_findings
 from ocrdeploy.inventory.model import Host
 from ocrdeploy.provision.apply import Applier
 from ocrdeploy.provision.connection import LocalConnection
-from ocrdeploy.provision.kinds import PipInstall, Venv, VllmCompile, max_jobs
+from ocrdeploy.provision.kinds import PipInstall, Venv
+from ocrdeploy.recipes.cuda_steps import VllmCompile, max_jobs
 from ocrdeploy.provision.plan import Plan
 
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -73,7 +75,7 @@ def test_compile_env_offline_vars_and_retry_with_half_the_jobs(tmp_path):
     ])
     host = Host("localhost", vars={"workdir": str(tmp_path / "wd")})
     rec = Recorder()
-    run = Applier(LocalConnection(host), host, plan.steps, host.vars, reporter=rec).apply()
+    run = Applier(LocalConnection(host), host, plan.steps, host.vars, reporter=rec, diagnose=log_findings).apply()
     results = {r.step: r for r in run.results}
     assert results["vllm-compile"].status == "changed", results["vllm-compile"]
 

@@ -6,19 +6,21 @@ import json as _json
 from functools import partial
 
 from ..errors import UsageError
-from ..recipes import serving
-from .command import Command
-from .kinds import STATE_FILE, cu13_dir, venv_python
-from .report import console, map_hosts
-from .service import (Instance, accept_length, serve_with_retries, status_all, stop_service, systemd_unit)
-from .step import absolute, wd
+from ..services import argv as serving
+from ..provision.command import Command
+from ..provision.kinds import STATE_FILE, venv_python
+from ..recipes.cuda_steps import cu13_dir
+from ..provision.report import console
+from .hosts import map_hosts
+from ..services.control import (Instance, accept_length, serve_with_retries, status_all, stop_service, systemd_unit)
+from ..provision.step import absolute, wd
 
 BACKENDS = ("dspark", "standard", "transformers", "deepseek", "deepseek-upstream")
 DEEPSEEK_ENVS = {"deepseek": "deepseek-ocr-env", "deepseek-upstream": "deepseek-vllm-env"}
 
 
 def _facts(conn, host):
-    from . import facts as facts_mod
+    from ..provision import facts as facts_mod
 
     req = facts_mod.probe_request(host.workdir, reads=[STATE_FILE], net_timeout=0,
                                   paths=[wd("vllm-ocr-env/bin/python"), wd("tf-ocr-env/bin/transformers")] +

@@ -7,7 +7,7 @@ import json as _json
 from ..errors import UsageError
 from ..provision.kinds import STATE_FILE
 from ..provision.step import absolute
-from .deepseek import CONFIG, GROUNDING, config_values, downgrade, read_config, render_config
+from ..recipes.deepseek import CONFIG, GROUNDING, config_values, downgrade, read_config, render_config
 
 FREE_PROMPT = "<image>\nFree OCR."
 
@@ -26,7 +26,7 @@ def card_gib(facts) -> float:
 def run_deepseek_config(*, host, inventory, mode, max_crops, max_concurrency, input_path, output_path, prompt,
                         downgrade: bool, single_image, check, as_json, accept_new_host_keys, connect_timeout) -> int:
     from ..provision import facts as facts_mod
-    from ..provision.report import map_hosts
+    from .hosts import map_hosts
 
     if prompt not in ("grounding", "free"):
         raise UsageError("--prompt: grounding or free")

@@ -15,8 +15,8 @@ import re
 import time
 
 from ..recipes.deepseek import MODES
-from . import samples
-from .deepseek_batch import SCRIPTS, CannotRun, open_stack, run_script
+from ..sdk import samples
+from .deepseek_run import SCRIPTS, CannotRun, open_stack, run_script
 from .verify import FAILED, NOT_RUN, PASSED, report_checks
 
 PAGE_SPLIT = "<--- Page Split --->"

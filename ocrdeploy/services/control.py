@@ -1,4 +1,4 @@
-"""`inv serve`, `inv stop`, `inv status` on the controller: plan the service, call service_host on the host.
+"""`inv serve`, `inv stop`, `inv status` on the controller: plan the service, call services.hostside on the host.
 
 The process survives the SSH session (its own session, output to a log, a pid in the
 record).  Readiness is decided on the host; a start that fails is explained by the
@@ -14,22 +14,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import HostError
-from . import service_host
-from .command import Secret, remote_python
-from .connection import LineStream
+from . import hostside
+from ..provision.command import Secret, remote_python
+from ..provision.connection import LineStream
 
 GRAPH_FAILURE = "cudagraph-capture-failed"
 
 
 def host_call(conn, request: dict, timeout: float = 120.0, out_stream=None) -> dict:
-    source = Path(service_host.__file__).read_text(encoding="utf-8")
+    source = Path(hostside.__file__).read_text(encoding="utf-8")
     req = dict(request)
     cmd = remote_python(source, json.dumps(req), "service control")
     result = conn.run(cmd, timeout=timeout, ok_codes=range(0, 256), out_stream=out_stream)
-    if service_host.MARKER not in result.stdout:
+    if hostside.MARKER not in result.stdout:
         tail = (result.stderr or result.stdout).strip().splitlines()[-3:]
         raise HostError(conn.name, f"service control failed (exit code {result.exit_code}): {' | '.join(tail)}")
-    return json.loads(result.stdout.split(service_host.MARKER, 1)[1].strip().splitlines()[0])
+    return json.loads(result.stdout.split(hostside.MARKER, 1)[1].strip().splitlines()[0])
 
 
 @dataclass
@@ -44,7 +44,7 @@ class Instance:
     log: str
     key: str | None = None
     restarts: list = field(default_factory=list)
-    served: str = "minicpm-ocr"     # the id /v1/models must list (recipes.serving / recipes.deepseek)
+    served: str = "minicpm-ocr"     # the id /v1/models must list (services.argv / recipes.deepseek)
 
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"

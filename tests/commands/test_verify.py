@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "provision"))
-from test_service import cli, free_port, provision, site  # noqa: E402,F401 - `site` is a shared fixture
+sys.path.insert(0, str(Path(__file__).parent))
+from test_services import cli, free_port, provision, site  # noqa: E402,F401 - `site` is a shared fixture
 
 from ocrdeploy.sdk import samples  # noqa: E402
 from ocrdeploy.sdk.client import OcrClient, ServiceError  # noqa: E402

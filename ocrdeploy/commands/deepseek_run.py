@@ -130,7 +130,8 @@ def _diagnose(text, rules, host) -> list[dict]:
 def run_deepseek_batch(*, host, inventory, input_path, output, evaluate, as_json, accept_new_host_keys,
                        connect_timeout) -> int:
     from ..diagnose.table import load_table
-    from ..provision.report import console, map_hosts
+    from ..provision.report import console
+    from .hosts import map_hosts
 
     for flag, value in (("--input", input_path), ("--output", output)):
         if value is not None and not str(value).startswith("/"):

@@ -1,0 +1,111 @@
+"""`inv diagnose`: scan logs here or on a host, print the findings, apply the remedies on --fix."""
+
+from __future__ import annotations
+
+import json as _json
+import sys
+
+from .hosts import open_session
+
+
+def run_diagnose(*, logs, host, inventory, service, service_name, rules, json, fix, yes, context,
+                 accept_new_host_keys, connect_timeout) -> int:
+    """Exit codes: 0 nothing wrong found, 1 a known error, 3 only unrecognised errors, 2 input error."""
+    from ..diagnose.engine import annotate, exit_code, fix_context
+    from ..diagnose.table import load_table
+    from ..errors import UsageError
+
+    logs = list(logs or [])
+    if not logs and not service and not service_name:
+        raise UsageError("nothing to scan: give --log FILE (repeatable, '-' for stdin) or --service")
+    try:
+        context = int(context)
+    except (TypeError, ValueError):
+        raise UsageError(f"--context must be a whole number, got {context!r}")
+    if not 0 <= context <= 20:
+        raise UsageError(f"--context must be between 0 and 20, got {context}")
+    table = load_table(list(rules or []))
+    session = open_session(host, None, inventory, accept_new_host_keys, connect_timeout)
+    if len(session.hosts) != 1:
+        raise UsageError("diagnose works on one host at a time (--host NAME)")
+    (target,) = session.hosts
+    services = target.workdir if (service or service_name) else None
+    with session:
+        outcome = session.map(lambda conn, h: _scan_on(conn, logs, table, context, services, service_name))[target.name]
+        if outcome.error:
+            sys.stderr.write(f"error: {target.name}: {outcome.error}\n")
+            return 1
+        reports = annotate(outcome.value, table, fix_context(target))
+        code = exit_code(reports)
+        label = None if target.is_local else target.name
+        if json:
+            print(_json.dumps({"host": target.name, "reports": reports, "exit_code": code}, indent=2))
+        else:
+            from ..diagnose.render import render
+            from ..provision import report
+
+            render(report.console(), reports, label)
+        if fix:
+            fix_failed = _apply_remedies(session.connection(target), reports, fix_context(target), yes, json)
+            if fix_failed:
+                return 1
+    if code == 2:
+        for rep in reports:
+            if "error" in rep and json:
+                sys.stderr.write(f"error: {rep['file']}: {rep['error']}\n")
+    return code
+
+
+def _scan_on(conn, logs, table, context, services, service_name):
+    from ..diagnose.engine import scan_local, scan_remote
+
+    if conn.is_local:
+        return scan_local(logs, table, context=context, services=services, service_name=service_name)
+    return scan_remote(conn, logs, table, context=context, services=services, service_name=service_name)
+
+
+def _apply_remedies(conn, reports, ctx, yes, quiet_json) -> bool:
+    """Print the remedy plan, ask, run it; True when a remedy command failed."""
+    from ..recipes.remedies import plan_remedy
+    from ..provision.connection import CommandFailed
+
+    out = sys.stderr if quiet_json else sys.stdout
+    libcuda = None
+    plans, seen = [], set()
+    for rep in reports:
+        for f in rep.get("findings", []):
+            if f.get("remedy") and f["remedy"] not in seen:
+                seen.add(f["remedy"])
+                plans.append(plan_remedy(f["remedy"], f["id"], ctx, libcuda))
+    if not plans:
+        out.write("--fix: no finding has an automatic remedy\n")
+        return False
+    runnable = [p for p in plans if p.commands]
+    out.write(f"--fix on {conn.name}:\n")
+    for p in plans:
+        if p.commands:
+            for cmd in p.commands:
+                out.write(f"  [{p.finding}] will run: {cmd}\n")
+        else:
+            out.write(f"  [{p.finding}] by hand: {p.manual}\n")
+    if not runnable:
+        return False
+    if not yes:
+        if not sys.stdin.isatty():
+            out.write("--fix: not run (no terminal to confirm on; add --yes)\n")
+            return False
+        answer = input("Run these commands? [y/N] ").strip().lower()
+        if answer not in ("y", "yes"):
+            out.write("--fix: nothing run\n")
+            return False
+    failed = False
+    for p in runnable:
+        for cmd in p.commands:
+            try:
+                conn.run(cmd, timeout=1800)
+                out.write(f"  ok: {cmd}\n")
+            except CommandFailed as exc:
+                failed = True
+                out.write(f"  FAILED (exit code {exc.result.exit_code}): {cmd}\n{exc.result.tail(10)}\n")
+                break
+    return failed

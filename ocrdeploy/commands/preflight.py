@@ -1,0 +1,87 @@
+"""`inv facts` and `inv preflight`: the one-round-trip probe on every host, and the checks over it."""
+
+from __future__ import annotations
+
+import json as _json
+
+from .hosts import open_session
+
+
+def _gather_all(session, net_timeout=1.0):
+    from ..provision import facts as facts_mod
+
+    def one(conn, host):
+        return facts_mod.gather(conn, facts_mod.probe_request(host.workdir, net_timeout=net_timeout))
+
+    return session.map(one)
+
+
+def run_facts(*, host, group, inventory, json, raw, accept_new_host_keys, connect_timeout) -> int:
+    """Exit 1 when a host could not be probed."""
+    from ..provision import facts as facts_mod
+    from ..provision import report
+
+    with open_session(host, group, inventory, accept_new_host_keys, connect_timeout) as session:
+        outcomes = _gather_all(session)
+    failed = any(o.error for o in outcomes.values())
+    if json:
+        doc = {name: ({"reachable": not o.unreachable, "error": o.error} if o.error else
+                      {"reachable": True, "facts": o.value if raw else facts_mod.summary(o.value)})
+               for name, o in outcomes.items()}
+        print(_json.dumps(doc, indent=2, sort_keys=False))
+    else:
+        from rich.markup import escape
+        from rich.pretty import Pretty
+
+        con = report.console()
+        for name, o in outcomes.items():
+            con.print(f"[bold]{escape(o.host.label())}[/bold]")
+            if o.error:
+                con.print(f"  [red]{o.state}[/red]  {escape(o.error)}")
+            else:
+                con.print(Pretty(o.value if raw else facts_mod.summary(o.value), indent_guides=False))
+    if failed:
+        return 1
+    return 0
+
+
+def run_preflight(*, host, group, inventory, recipe, json, accept_new_host_keys, connect_timeout,
+                  network_timeout) -> int:
+    """Exit 1 when a check fails or a host could not be probed."""
+    from ..checks import run_preflight_checks
+    from ..provision import facts as facts_mod
+    from ..provision import report
+    from ..recipes import get_recipe
+
+    chosen = get_recipe(recipe)
+    net_timeout = float(network_timeout)
+    with open_session(host, group, inventory, accept_new_host_keys, connect_timeout) as session:
+        outcomes = _gather_all(session, net_timeout)
+    doc = {"recipe": chosen.name, "hosts": {}}
+    rows = []
+    any_fail = False
+    con = None if json else report.console()
+    for name, o in outcomes.items():
+        if o.error:
+            any_fail = True
+            doc["hosts"][name] = {"reachable": not o.unreachable, "error": o.error}
+            rows.append((name, None, o))
+            if con:
+                con.print(report.checks_table(o.host.label(), []))
+            continue
+        results = run_preflight_checks(o.value, chosen.requirements)
+        counts = {k: sum(1 for r in results if r.status == k) for k in ("pass", "warn", "fail", "skip")}
+        any_fail |= counts["fail"] > 0
+        doc["hosts"][name] = {"reachable": True, "summary": facts_mod.summary(o.value),
+                              "checks": [r.to_dict() for r in results], "counts": counts}
+        rows.append((name, counts, None))
+        if con:
+            con.print(report.checks_table(f"{o.host.label()}  [recipe {chosen.name}]", results))
+    doc["ok"] = not any_fail
+    if json:
+        print(_json.dumps(doc, indent=2))
+    else:
+        report.recap(con, rows)
+    if any_fail:
+        return 1
+    return 0

@@ -1,0 +1,2 @@
+"""Launching and watching an inference service: argv per backend, detached start on the host,
+readiness, the restart policy, service records and /metrics."""
