@@ -1,4 +1,4 @@
-"""Hosts, groups and their vars: an Ansible-shaped YAML inventory, plus ~/.ssh/config aliases."""
+"""Hosts, groups and their vars: Ansible YAML and INI inventories, host patterns, plus ~/.ssh/config aliases."""
 
 from .model import Host, Inventory, load_inventory, find_inventory_path, select_hosts
 

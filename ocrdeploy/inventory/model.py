@@ -1,7 +1,9 @@
 """The inventory: which hosts exist, how to reach them, and the vars each one gets.
 
-The file has Ansible's shape so an existing Ansible inventory works unchanged:
-``all:`` with ``hosts:``, ``vars:`` and ``children:`` (nested groups).  Vars
+The file has Ansible's shape so an existing Ansible inventory works unchanged: YAML
+(``all:`` with ``hosts:``, ``vars:`` and ``children:``) or INI (``[group]``,
+``[group:vars]``, ``[group:children]``, read into the same tree by inifile).  Host
+names may be ranges (``node[01:10]``).  Vars
 merge in Ansible's order: ``all`` first, then groups from the shallowest to the
 deepest (alphabetical among equals), then the host's own vars, the more specific
 winning.
@@ -15,11 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from . import hostranges
 from .yamlfile import LineDict, load_yaml
 
 LOCAL_NAMES = ("localhost", "local")
 ENV_VAR = "OCRDEPLOY_INVENTORY"
-DEFAULT_FILE = "inventory.yml"
+DEFAULT_FILES = ("inventory.yml", "inventory.yaml", "inventory.ini")
+YAML_SUFFIXES = (".yml", ".yaml", ".json")
 DEFAULT_WORKDIR = "~/ocrdeploy"
 
 # Vars with a known meaning and the type they must have.  Anything else is kept
@@ -106,7 +110,7 @@ class Inventory:
 
 
 def find_inventory_path(explicit: str | None = None) -> Path | None:
-    """--inventory, then $OCRDEPLOY_INVENTORY, then ./inventory.yml; None when none applies."""
+    """--inventory, then $OCRDEPLOY_INVENTORY, then ./inventory.yml (.yaml, .ini); None when none applies."""
     if explicit:
         path = Path(explicit).expanduser()
         if not path.exists():
@@ -118,14 +122,26 @@ def find_inventory_path(explicit: str | None = None) -> Path | None:
         if not path.exists():
             raise UsageError(f"{path}: inventory file not found (from ${ENV_VAR})")
         return path
-    path = Path(DEFAULT_FILE)
-    return path if path.exists() else None
+    for name in DEFAULT_FILES:
+        if Path(name).exists():
+            return Path(name)
+    return None
+
+
+def is_yaml(path: Path) -> bool:
+    """Ansible's rule: .yml/.yaml/.json are YAML; anything else (.ini, no suffix) is INI."""
+    return path.suffix.lower() in YAML_SUFFIXES
 
 
 def load_inventory(path: Path | None) -> Inventory:
     if path is None:
         return Inventory(path=None)
-    data = load_yaml(path)
+    if is_yaml(path):
+        data = load_yaml(path)
+    else:
+        from .inifile import load_ini
+
+        data = load_ini(path)
     if data is None:
         return Inventory(path=path)
     if not isinstance(data, dict):
@@ -149,7 +165,7 @@ def load_inventory(path: Path | None) -> Inventory:
         top = LineDict({"children": data})
         top.key_lines = {"children": 1}
         top.child_lines = getattr(data, "key_lines", {})
-    parser.walk_group("all", top, depth=0, parent_line=1)
+    parser.walk_group("all", top, parent_line=1)
     return parser.build()
 
 
@@ -162,7 +178,7 @@ def _line(mapping, key) -> int:
 class _Parser:
     def __init__(self, path: Path):
         self.path = path
-        self.group_vars: dict[str, tuple[int, dict]] = {}  # group -> (depth, vars)
+        self.group_vars: dict[str, dict] = {}
         self.group_hosts: dict[str, list[str]] = {}
         self.host_vars: dict[str, dict] = {}
         self.host_groups: dict[str, list[str]] = {}
@@ -171,7 +187,7 @@ class _Parser:
     def fail(self, mapping, key, message: str):
         raise UsageError(f"{self.path}:{_line(mapping, key)}: {message}")
 
-    def walk_group(self, name: str, group, depth: int, parent_line: int, parent: str | None = None):
+    def walk_group(self, name: str, group, parent_line: int, parent: str | None = None):
         if group is None:
             group = LineDict()
         if not isinstance(group, dict):
@@ -185,26 +201,30 @@ class _Parser:
         if not isinstance(vars_, dict):
             self.fail(group, "vars", f"group {name!r}: vars must be a mapping")
         self._check_vars(vars_, f"group {name!r}")
-        old = self.group_vars.get(name)
-        self.group_vars[name] = (max(depth, old[0]) if old else depth, {**(old[1] if old else {}), **vars_})
+        self.group_vars[name] = {**self.group_vars.get(name, {}), **vars_}
         self.group_hosts.setdefault(name, [])
         hosts = group.get("hosts") or {}
         if isinstance(hosts, list):
             hosts = {h: None for h in hosts}
         if not isinstance(hosts, dict):
             self.fail(group, "hosts", f"group {name!r}: hosts must be a mapping of host names")
-        for host_name, hvars in hosts.items():
-            if not isinstance(host_name, str) or not host_name:
-                self.fail(hosts, host_name, f"group {name!r}: host names must be strings")
+        for pattern, hvars in hosts.items():
+            if not isinstance(pattern, str) or not pattern:
+                self.fail(hosts, pattern, f"group {name!r}: host names must be strings")
             hvars = hvars or {}
             if not isinstance(hvars, dict):
-                self.fail(hosts, host_name, f"host {host_name!r}: vars must be a mapping")
-            self._check_vars(hvars, f"host {host_name!r}")
-            self.host_vars.setdefault(host_name, {}).update(hvars)
-            if name not in self.host_groups.setdefault(host_name, []):
-                self.host_groups[host_name].append(name)
-            if host_name not in self.group_hosts[name]:
-                self.group_hosts[name].append(host_name)
+                self.fail(hosts, pattern, f"host {pattern!r}: vars must be a mapping")
+            self._check_vars(hvars, f"host {pattern!r}")
+            try:
+                host_names = hostranges.expand(pattern)
+            except hostranges.RangeError as exc:
+                self.fail(hosts, pattern, f"group {name!r}: {exc}")
+            for host_name in host_names:
+                self.host_vars.setdefault(host_name, {}).update(hvars)
+                if name not in self.host_groups.setdefault(host_name, []):
+                    self.host_groups[host_name].append(name)
+                if host_name not in self.group_hosts[name]:
+                    self.group_hosts[name].append(host_name)
         children = group.get("children") or {}
         if not isinstance(children, dict):
             self.fail(group, "children", f"group {name!r}: children must be a mapping of groups")
@@ -214,7 +234,7 @@ class _Parser:
                 raise UsageError(f"{self.path}:{line}: 'all' cannot be a child group")
             if self._is_ancestor(child_name, name):
                 raise UsageError(f"{self.path}:{line}: group {child_name!r} is its own ancestor")
-            self.walk_group(child_name, child, depth + 1, line, parent=name)
+            self.walk_group(child_name, child, line, parent=name)
 
     def _is_ancestor(self, candidate: str, of: str) -> bool:
         seen, todo = set(), [of]
@@ -253,25 +273,41 @@ class _Parser:
         groups.add("all")
         return groups
 
+    def _depth(self, group: str, seen=()) -> int:
+        """Ansible's group depth: the longest chain of parents up to 'all' (deeper vars win)."""
+        if group == "all":
+            return 0
+        parents = [p for p in self.parents.get(group, ()) if p not in seen]
+        return 1 + max((self._depth(p, (*seen, group)) for p in parents), default=0)
+
     def build(self) -> Inventory:
         inv = Inventory(path=self.path)
-        inv._all_vars = dict(self.group_vars.get("all", (0, {}))[1])
+        inv._all_vars = dict(self.group_vars.get("all", {}))
+        depth = {g: self._depth(g) for g in self.group_vars}
         for host_name, own in self.host_vars.items():
             groups = self._all_groups_of(host_name)
             merged: dict = {}
-            for g in sorted(groups, key=lambda g: (self.group_vars.get(g, (0, {}))[0], g)):
-                merged.update(self.group_vars.get(g, (0, {}))[1])
+            for g in sorted(groups, key=lambda g: (depth.get(g, 0), g)):
+                merged.update(self.group_vars.get(g, {}))
             merged.update(own)
             inv.hosts[host_name] = Host(name=host_name, vars=merged,
                                         groups=sorted(groups - {"all"}))
         for g in self.group_vars:
             members = [h for h in inv.hosts if g in self._all_groups_of(h)]
             inv.groups[g] = members
+        # Ansible's implicit group: the hosts that belong to no group but 'all'.
+        inv.groups["ungrouped"] = [h for h, host in inv.hosts.items() if not set(host.groups) - {"ungrouped"}]
         return inv
 
 
-def select_hosts(inv: Inventory, host: str | None = None, group: str | None = None) -> list[Host]:
-    """Resolve --host a,b / --host all / --group NAME into hosts, in a stable order."""
+def select_hosts(inv: Inventory, host: str | None = None, group: str | None = None,
+                 limit: str | None = None) -> list[Host]:
+    """Resolve --host PATTERN, --group NAME and --limit PATTERN into hosts, in a stable order.
+
+    Patterns are Ansible's (see patterns.py); without any of the three, the host is localhost.
+    """
+    from .patterns import resolve
+
     names: list[str] = []
     if group:
         for g in (s.strip() for s in group.split(",") if s.strip()):
@@ -280,16 +316,14 @@ def select_hosts(inv: Inventory, host: str | None = None, group: str | None = No
                 raise UsageError(f"unknown group {g!r} in {where}")
             names.extend(inv.groups[g])
     if host:
-        for h in (s.strip() for s in host.split(",") if s.strip()):
-            if h == "all":
-                if not inv.hosts:
-                    where = str(inv.path) if inv.path else "no inventory file was found"
-                    raise UsageError(f"--host all: no hosts ({where})")
-                names.extend(inv.hosts)
-            elif h in inv.groups and h not in inv.hosts:
-                names.extend(inv.groups[h])
-            else:
-                names.append(h)
+        names.extend(resolve(inv, host, "--host"))
+    if limit:
+        allowed = resolve(inv, limit, "--limit")
+        names = [n for n in names if n in allowed] if (host or group) else allowed
+        if not names:
+            raise UsageError(f"--limit {limit!r} leaves none of the selected hosts")
+    elif host and not names:
+        raise UsageError(f"--host {host!r} selects no host")
     if not names and not group:
         names = ["localhost"]
     seen: list[str] = []

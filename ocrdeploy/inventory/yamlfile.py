@@ -53,18 +53,23 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
-def load_yaml(path: Path):
-    """Load a YAML file; any problem is a UsageError naming the file and line."""
+def read_text(path: Path, what: str = "a YAML file") -> str:
+    """A text file's content; any problem reading it is a UsageError naming the file."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UsageError(f"{path}: file not found")
     except IsADirectoryError:
-        raise UsageError(f"{path}: is a directory, expected a YAML file")
+        raise UsageError(f"{path}: is a directory, expected {what}")
     except PermissionError:
         raise UsageError(f"{path}: not readable (permission denied)")
     except UnicodeDecodeError as exc:
         raise UsageError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})")
+
+
+def load_yaml(path: Path):
+    """Load a YAML file; any problem is a UsageError naming the file and line."""
+    text = read_text(path)
     try:
         return yaml.load(text, Loader=_LineLoader)  # noqa: S506 - SafeLoader subclass
     except yaml.MarkedYAMLError as exc:

@@ -1,0 +1,43 @@
+import pytest
+
+from ocrdeploy.inventory.hostranges import MAX_HOSTS, RangeError, expand, split_port
+
+
+@pytest.mark.parametrize("pattern,names", [
+    ("gpu1", ["gpu1"]),
+    ("node[1:3]", ["node1", "node2", "node3"]),
+    ("node[01:03]", ["node01", "node02", "node03"]),
+    ("node[8:10]", ["node8", "node9", "node10"]),
+    ("node[a:c]", ["nodea", "nodeb", "nodec"]),
+    ("n[0:6:3].lab", ["n0.lab", "n3.lab", "n6.lab"]),
+    ("r[1:2]-n[a:b]", ["r1-na", "r1-nb", "r2-na", "r2-nb"]),
+    ("x[:1]", ["x0", "x1"]),
+])
+def test_ranges_expand_like_ansible(pattern, names):
+    assert expand(pattern) == names
+
+
+@pytest.mark.parametrize("pattern,why", [
+    ("n[1:]", "has no end"),
+    ("n[3:1]", "runs backwards"),
+    ("n[c:a]", "runs backwards"),
+    ("n[01:100]", "same width"),
+    ("n[1:2", "'[' without ']'"),
+    ("n1:2]", "']' without '['"),
+    ("n[1-3]", "[begin:end]"),
+    ("n[x:yy]", "neither a number range nor a letter range"),
+    ("n[1:4:0]", "step"),
+    (f"n[1:{MAX_HOSTS + 1}]", "at most"),
+    ("a[1:200]b[1:200]", "at most"),
+])
+def test_bad_ranges_say_why(pattern, why):
+    with pytest.raises(RangeError, match=None) as err:
+        expand(pattern)
+    assert why in str(err.value)
+
+
+def test_port_after_a_name_or_a_range():
+    assert split_port("gpu1:2222") == ("gpu1", 2222)
+    assert split_port("node[1:3]:2200") == ("node[1:3]", 2200)
+    assert split_port("node[1:3]") == ("node[1:3]", None)
+    assert split_port("fe80::1") == ("fe80::1", None)
