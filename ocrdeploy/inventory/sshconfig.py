@@ -29,13 +29,8 @@ def host_from_ssh_config(name: str, base_vars: dict | None = None):
         config = paramiko.SSHConfig.from_path(str(path))
     except (OSError, paramiko.ssh_exception.ConfigParseError):
         return None
-    explicit = False
-    for entry in config._config:  # the parsed Host blocks, in file order
-        for pattern in entry.get("host", []):
-            if pattern.startswith("!") or any(c in pattern for c in "*?"):
-                continue
-            if fnmatch.fnmatchcase(name, pattern):
-                explicit = True
+    explicit = any(fnmatch.fnmatchcase(name, pattern) for pattern in config.get_hostnames()
+                   if not pattern.startswith("!") and not any(c in pattern for c in "*?"))
     if not explicit:
         return None
     found = config.lookup(name)
