@@ -7,6 +7,7 @@ that `inv --list` stays fast; every task imports what it needs when it runs.
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
 
 from invoke import Collection, Task
@@ -16,24 +17,78 @@ from invoke.exceptions import Exit
 from .recipes.registry import recipe_names  # data only: the --recipe help lists the recipes
 
 
-class _LetterShortflagsTask(Task):
-    """Invoke picks a short flag from any character of the option's name, so an option whose
-    letters are all taken (install's --docker-dir) would get `--` as its short flag; letters only."""
+# Flags every host task shares, with their short forms: -h stays invoke's --help (so --host is -H),
+# -v is always --verbose, as in Ansible.
+SHORT_FLAGS = {"host": "H", "verbose": "v", "limit": "l", "inventory": "i"}
+RESERVED_SHORT = {"-", "_", "h", *SHORT_FLAGS.values()}
+
+RUN_HELP = {
+    "limit": "Narrow the selection with a host pattern, as Ansible's --limit (e.g. 'gpu*:!gpu2')",
+    "forks": "Hosts worked on at once (default 32)",
+    "list-hosts": "Print the hosts the selection matches, how each is reached, and exit; connects nowhere",
+    "verbose": "-v shows each command, -vv also streams its output, -vvv adds connection debugging",
+}
+
+
+class _HostTask(Task):
+    """Invoke picks a short flag from any character of the option's name; here only letters (an
+    option whose letters are all taken, install's --docker-dir, would get `--`), never -h (help),
+    and the shared options always get the same one (SHORT_FLAGS)."""
 
     def arg_opts(self, name, default, taken_names):
-        return super().arg_opts(name, default, taken_names | {"-", "_"})
+        opts = super().arg_opts(name, default, taken_names | RESERVED_SHORT)
+        long = opts["names"][0]
+        if name in SHORT_FLAGS:
+            opts["names"] = [long, SHORT_FLAGS[name]]
+        if name == "verbose":
+            opts.update(incrementable=True, kind=int, default=0)
+        if name == "forks":  # read as text and checked by commands.hosts: no traceback on --forks x
+            opts.update(kind=str, default=str(default))
+        if "help" not in opts and long in RUN_HELP:
+            opts["help"] = RUN_HELP[long]
+        return opts
 
 
-task = functools.partial(_invoke_task, klass=_LetterShortflagsTask)
+task = functools.partial(_invoke_task, klass=_HostTask)
 
 HOST_HELP = {
-    "host": "Host names from the inventory, comma separated; 'all' for every host (default: localhost)",
+    "host": "Hosts: names, groups or an Ansible pattern ('gpu*', 'all:!gpu2', 'a100:&ubuntu'); default localhost",
     "group": "An inventory group (comma separated for several)",
-    "inventory": "Inventory file (default: $OCRDEPLOY_INVENTORY, then ./inventory.yml)",
+    "inventory": "Inventory file, YAML or INI (default: $OCRDEPLOY_INVENTORY, then ./inventory.yml, ./inventory.ini)",
     "accept-new-host-keys": "Accept and record SSH host keys never seen before (a CHANGED key is still refused)",
     "connect-timeout": "Seconds to wait for each SSH connection (default 10)",
     "json": "Print one JSON document instead of tables",
 }
+_RUN_PARAMS = {"limit": None, "forks": 32, "list_hosts": False, "verbose": 0}
+
+
+def host_options(fn):
+    """Give a host task the shared --limit, --forks, --list-hosts and -v options.
+
+    They are added to the task's signature (so invoke makes flags of them) and taken off
+    before the body runs: --list-hosts answers here without running the body, the others
+    become the run's options (commands.hosts.run_options).  A body that takes `verbose`
+    itself (install, models) still gets it.
+    """
+    sig = inspect.signature(fn)
+    added = [k for k in _RUN_PARAMS if k not in sig.parameters]
+
+    @functools.wraps(fn)
+    def wrapper(c, *args, **kwargs):
+        from .commands.hosts import list_hosts, run_options
+
+        opts = {k: kwargs.pop(k, _RUN_PARAMS[k]) for k in added}
+        verbose = kwargs.get("verbose", opts.get("verbose", 0))
+        with run_options(limit=opts.get("limit"), forks=opts.get("forks", 32), verbosity=verbose):
+            if opts.get("list_hosts"):
+                return _exit(list_hosts(kwargs.get("host"), kwargs.get("group"), kwargs.get("inventory"),
+                                        kwargs.get("json", False)))
+            return fn(c, *args, **kwargs)
+
+    params = list(sig.parameters.values())
+    params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=_RUN_PARAMS[k]) for k in added]
+    wrapper.__signature__ = sig.replace(parameters=params)
+    return wrapper
 
 
 def cli_errors(fn):
@@ -63,6 +118,7 @@ def _exit(code):
 
 @task(help={**HOST_HELP, "raw": "With --json: the probe's full facts (default: a summary per host)"})
 @cli_errors
+@host_options
 def facts(c, host=None, group=None, inventory=None, json=False, raw=False,
           accept_new_host_keys=False, connect_timeout=10):
     """Gather each host's facts in one round trip and print them."""
@@ -75,6 +131,7 @@ def facts(c, host=None, group=None, inventory=None, json=False, raw=False,
 @task(help={**HOST_HELP, "recipe": "Recipe whose requirements to check (default: dspark)",
             "network-timeout": "Seconds for the github.com:443 test; 0 skips it (default 1)"})
 @cli_errors
+@host_options
 def preflight(c, host=None, group=None, inventory=None, recipe=None, json=False,
               accept_new_host_keys=False, connect_timeout=10, network_timeout=1.0):
     """Check driver, VRAM, free GPU, disk, Pythons, gcc-13, GitHub and proxies on each host."""
@@ -100,6 +157,7 @@ def preflight(c, host=None, group=None, inventory=None, recipe=None, json=False,
     "connect-timeout": HOST_HELP["connect-timeout"],
 })
 @cli_errors
+@host_options
 def diagnose(c, log=None, host=None, inventory=None, service=False, service_name=None, rules=None, json=False,
              fix=False, yes=False, context=2, accept_new_host_keys=False, connect_timeout=10):
     """Match logs against the error table: known failures with cause and fix, harmless noise, unexplained errors.
@@ -119,7 +177,6 @@ def diagnose(c, log=None, host=None, inventory=None, service=False, service_name
     "check": "Print each step's state and the exact commands it would run; run nothing",
     "step": "Run only this step", "from": "Run this step and the ones after it",
     "force": "Run the selected steps even where the facts say nothing is to do",
-    "verbose": "Stream every command's output (it always goes to the log on the host)",
     "skip-preflight": "Install even when a preflight check fails",
     "deps-dir": "An existing vLLM source's .deps on the host: compile offline (sets the *_SRC_DIR variables)",
     "set": "Host var for this run, KEY=VALUE (repeatable), e.g. --set vllm_src=/src/vllm",
@@ -128,8 +185,9 @@ def diagnose(c, log=None, host=None, inventory=None, service=False, service_name
     "docker-dir": "Where --docker writes (default ./deepseek-ocr-docker)",
 })
 @cli_errors
+@host_options
 def install(c, host=None, group=None, inventory=None, recipe=None, check=False, step=None, from_=None, force=False,
-            verbose=False, skip_preflight=False, deps_dir=None, set=None, facts=None, json=False, docker=False,
+            verbose=0, skip_preflight=False, deps_dir=None, set=None, facts=None, json=False, docker=False,
             docker_dir=None, accept_new_host_keys=False, connect_timeout=10):
     """Install a recipe's environments, idempotently: only the steps the facts say are needed run."""
     from .commands.install import run_docker, run_install
@@ -160,12 +218,12 @@ def install(c, host=None, group=None, inventory=None, recipe=None, check=False, 
     "check": "Show what would be fetched and verified; run nothing",
     "layout-url": "Where to get PP-DocLayoutV3_infer.tar (default: the guide's URL)",
     "endpoint": "Hugging Face endpoint (a mirror), overriding hf_endpoint",
-    "verbose": "Stream the host-side output",
 })
 @cli_errors
+@host_options
 def models(c, host=None, group=None, inventory=None, model=None, source="hf", from_=None, via_controller=False,
            verify_only=False, path=None, manifest=None, kind=None, rehash=False, check=False, json=False,
-           layout_url=None, endpoint=None, verbose=False, accept_new_host_keys=False, connect_timeout=10):
+           layout_url=None, endpoint=None, verbose=0, accept_new_host_keys=False, connect_timeout=10):
     """Download the models on each host and verify them (sha256 against the release manifest and the hub)."""
     from .errors import UsageError
     from .commands.models import run_models, verify_only as verify_local
@@ -200,6 +258,7 @@ SERVE_HELP = {k: HOST_HELP[k] for k in ("host", "inventory", "accept-new-host-ke
             "systemd": "Run as a systemd unit instead of a detached process",
             "timeout": "Seconds to wait for readiness (default 900; the first start takes ~3 min)"})
 @cli_errors
+@host_options
 def serve(c, host=None, inventory=None, dspark=False, standard=False, backend=None, gpu="auto", port=None,
           instances=1, public=False, api_key=None, systemd=False, timeout=900, json=False,
           accept_new_host_keys=False, connect_timeout=10):
@@ -219,6 +278,7 @@ def serve(c, host=None, inventory=None, dspark=False, standard=False, backend=No
 
 @task(help={**SERVE_HELP, "name": "Only this service (e.g. minicpm-ocr-18499)", "api-key": "The server's key"})
 @cli_errors
+@host_options
 def status(c, host=None, inventory=None, name=None, api_key=None, json=False, accept_new_host_keys=False,
            connect_timeout=10):
     """Per service: pid alive, port, ready, model ids, uptime, and DSpark's accept length from /metrics."""
@@ -232,6 +292,7 @@ def status(c, host=None, inventory=None, name=None, api_key=None, json=False, ac
 
 @task(help={**SERVE_HELP, "name": "Only this service", "grace": "Seconds between SIGTERM and SIGKILL (default 30)"})
 @cli_errors
+@host_options
 def stop(c, host=None, inventory=None, name=None, grace=30, json=False, accept_new_host_keys=False,
          connect_timeout=10):
     """Stop what `inv serve` started, by pid, and wait for it to end."""
@@ -247,6 +308,7 @@ def stop(c, host=None, inventory=None, name=None, grace=30, json=False, accept_n
             "verify-transformers": "Path on the host of verify_transformers.py (feat-ocr source), for two-end checks",
             "verify-vllm": "Path on the host of verify_vllm.py (feat-ocr source), for two-end checks"})
 @cli_errors
+@host_options
 def verify(c, host=None, inventory=None, name=None, api_key=None, verify_transformers=None, verify_vllm=None,
            json=False, accept_new_host_keys=False, connect_timeout=10):
     """Readiness, a smoke request, DSpark counters, sample pages through the SDK; each check passed/failed/not run."""
@@ -266,10 +328,15 @@ def verify(c, host=None, inventory=None, name=None, api_key=None, verify_transfo
     "all-pages": "After the first page passes, parse the whole document (default: the first page only)",
     "run-root": "Where the SDK keeps its runs (absolute; for when the SDK's disk is tight)"})
 @cli_errors
-def parse(c, input, output, host=None, inventory=None, backend=None, server_url=None, all_pages=False,
+@host_options
+def parse(c, input=None, output=None, host=None, inventory=None, backend=None, server_url=None, all_pages=False,
           run_root=None, json=False, accept_new_host_keys=False, connect_timeout=10):
     """Parse a document through the SDK on the host: input.limit=1 first, then (--all-pages) every page."""
     from .commands.parse import run_parse
+    from .errors import UsageError
+
+    if not input or not output:  # options, not positionals: a positional would swallow -h
+        raise UsageError("parse needs --input /abs/doc.pdf and --output /abs/doc.md")
 
     code = run_parse(host=host, inventory=inventory, input_path=input, output=output, backend=backend,
                      server_urls=server_url, all_pages=all_pages, run_root=run_root, as_json=json,
@@ -289,6 +356,7 @@ def parse(c, input, output, host=None, inventory=None, backend=None, server_url=
             "single-image-oom": "With --downgrade: one image alone ran out of memory (BASE_SIZE 640)",
             "check": "Print the values; write nothing"})
 @cli_errors
+@host_options
 def deepseek_config(c, host=None, inventory=None, mode=None, max_crops=None, max_concurrency=None, input=None,
                     output=None, prompt="grounding", downgrade=False, single_image_oom=False, check=False, json=False,
                     accept_new_host_keys=False, connect_timeout=10):
@@ -305,6 +373,7 @@ def deepseek_config(c, host=None, inventory=None, mode=None, max_crops=None, max
 
 @task(help={**SERVE_HELP, "compare-modes": "Also run the two-column page in Gundam and Base mode and compare"})
 @cli_errors
+@host_options
 def deepseek_verify(c, host=None, inventory=None, compare_modes=False, json=False, accept_new_host_keys=False,
                     connect_timeout=10):
     """DeepSeek-OCR's batch script on the project's sample pages: headings, tables, LaTeX, figures, no garbage."""
@@ -320,6 +389,7 @@ def deepseek_verify(c, host=None, inventory=None, compare_modes=False, json=Fals
             "output": "Where the results go on the host (absolute; default <workdir>/deepseek-output)",
             "eval": "A benchmark directory (OmniDocBench layout) through run_dpsk_ocr_eval_batch.py"})
 @cli_errors
+@host_options
 def deepseek_run(c, host=None, inventory=None, input=None, output=None, eval=False, json=False,
                  accept_new_host_keys=False, connect_timeout=10):
     """DeepSeek-OCR's batch scripts on your files with the host's config.py: PDF, images, or a benchmark."""

@@ -6,11 +6,45 @@ one-line report of an unreachable host are the same for all of them.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 from dataclasses import dataclass
 
 from ..errors import UsageError
 from ..provision.report import console, reachable
+from ..provision.session import DEFAULT_FORKS
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The selection and output options every host command shares (--limit, --forks, -v).
+
+    The tasks layer sets them once per invocation (like Ansible's context.CLIARGS), so that
+    adding one does not thread a parameter through every command; open_session hands them
+    to the engine explicitly.
+    """
+
+    limit: str | None = None
+    forks: int = DEFAULT_FORKS
+    verbosity: int = 0
+
+
+_RUN_OPTIONS: contextvars.ContextVar[RunOptions] = contextvars.ContextVar("run_options", default=RunOptions())
+
+
+@contextlib.contextmanager
+def run_options(*, limit=None, forks=DEFAULT_FORKS, verbosity=0):
+    token = _RUN_OPTIONS.set(RunOptions(limit=limit or None, forks=whole(forks, "forks"),
+                                        verbosity=whole(verbosity or 0, "verbose", minimum=0)))
+    try:
+        yield _RUN_OPTIONS.get()
+    finally:
+        _RUN_OPTIONS.reset(token)
+
+
+def current_options() -> RunOptions:
+    return _RUN_OPTIONS.get()
 
 
 def _positive(value, name):
@@ -23,14 +57,47 @@ def _positive(value, name):
     return number
 
 
-def open_session(host, group, inventory, accept_new_host_keys, connect_timeout):
+def whole(value, name, minimum=1) -> int:
+    if isinstance(value, bool) or not str(value).strip().isdigit():
+        raise UsageError(f"--{name} must be a whole number >= {minimum}, got {value!r}")
+    number = int(str(value).strip())
+    if number < minimum:
+        raise UsageError(f"--{name} must be a whole number >= {minimum}, got {value!r}")
+    return number
+
+
+def selected_hosts(host, group, inventory, limit=None):
+    """The inventory's hosts the options select: --host/--group patterns, narrowed by --limit."""
     from ..inventory import find_inventory_path, load_inventory, select_hosts
-    from ..provision.session import Session
 
     inv = load_inventory(find_inventory_path(inventory))
-    hosts = select_hosts(inv, host=host, group=group)
+    return select_hosts(inv, host=host, group=group, limit=limit)
+
+
+def open_session(host, group, inventory, accept_new_host_keys, connect_timeout):
+    from ..provision.session import Session
+
+    opts = current_options()
+    hosts = selected_hosts(host, group, inventory, opts.limit)
     return Session(hosts, connect_timeout=_positive(connect_timeout, "connect-timeout"),
-                   accept_new_host_keys=accept_new_host_keys)
+                   accept_new_host_keys=accept_new_host_keys, max_parallel=opts.forks,
+                   verbosity=opts.verbosity)
+
+
+def list_hosts(host, group, inventory, as_json) -> int:
+    """--list-hosts: what the selection matches, how each host is reached; nothing is connected to."""
+    hosts = selected_hosts(host, group, inventory, current_options().limit)
+    rows = [{"name": h.name, "local": h.is_local, "address": None if h.is_local else h.address,
+             "port": None if h.is_local else h.port, "user": h.user, "groups": h.groups, "source": h.source}
+            for h in hosts]
+    if as_json:
+        print(json.dumps({"hosts": rows}, indent=2))
+        return 0
+    print(f"  hosts ({len(rows)}):")
+    for h in hosts:
+        groups = f"  [{', '.join(h.groups)}]" if h.groups else ""
+        print(f"    {h.label()}{groups}")
+    return 0
 
 
 @dataclass

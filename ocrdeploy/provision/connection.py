@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import os
 import socket
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -67,9 +68,10 @@ class Connection:
 
     is_local = False
 
-    def __init__(self, host):
+    def __init__(self, host, verbosity: int = 0):
         self.host = host
         self.name = host.name
+        self.verbosity = verbosity  # -v: each command is shown; -vv: its output streams too (stderr)
 
     def run(self, command: Command | Sequence[str], *, timeout: float | None = None,
             ok_codes: Iterable[int] = (0,), stdin: str | None = None, echo: bool = False,
@@ -79,11 +81,20 @@ class Connection:
         sudo_prefix = self.sudo_prefix()
         text = command.shell(sudo_prefix=sudo_prefix)
         shown = command.shell(mask=True, sudo_prefix=sudo_prefix)
+        if self.verbosity >= 1:
+            self._note(f"$ {shown}")
+        if self.verbosity >= 2 and out_stream is None and not echo:
+            out_stream = LineStream(lambda line: self._note(f"| {line}"))
         result = self._run_text(text, shown, timeout=timeout, stdin=stdin, echo=echo, out_stream=out_stream)
         if result.exit_code not in tuple(ok_codes):
             reason = "timed out" if result.exit_code is None else None
             raise CommandFailed(self.name, result, reason)
         return result
+
+    def _note(self, line: str):
+        """A verbose line: on stderr, so --json output stays one document; masked like every shown command."""
+        sys.stderr.write(f"[{self.name}] {line}\n")
+        sys.stderr.flush()
 
     def sudo_prefix(self) -> tuple:
         """What `sudo=True` commands are prefixed with here: nothing as root, else sudo -n."""
@@ -149,8 +160,8 @@ def _invoke_run(runner_owner, text, shown, timeout, stdin, echo, out_stream) -> 
 class LocalConnection(Connection):
     is_local = True
 
-    def __init__(self, host):
-        super().__init__(host)
+    def __init__(self, host, verbosity: int = 0):
+        super().__init__(host, verbosity)
         from invoke import Config, Context
 
         self._ctx = Context(Config(overrides={"run": {"shell": "/bin/sh"}}))
@@ -221,8 +232,8 @@ def _make_policies():
 
 class SSHConnection(Connection):
     def __init__(self, host, *, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-                 accept_new_host_keys: bool = False):
-        super().__init__(host)
+                 accept_new_host_keys: bool = False, verbosity: int = 0):
+        super().__init__(host, verbosity)
         self.connect_timeout = connect_timeout
         self.accept_new = accept_new_host_keys
         self._conn = None
@@ -249,6 +260,9 @@ class SSHConnection(Connection):
         refuse, record = _make_policies()
         client.set_missing_host_key_policy(record(path) if self.accept_new else refuse(path))
         where = f"{host.address}:{host.port}"
+        if self.verbosity >= 3:
+            self._note(f"connecting to {where} as {host.user or os.environ.get('USER', '?')}, key "
+                       f"{host.key_file or '(agent / ~/.ssh)'}, known_hosts {path}, timeout {self.connect_timeout:g} s")
         try:
             conn.open()
         except UnknownHostKey as exc:
@@ -322,9 +336,22 @@ def _fingerprint(key) -> str:
 
 
 def connect(host, *, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-            accept_new_host_keys: bool = False) -> Connection:
+            accept_new_host_keys: bool = False, verbosity: int = 0) -> Connection:
     """Open a connection to ``host``; raises HostError with a one-line reason."""
     if host.is_local:
-        return LocalConnection(host)
-    return SSHConnection(host, connect_timeout=connect_timeout,
-                         accept_new_host_keys=accept_new_host_keys).open()
+        return LocalConnection(host, verbosity)
+    return SSHConnection(host, connect_timeout=connect_timeout, accept_new_host_keys=accept_new_host_keys,
+                         verbosity=verbosity).open()
+
+
+def debug_connections():
+    """-vvv: paramiko's own log (key exchange, authentication, channels) on stderr."""
+    import logging
+
+    logger = logging.getLogger("paramiko")
+    if not any(getattr(h, "_ocrdeploy", False) for h in logger.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("[paramiko] %(levelname)s %(message)s"))
+        handler._ocrdeploy = True
+        logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)

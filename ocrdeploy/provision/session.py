@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import HostError
-from .connection import DEFAULT_CONNECT_TIMEOUT, CommandFailed, Connection, connect
+from .connection import DEFAULT_CONNECT_TIMEOUT, CommandFailed, Connection, connect, debug_connections
 
-MAX_PARALLEL = 32
+DEFAULT_FORKS = 32  # hosts worked on at once unless --forks says otherwise
 
 
 @dataclass
@@ -33,10 +33,13 @@ class HostOutcome:
 
 class Session:
     def __init__(self, hosts, *, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-                 accept_new_host_keys: bool = False, max_parallel: int = MAX_PARALLEL):
+                 accept_new_host_keys: bool = False, max_parallel: int = DEFAULT_FORKS, verbosity: int = 0):
         self.hosts = list(hosts)
         self.connect_timeout = connect_timeout
         self.accept_new_host_keys = accept_new_host_keys
+        self.verbosity = verbosity
+        if verbosity >= 3:
+            debug_connections()
         self.max_parallel = max(1, min(max_parallel, len(self.hosts) or 1))
         self._conns: dict[str, Connection] = {}
         self._failed: dict[str, str] = {}
@@ -50,7 +53,7 @@ class Session:
                 raise HostError(host.name, self._failed[host.name])
         try:
             conn = connect(host, connect_timeout=self.connect_timeout,
-                           accept_new_host_keys=self.accept_new_host_keys)
+                           accept_new_host_keys=self.accept_new_host_keys, verbosity=self.verbosity)
         except HostError as exc:
             with self._lock:
                 self._failed[host.name] = exc.message
