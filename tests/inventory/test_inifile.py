@@ -95,3 +95,20 @@ def test_bad_ini_names_file_and_line(tmp_path, text, line, message):
         load_inventory(p)
     assert str(err.value).startswith(f"{p}:{line}: "), str(err.value)
     assert message in str(err.value)
+
+
+def test_the_readme_shows_one_inventory_in_both_formats(tmp_path):
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme[readme.index("## Inventory"):readme.index("## Output")]
+    yaml_text = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    ini_text = re.search(r"```ini\n(.*?)```", section, re.S).group(1)
+    (tmp_path / "inventory.yml").write_text(yaml_text)
+    (tmp_path / "inventory.ini").write_text(ini_text)
+    a, b = load_inventory(tmp_path / "inventory.yml"), load_inventory(tmp_path / "inventory.ini")
+    assert list(a.hosts) == list(b.hosts) == ["gpu1", "gpu2", "gpu3"]
+    for name in a.hosts:
+        assert a.hosts[name].vars == b.hosts[name].vars, name
+        assert a.hosts[name].groups == b.hosts[name].groups
