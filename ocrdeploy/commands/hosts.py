@@ -88,15 +88,20 @@ def list_hosts(host, group, inventory, as_json) -> int:
     """--list-hosts: what the selection matches, how each host is reached; nothing is connected to."""
     hosts = selected_hosts(host, group, inventory, current_options().limit)
     rows = [{"name": h.name, "local": h.is_local, "address": None if h.is_local else h.address,
-             "port": None if h.is_local else h.port, "user": h.user, "groups": h.groups, "source": h.source}
+             "port": None if h.is_local else h.port, "user": h.user, "groups": h.groups, "source": h.source,
+             "become_user": h.become_user, "python": h.python_interpreter, "ignored": h.ignored_settings()}
             for h in hosts]
     if as_json:
         print(json.dumps({"hosts": rows}, indent=2))
         return 0
     print(f"  hosts ({len(rows)}):")
-    for h in hosts:
-        groups = f"  [{', '.join(h.groups)}]" if h.groups else ""
-        print(f"    {h.label()}{groups}")
+    for h, row in zip(hosts, rows):
+        extra = [f"[{', '.join(h.groups)}]"] if h.groups else []
+        extra += [f"become {row['become_user']}"] if row["become_user"] else []
+        extra += [f"python {row['python']}"] if row["python"] else []
+        print("    " + "  ".join([h.label(), *extra]))
+        for note in row["ignored"]:
+            print(f"      ignored: {note}")
     return 0
 
 

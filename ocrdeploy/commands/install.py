@@ -10,6 +10,7 @@ import time
 from ..errors import UsageError
 from ..diagnose.engine import log_findings
 from ..provision.apply import Applier, summarize
+from ..provision.connection import Connection
 
 VAR_KEYS = ("sdk_repo", "vllm_src", "transformers_src", "deps_dir", "sdk_commit", "cuda_13_4_dir", "max_jobs",
             "transformers_serving")
@@ -70,12 +71,12 @@ def run_install(*, host, group, inventory, recipe, check, step, from_, force, ve
     selected = {name: plan.select(step, from_) for name, plan in plans.items()}
     run_id = time.strftime("%Y%m%d-%H%M%S")
     con = console(stderr=as_json)
-    reporter = Reporter(con, show_commands=verbose, quiet=False)
+    reporter = Reporter(con, show_commands=verbose >= 1, quiet=False)  # -v: commands; -vv: their output
 
     def one(conn, h):
-        return Applier(conn, h, selected[h.name], h.vars, check=check, force=force, verbose=verbose, run_id=run_id,
-                       reporter=reporter, requirements=chosen.requirements, skip_preflight=skip_preflight,
-                       facts=recorded, diagnose=log_findings).apply()
+        return Applier(conn, h, selected[h.name], h.vars, check=check, force=force, verbose=verbose >= 2,
+                       run_id=run_id, reporter=reporter, requirements=chosen.requirements,
+                       skip_preflight=skip_preflight, facts=recorded, diagnose=log_findings).apply()
 
     with session:
         if recorded is not None:
@@ -102,23 +103,20 @@ class _Outcome:
         self.host, self.value, self.error = host, value, None
 
 
-class _NoConnection:
-    """Planning against recorded facts: nothing may be run."""
+class _NoConnection(Connection):
+    """Planning against recorded facts: the plan is shown as this host would run it; nothing runs."""
 
     is_local = True
 
     def __init__(self, host, facts):
-        self.name = host.name
-        self.uid = (facts.get("host") or {}).get("uid")
+        super().__init__(host)
+        self._uid = (facts.get("host") or {}).get("uid")
 
     def run(self, *a, **kw):
         raise RuntimeError("no commands run when planning from recorded facts")
 
     def set_uid(self, uid):
         pass
-
-    def sudo_prefix(self):
-        return () if self.uid == 0 else ("sudo", "-n")
 
 
 def run_docker(recipe, docker_dir) -> int:

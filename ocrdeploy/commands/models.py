@@ -115,14 +115,14 @@ def run_models(*, host, group, inventory, names, source, from_path, via_controll
         raise UsageError("--via-controller downloads from the hub; --from copies a local path: choose one")
     session = open_session(host, group, inventory, accept_new_host_keys, connect_timeout)
     con = console(stderr=as_json)
-    reporter = Reporter(con, show_commands=verbose)
+    reporter = Reporter(con, show_commands=verbose >= 1)  # -v: commands; -vv: their output
     run_id = time.strftime("%Y%m%d-%H%M%S")
 
     def one(conn, h):
         staged = stage_via_controller(conn, h, names, source, endpoint, con) if via_controller else None
         plan = build_models_plan(h.vars, names=names, source=source, from_path=from_path, manifest=manifest,
                                  rehash=rehash, layout_url=layout_url, endpoint=endpoint, staged=staged)
-        return Applier(conn, h, plan.steps, h.vars, check=check, force=rehash, verbose=verbose, run_id=run_id,
+        return Applier(conn, h, plan.steps, h.vars, check=check, force=rehash, verbose=verbose >= 2, run_id=run_id,
                        reporter=reporter, diagnose=log_findings).apply()
 
     for h in session.hosts:   # validate options before connecting anywhere

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import UsageError
 from . import hostranges
+from .sshargs import SSHArgs, SSHArgsError, parse_ssh_args
 from .yamlfile import LineDict, load_yaml
 
 LOCAL_NAMES = ("localhost", "local")
@@ -31,9 +32,23 @@ DEFAULT_WORKDIR = "~/ocrdeploy"
 _INT_VARS = ("ansible_port",)
 _STR_VARS = (
     "ansible_host", "ansible_user", "ansible_ssh_private_key_file", "ansible_connection",
+    "ansible_python_interpreter", "ansible_become_user",
     "workdir", "sdk_repo", "vllm_src", "transformers_src", "hf_endpoint",
     "http_proxy", "https_proxy", "no_proxy", "known_hosts_file",
 )
+SSH_ARG_VARS = ("ansible_ssh_common_args", "ansible_ssh_extra_args")
+PASSWORD_VARS = ("ansible_become_password", "ansible_become_pass", "ansible_sudo_pass", "ansible_password",
+                 "ansible_ssh_pass")
+_TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0", "")
+
+
+def as_bool(value) -> bool:
+    """Ansible's booleans: True/False, yes/no, true/false, on/off, 1/0 (INI gives strings or bools)."""
+    return value is True or (not isinstance(value, bool) and str(value).strip().lower() in _TRUE)
+
+
+def _is_bool(value) -> bool:
+    return value is None or isinstance(value, bool) or str(value).strip().lower() in _TRUE + _FALSE
 
 
 @dataclass
@@ -76,6 +91,35 @@ class Host:
     @property
     def workdir(self) -> str:
         return str(self.vars.get("workdir") or DEFAULT_WORKDIR)
+
+    @property
+    def python_interpreter(self) -> str | None:
+        """ansible_python_interpreter for the probe and the host-side helpers; Ansible's 'auto*'
+        values mean "find one", which is what happens without it."""
+        value = self.vars.get("ansible_python_interpreter")
+        if not value or str(value).startswith("auto"):
+            return None
+        return str(value)
+
+    @property
+    def become_user(self) -> str | None:
+        """Whom commands run as under ansible_become (root unless ansible_become_user says), else None."""
+        if not as_bool(self.vars.get("ansible_become")):
+            return None
+        return str(self.vars.get("ansible_become_user") or "root")
+
+    @property
+    def ssh_args(self) -> SSHArgs:
+        """ansible_ssh_common_args and ansible_ssh_extra_args, mapped onto paramiko (see sshargs)."""
+        text = " ".join(str(self.vars[k]) for k in SSH_ARG_VARS if self.vars.get(k))
+        return parse_ssh_args(text)
+
+    def ignored_settings(self) -> list[str]:
+        """Inventory settings this host has that ocrdeploy cannot honour, each with the reason."""
+        notes = [] if self.is_local else [f"ssh option {o}" for o in self.ssh_args.ignored]
+        notes += [f"{k} (ocrdeploy never sends a password: sudo -n, so allow NOPASSWD)"
+                  for k in PASSWORD_VARS if self.vars.get(k)]
+        return notes
 
     def label(self) -> str:
         if self.is_local:
@@ -257,6 +301,16 @@ class _Parser:
                     self.fail(vars_, key, f"{owner}: {key} must be a port number 1-65535, got {value!r}")
             elif key in _STR_VARS and value is not None and not isinstance(value, (str, int, float)):
                 self.fail(vars_, key, f"{owner}: {key} must be a string, got {type(value).__name__}")
+            elif key == "ansible_become" and not _is_bool(value):
+                self.fail(vars_, key, f"{owner}: ansible_become must be true or false, got {value!r}")
+            elif key == "ansible_become_method" and str(value) != "sudo":
+                self.fail(vars_, key, f"{owner}: ansible_become_method {value!r} is not supported (sudo only, "
+                                      f"as sudo -n: it never waits for a password)")
+            elif key in SSH_ARG_VARS and value is not None:
+                try:
+                    parse_ssh_args(str(value))
+                except SSHArgsError as exc:
+                    self.fail(vars_, key, f"{owner}: {key}: {exc}")
             elif key == "gpu" and value is not None and not (
                     value == "auto" or (isinstance(value, int) and value >= 0)
                     or (isinstance(value, str) and all(p.strip().isdigit() for p in value.split(",")))):

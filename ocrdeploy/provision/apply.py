@@ -173,7 +173,7 @@ class Applier:
         return sorted(out, key=lambda n: names.index(n) if n in names else -1)
 
     def _show(self, cmd) -> str:
-        return cmd.shell(mask=True, sudo_prefix=self.conn.sudo_prefix())
+        return self.conn.shell(self.conn.prepare(cmd), mask=True)
 
     def _done(self, result: StepResult, start: float):
         result.seconds = round(time.monotonic() - start, 3)
@@ -213,6 +213,7 @@ class Applier:
     def _run_logged(self, step, cmds, log):
         shown = []
         for cmd in cmds:
+            cmd = self.conn.prepare(cmd)  # the host's interpreter goes in before the log wrapper hides it
             text = self._show(cmd)
             shown.append(text)
             wrapped = Command(["sh", "-c", Script(_WRAP_TEE if self.verbose else _WRAP, "log-wrapper"), "sh", log, text,

@@ -76,14 +76,30 @@ def to_shell(argv: Sequence[str], env: Mapping[str, str] | None = None, cwd: str
     return text
 
 
-# The host's system Python first: a pyenv/conda shim found on PATH costs a shell script per call.
-_PYTHON_LAUNCH = ('for p in /usr/bin/python3 /usr/local/bin/python3 python3 python; do '
+PYTHON_ENV = "OCRDEPLOY_PYTHON"  # the host's ansible_python_interpreter, set by the connection
+
+# The inventory's ansible_python_interpreter when the connection set one (and nothing else then:
+# Ansible fails when the named interpreter is missing), else the host's system Python first: a
+# pyenv/conda shim found on PATH costs a shell script per call.
+_PYTHON_LAUNCH = ('if [ -n "${OCRDEPLOY_PYTHON:-}" ]; then command -v "$OCRDEPLOY_PYTHON" >/dev/null 2>&1 || '
+                  '{ echo "ansible_python_interpreter $OCRDEPLOY_PYTHON: not found on this host" >&2; exit 127; }; '
+                  'exec "$OCRDEPLOY_PYTHON" -c "$1" "$2"; fi; '
+                  'for p in /usr/bin/python3 /usr/local/bin/python3 python3 python; do '
                   'if command -v "$p" >/dev/null 2>&1; then exec "$p" -c "$1" "$2"; fi; done; shift 2; ')
 _NO_PYTHON = 'echo "no python3 on this host" >&2; exit 127'
 
 
+class PythonCommand(Command):
+    """A stdlib-only helper run by the host's Python; the connection names the interpreter."""
+
+    def with_python(self, python: str | None) -> "PythonCommand":
+        if not python:
+            return self
+        return PythonCommand(self.argv, env={**self.env, PYTHON_ENV: python}, cwd=self.cwd, sudo=self.sudo)
+
+
 def remote_python(source: str, argument: str, label: str, fallback: str | None = None,
-                  fallback_args=(), show_argument: bool = False) -> Command:
+                  fallback_args=(), show_argument: bool = False) -> PythonCommand:
     """One command that runs a stdlib-only Python script with the host's python3 and one argument.
 
     Without any Python it runs the POSIX-sh `fallback` (with `fallback_args`), or fails saying so.
@@ -92,5 +108,5 @@ def remote_python(source: str, argument: str, label: str, fallback: str | None =
     launch = _PYTHON_LAUNCH + ('eval "$FALLBACK"' if fallback else _NO_PYTHON)
     env = {"FALLBACK": Script(fallback, "sh fallback")} if fallback else None
     arg = argument if show_argument else Script(argument, f"{label} input")
-    return Command(["sh", "-c", Script(launch, "find python3"), "sh", Script(source, label), arg, *fallback_args],
-                   env=env)
+    return PythonCommand(["sh", "-c", Script(launch, "find python3"), "sh", Script(source, label), arg,
+                          *fallback_args], env=env)

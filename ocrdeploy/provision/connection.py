@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..errors import HostError
-from .command import Command
+from .command import Command, PythonCommand, to_shell
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
 KNOWN_HOSTS_ENV = "OCRDEPLOY_KNOWN_HOSTS"
@@ -36,6 +36,19 @@ class CommandResult:
     def tail(self, lines: int = 20) -> str:
         text = (self.stdout + ("\n" if self.stdout and self.stderr else "") + self.stderr).rstrip()
         return "\n".join(text.splitlines()[-lines:])
+
+
+def become_argv(user: str) -> tuple:
+    """sudo as ``user``, never prompting (-n), with that user's HOME (-H) as Ansible's become has."""
+    return ("sudo", "-n", "-H", "-u", user)
+
+
+_SUDO_PASSWORD = ("sudo: a password is required", "sudo: no tty present and no askpass program specified")
+
+
+def _sudo_wants_password(stderr: str) -> bool:
+    """sudo's own refusal under -n (sudo 1.9: 'a password is required'; 1.8: 'no tty present ...')."""
+    return any(line.strip() in _SUDO_PASSWORD for line in (stderr or "").splitlines())
 
 
 class CommandFailed(Exception):
@@ -78,14 +91,17 @@ class Connection:
             out_stream=None) -> CommandResult:
         if not isinstance(command, Command):
             command = Command(command)
-        sudo_prefix = self.sudo_prefix()
-        text = command.shell(sudo_prefix=sudo_prefix)
-        shown = command.shell(mask=True, sudo_prefix=sudo_prefix)
+        command = self.prepare(command)
+        text, shown = self.shell(command), self.shell(command, mask=True)
         if self.verbosity >= 1:
             self._note(f"$ {shown}")
         if self.verbosity >= 2 and out_stream is None and not echo:
             out_stream = LineStream(lambda line: self._note(f"| {line}"))
         result = self._run_text(text, shown, timeout=timeout, stdin=stdin, echo=echo, out_stream=out_stream)
+        if self.prefix(command) and result.exit_code == 1 and _sudo_wants_password(result.stderr):
+            raise CommandFailed(self.name, result, f"sudo wants a password for {self._sudo_user(command)}; "
+                                                   f"ocrdeploy never sends one (sudo -n): allow NOPASSWD for this "
+                                                   f"user, or drop ansible_become")
         if result.exit_code not in tuple(ok_codes):
             reason = "timed out" if result.exit_code is None else None
             raise CommandFailed(self.name, result, reason)
@@ -96,9 +112,30 @@ class Connection:
         sys.stderr.write(f"[{self.name}] {line}\n")
         sys.stderr.flush()
 
-    def sudo_prefix(self) -> tuple:
-        """What `sudo=True` commands are prefixed with here: nothing as root, else sudo -n."""
-        return () if self.is_root() else ("sudo", "-n")
+    def prepare(self, command: Command) -> Command:
+        """The command as this host runs it: helpers get the inventory's ansible_python_interpreter."""
+        if isinstance(command, PythonCommand):
+            return command.with_python(self.host.python_interpreter)
+        return command
+
+    def shell(self, command: Command, mask: bool = False) -> str:
+        """The one shell text of a command on this host (masked for showing)."""
+        return to_shell(command.argv, env=command.env, cwd=command.cwd, sudo=self.prefix(command), mask=mask)
+
+    def prefix(self, command: Command) -> tuple:
+        """What a command runs under here.  `sudo=True` commands need root: nothing when the
+        commands already run as root, else sudo -n.  With ansible_become every other command
+        runs as ansible_become_user (root by default).  Always -n: sudo fails instead of asking,
+        so no password prompt is ever answered over the wire."""
+        become = self.host.become_user
+        if command.sudo:
+            if become == "root" or (not become and self.is_root()):
+                return become_argv("root") if become else ()
+            return ("sudo", "-n")
+        return become_argv(become) if become else ()
+
+    def _sudo_user(self, command: Command) -> str:
+        return "root" if command.sudo else (self.host.become_user or "root")
 
     def is_root(self) -> bool:
         return getattr(self, "_uid", None) == 0
@@ -188,8 +225,11 @@ _known_hosts_lock = threading.Lock()
 
 
 def known_hosts_path(host=None) -> Path:
+    """known_hosts_file, else UserKnownHostsFile from ansible_ssh_common_args, else $OCRDEPLOY_KNOWN_HOSTS."""
     if host is not None and host.vars.get("known_hosts_file"):
         return Path(os.path.expanduser(host.vars["known_hosts_file"]))
+    if host is not None and not host.is_local and host.ssh_args.known_hosts_file:
+        return Path(os.path.expanduser(host.ssh_args.known_hosts_file))
     return Path(os.environ.get(KNOWN_HOSTS_ENV) or "~/.ssh/known_hosts").expanduser()
 
 
@@ -236,50 +276,90 @@ class SSHConnection(Connection):
         super().__init__(host, verbosity)
         self.connect_timeout = connect_timeout
         self.accept_new = accept_new_host_keys
+        self.port = host.port
         self._conn = None
 
-    def open(self):
+    def _client(self, address, port, user, keys, gateway=None):
+        """A fabric Connection whose host keys are checked like every other (known_hosts + policy)."""
         import fabric
         import paramiko
 
-        host = self.host
+        args = self.host.ssh_args
         kwargs = {"banner_timeout": self.connect_timeout, "auth_timeout": self.connect_timeout}
-        if host.key_file:
-            kwargs["key_filename"] = [host.key_file]
+        if keys:
+            kwargs["key_filename"] = list(keys)
+        if args.compress:
+            kwargs["compress"] = True
         config = fabric.Config(runtime_ssh_path=os.environ.get("OCRDEPLOY_SSH_CONFIG") or None)
-        conn = fabric.Connection(host.address, user=host.user, port=host.port, config=config,
-                                 connect_timeout=max(1, int(round(self.connect_timeout))),
-                                 connect_kwargs=kwargs)
-        path = known_hosts_path(host)
-        client = conn.client
+        conn = fabric.Connection(address, user=user, port=port, config=config, gateway=gateway,
+                                 forward_agent=args.forward_agent or None,
+                                 connect_timeout=max(1, int(round(self.connect_timeout))), connect_kwargs=kwargs)
+        path = known_hosts_path(self.host)
         if path.exists():
             try:
-                client.load_host_keys(str(path))
+                conn.client.load_host_keys(str(path))
             except (OSError, paramiko.SSHException) as exc:
-                raise HostError(host.name, f"cannot read known_hosts {path}: {exc}")
+                raise HostError(self.host.name, f"cannot read known_hosts {path}: {exc}")
         refuse, record = _make_policies()
-        client.set_missing_host_key_policy(record(path) if self.accept_new else refuse(path))
-        where = f"{host.address}:{host.port}"
+        conn.client.set_missing_host_key_policy(record(path) if self.accept_new else refuse(path))
+        return conn
+
+    def _gateway(self, user, keys):
+        """ProxyJump ([user@]host[:port], comma-chained) or ProxyCommand from ansible_ssh_common_args."""
+        args = self.host.ssh_args
+        if args.proxy_command:  # OpenSSH's tokens: %h host, %p port, %r user, %% a percent sign
+            import re
+
+            tokens = {"%h": self.host.address, "%p": str(self.port), "%r": user or os.environ.get("USER", ""),
+                      "%%": "%"}
+            return re.sub(r"%[hpr%]", lambda m: tokens[m.group(0)], args.proxy_command)
+        gateway = None
+        for hop in (args.proxy_jump or "").split(","):
+            if hop.strip():
+                hop_user, _, rest = hop.strip().rpartition("@")
+                name, _, hop_port = rest.partition(":")
+                gateway = self._client(name, int(hop_port or 22), hop_user or user, keys, gateway)
+        return gateway
+
+    def open(self):
+        import paramiko
+
+        host, args = self.host, self.host.ssh_args
+        self.port = host.port if host.vars.get("ansible_port") else (args.port or host.port)
+        user = host.user or args.user
+        keys = [k for k in (host.key_file, args.identity_file and os.path.expanduser(args.identity_file)) if k]
+        if args.connect_timeout:
+            self.connect_timeout = args.connect_timeout
+        gateway = self._gateway(user, keys)
+        conn = self._client(host.address, self.port, user, keys, gateway)
+        path = known_hosts_path(host)
+        where = f"{host.address}:{self.port}"
         if self.verbosity >= 3:
-            self._note(f"connecting to {where} as {host.user or os.environ.get('USER', '?')}, key "
-                       f"{host.key_file or '(agent / ~/.ssh)'}, known_hosts {path}, timeout {self.connect_timeout:g} s")
+            via = f", via {args.proxy_jump or args.proxy_command}" if gateway else ""
+            self._note(f"connecting to {where} as {user or os.environ.get('USER', '?')}, key "
+                       f"{', '.join(keys) or '(agent / ~/.ssh)'}, known_hosts {path}, "
+                       f"timeout {self.connect_timeout:g} s{via}")
         try:
             conn.open()
         except UnknownHostKey as exc:
             fp = _fingerprint(exc.key)
+            if gateway and host.address not in exc.name:
+                where = f"jump host {exc.name}"
             raise HostError(host.name, f"host key of {where} is unknown ({exc.key.get_name()} {fp}); "
                                        f"check it, then re-run with --accept-new-host-keys to record it in {path}")
         except paramiko.BadHostKeyException as exc:
             raise HostError(host.name, f"host key of {where} CHANGED (now {_fingerprint(exc.key)}); possible "
                                        f"man-in-the-middle. If the host was reinstalled: "
-                                       f"ssh-keygen -f {path} -R '{_host_key_name(host.address, host.port)}'")
+                                       f"ssh-keygen -f {path} -R '{_host_key_name(host.address, self.port)}'")
         except paramiko.AuthenticationException as exc:
-            user = host.user or os.environ.get("USER", "?")
+            user = user or os.environ.get("USER", "?")
             raise HostError(host.name, f"authentication failed for {user}@{where} ({exc}); check "
                                        f"ansible_user and ansible_ssh_private_key_file")
         except paramiko.ssh_exception.NoValidConnectionsError as exc:
             errs = {e.strerror or str(e) for e in exc.errors.values()}
-            raise HostError(host.name, f"cannot connect to {where}: {', '.join(sorted(errs))}")
+            failed = ", ".join(sorted({f"{a[0]}:{a[1]}" for a in exc.errors})) if gateway else where
+            raise HostError(host.name, f"cannot connect to {failed}{' (jump host)' if gateway else ''}: "
+                                       f"{', '.join(sorted(errs))}")
         except socket.gaierror as exc:
             raise HostError(host.name, f"cannot resolve {host.address!r}: {exc.strerror or exc}")
         except (socket.timeout, TimeoutError):
@@ -291,6 +371,8 @@ class SSHConnection(Connection):
             raise HostError(host.name, f"SSH error with {where}: {exc}")
         except OSError as exc:
             raise HostError(host.name, f"cannot connect to {where}: {exc.strerror or exc}")
+        if args.keepalive:
+            conn.transport.set_keepalive(args.keepalive)
         self._conn = conn
         return self
 
@@ -338,6 +420,8 @@ def _fingerprint(key) -> str:
 def connect(host, *, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
             accept_new_host_keys: bool = False, verbosity: int = 0) -> Connection:
     """Open a connection to ``host``; raises HostError with a one-line reason."""
+    for note in host.ignored_settings():
+        sys.stderr.write(f"warning: {host.name}: ignored {note}\n")
     if host.is_local:
         return LocalConnection(host, verbosity)
     return SSHConnection(host, connect_timeout=connect_timeout, accept_new_host_keys=accept_new_host_keys,

@@ -1,0 +1,71 @@
+import pytest
+
+from ocrdeploy.errors import UsageError
+from ocrdeploy.inventory import load_inventory
+from ocrdeploy.inventory.sshargs import SSHArgsError, parse_ssh_args
+
+
+def test_what_paramiko_can_do_is_mapped():
+    a = parse_ssh_args("-o ProxyJump=ops@bastion:2222 -o ConnectTimeout=7 -o ServerAliveInterval=30 "
+                       "-o UserKnownHostsFile=~/.ssh/lab_known -i ~/.ssh/gpu.pem -p 2200 -l ubuntu -C -A")
+    assert (a.proxy_jump, a.connect_timeout, a.keepalive) == ("ops@bastion:2222", 7.0, 30)
+    assert (a.known_hosts_file, a.identity_file) == ("~/.ssh/lab_known", "~/.ssh/gpu.pem")
+    assert (a.port, a.user) == (2200, "ubuntu")
+    assert a.compress and a.forward_agent and a.ignored == []
+    b = parse_ssh_args("-o 'ProxyCommand=ssh -W %h:%p bastion' -J jump1 -oCompression=yes")
+    assert (b.proxy_command, b.proxy_jump, b.compress) == ("ssh -W %h:%p bastion", "jump1", True)
+
+
+def test_what_it_cannot_do_is_named_with_the_reason():
+    a = parse_ssh_args("-o ControlMaster=auto -o ControlPersist=60s -o StrictHostKeyChecking=no "
+                       "-o UserKnownHostsFile=/dev/null -o GSSAPIAuthentication=no -F ~/.ssh/other -4 --weird")
+    assert a.known_hosts_file is None     # /dev/null would mean "trust anything": never
+    joined = " | ".join(a.ignored)
+    assert "-o ControlMaster=auto (one connection per host" in joined
+    assert "-o StrictHostKeyChecking=no (host keys are always verified" in joined
+    assert "-o UserKnownHostsFile=/dev/null (host keys are always verified)" in joined
+    assert "-F ~/.ssh/other" in joined and "-4 (" in joined and "--weird (not an option" in joined
+    assert len(a.ignored) == 8
+
+
+@pytest.mark.parametrize("text,message", [
+    ("-o", "-o needs a value"),
+    ("-o ConnectTimeout=soon", "expected a whole number"),
+    ("-o ProxyJump", "expected Key=Value"),
+    ("-o 'ProxyCommand=ssh -W", "cannot split"),
+])
+def test_malformed_args(text, message):
+    with pytest.raises(SSHArgsError, match=message):
+        parse_ssh_args(text)
+
+
+def test_inventory_checks_the_new_vars_with_file_and_line(tmp_path):
+    p = tmp_path / "hosts.ini"
+    p.write_text("[gpu]\na ansible_become=True ansible_become_user=ocr ansible_python_interpreter=/opt/py/bin/python3\n"
+                 "b ansible_ssh_common_args='-o ControlMaster=auto' ansible_become_password=secret\n")
+    inv = load_inventory(p)
+    a, b = inv.hosts["a"], inv.hosts["b"]
+    assert (a.become_user, a.python_interpreter) == ("ocr", "/opt/py/bin/python3")
+    assert b.become_user is None and b.python_interpreter is None
+    assert b.ignored_settings() == [
+        "ssh option -o ControlMaster=auto (one connection per host is opened and reused for the whole run anyway)",
+        "ansible_become_password (ocrdeploy never sends a password: sudo -n, so allow NOPASSWD)"]
+    for text, line, message in [
+        ("[g]\nx\n[g:vars]\nansible_become=maybe\n", 4, "ansible_become must be true or false"),
+        ("[g]\nx ansible_become_method=su\n", 2, "ansible_become_method 'su' is not supported"),
+        ("[g]\nx ansible_ssh_common_args='-o ConnectTimeout=x'\n", 2, "ansible_ssh_common_args: -o ConnectTimeout=x"),
+    ]:
+        p.write_text(text)
+        with pytest.raises(UsageError) as err:
+            load_inventory(p)
+        assert str(err.value).startswith(f"{p}:{line}: ") and message in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize("value,user", [("yes", "root"), ("true", "root"), (True, "root"), ("no", None),
+                                        (False, None), ("0", None)])
+def test_become_follows_ansible_booleans(tmp_path, value, user):
+    import yaml
+
+    p = tmp_path / "inv.yml"
+    p.write_text(yaml.safe_dump({"all": {"hosts": {"a": {"ansible_become": value}}}}))
+    assert load_inventory(p).hosts["a"].become_user == user
