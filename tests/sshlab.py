@@ -56,12 +56,12 @@ class SSHLab:
         Path("/run/sshd").mkdir(parents=True, exist_ok=True)
 
     def start(self, name: str, ip: str, *, path_prefix: str | None = None, known: bool = True,
-              env: dict | None = None) -> LabHost:
+              env: dict | None = None, port: int | None = None) -> LabHost:
         d = self.root / name
         d.mkdir(exist_ok=True)
         key = d / "host_ed25519"
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
-        port = _free_port(ip)
+        port = port or _free_port(ip)
         setenv = dict(env or {})
         if path_prefix:
             setenv["PATH"] = f"{path_prefix}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
