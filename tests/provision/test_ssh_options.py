@@ -58,6 +58,7 @@ def test_become_runs_every_command_as_the_become_user_and_sudo_steps_as_root(lab
     assert doc["plain"]["facts"]["host"]["uid"] == os.getuid()
     assert "[b] $ sudo -n -H -u nobody env FALLBACK=" in p.stderr      # -v shows the command as it ran
     assert "[plain] $ env FALLBACK=" in p.stderr
+    assert "[b] | " not in p.stderr                                   # output streams from -vv on
     (host,) = select_hosts(load_inventory(inv), host="b")
     with Session([host]) as session:
         conn = session.connection(host)
@@ -109,6 +110,7 @@ def test_proxy_jump_and_proxy_command_reach_the_host_and_the_rest_is_named(lab, 
     assert doc["viajump"]["reachable"] and doc["viacmd"]["reachable"], p.stderr[-3000:]
     assert f"via {user}@{jump.ip}:{jump.port}" in p.stderr and "via ssh -q -i" in p.stderr
     assert "[paramiko] DEBUG" in p.stderr                 # -vvv: the connection's own debug log
+    assert "[viajump] | @@OCRDEPLOY-FACTS@@\n" in p.stderr      # and -vv's streamed output, line by line
     # the jump is really used: through a closed one the host is unreachable, and the error says so
     assert not doc["badjump"]["reachable"] and f"127.0.0.43:{closed} (jump host)" in doc["badjump"]["error"]
     assert ("warning: viajump: ignored ssh option -o ControlMaster=auto (one connection per host is opened "
