@@ -251,27 +251,39 @@ SERVE_HELP = {k: HOST_HELP[k] for k in ("host", "inventory", "accept-new-host-ke
             "dspark": "DSpark speculative decoding (the default)", "standard": "vLLM without speculative decoding",
             "backend": "dspark, standard, transformers (transformers serve), deepseek (vLLM 0.8.5 env) or "
                        "deepseek-upstream",
-            "gpu": "GPU index (comma list with --instances) or auto: the free card preflight picks (default)",
+            "gpu": "GPU index (comma list with --instances) or auto: the free card preflight picks (default: the "
+                   "host's `gpu` var, else auto)",
             "port": "Port of the first instance (default 18499; 8000 for DeepSeek-OCR); the next ones follow",
             "instances": "Instances, one per free GPU, on consecutive ports (default 1)",
             "public": "Bind 0.0.0.0 instead of 127.0.0.1 (needs --api-key)", "api-key": "Key the server requires",
             "systemd": "Run as a systemd unit instead of a detached process",
-            "timeout": "Seconds to wait for readiness (default 900; the first start takes ~3 min)"})
+            "timeout": "Seconds to wait for readiness (default 900; the first start takes ~3 min)",
+            "gpu-memory-utilization": "vLLM's --gpu-memory-utilization (default 0.85; out of memory: 0.7)",
+            "max-model-len": "vLLM's --max-model-len (default 40960; out of memory: 16384)",
+            "max-num-seqs": "vLLM's --max-num-seqs (DSpark default 1: requests queue; more for throughput)",
+            "enforce-eager": "Start vLLM with --enforce-eager (no CUDA graphs)",
+            "no-flashinfer-sampler": "Set VLLM_USE_FLASHINFER_SAMPLER=0 (drivers < 580: TopKMaskLogits ... kernel "
+                                     "image is invalid; greedy decoding gives the same result)"})
 @cli_errors
 @host_options
-def serve(c, host=None, inventory=None, dspark=False, standard=False, backend=None, gpu="auto", port=None,
+def serve(c, host=None, inventory=None, dspark=False, standard=False, backend=None, gpu=None, port=None,
           instances=1, public=False, api_key=None, systemd=False, timeout=900, json=False,
-          accept_new_host_keys=False, connect_timeout=10):
+          accept_new_host_keys=False, connect_timeout=10, gpu_memory_utilization=None, max_model_len=None,
+          max_num_seqs=None, enforce_eager=False, no_flashinfer_sampler=False):
     """Start the OCR service (vLLM + DSpark by default) and wait until /v1/models lists minicpm-ocr."""
     from .errors import UsageError
-    from .commands.services import run_serve
+    from .commands.services import run_serve, tuning_from
 
     chosen = [b for b, on in (("dspark", dspark), ("standard", standard)) if on] + ([backend] if backend else [])
     if len(set(chosen)) > 1:
         raise UsageError("choose one of --dspark, --standard, --backend")
-    code = run_serve(host=host, inventory=inventory, backend=(chosen or ["dspark"])[0], gpu=gpu, port=port,
+    chosen_backend = (chosen or ["dspark"])[0]
+    tuning = tuning_from(chosen_backend, gpu_memory_utilization, max_model_len, max_num_seqs, enforce_eager,
+                         no_flashinfer_sampler)
+    code = run_serve(host=host, inventory=inventory, backend=chosen_backend, gpu=gpu, port=port,
                      instances=instances, public=public, api_key=api_key, systemd=systemd, timeout=timeout,
-                     as_json=json, accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout)
+                     as_json=json, accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout,
+                     tuning=tuning)
     if code:
         raise Exit(code=code)
 

@@ -46,7 +46,8 @@ def run_diagnose(*, logs, host, inventory, service, service_name, rules, json, f
 
             render(report.console(), reports, label)
         if fix:
-            fix_failed = _apply_remedies(session.connection(target), reports, fix_context(target), yes, json)
+            fix_failed = _apply_remedies(session.connection(target), target, reports, fix_context(target), yes,
+                                         json)
             if fix_failed:
                 return 1
     if code == 2:
@@ -64,28 +65,40 @@ def _scan_on(conn, logs, table, context, services, service_name):
     return scan_remote(conn, logs, table, context=context, services=services, service_name=service_name)
 
 
-def _apply_remedies(conn, reports, ctx, yes, quiet_json) -> bool:
-    """Print the remedy plan, ask, run it; True when a remedy command failed."""
-    from ..recipes.remedies import plan_remedy
+def _apply_remedies(conn, host, reports, ctx, yes, quiet_json) -> bool:
+    """Print the remedy plan, ask, run it; True when a remedy command (or a restart) failed.
+
+    A serve remedy (--enforce-eager, a lower --gpu-memory-utilization, VLLM_USE_FLASHINFER_SAMPLER=0)
+    found in the log of a service `inv serve` started restarts that service with it."""
+    from ..recipes.remedies import SERVE_REMEDIES, plan_remedy
     from ..provision.connection import CommandFailed
 
     out = sys.stderr if quiet_json else sys.stdout
     libcuda = None
+    services = None
+    if any(f.get("remedy") in SERVE_REMEDIES for rep in reports for f in rep.get("findings", [])):
+        from .services import services_by_log
+
+        services = services_by_log(conn, host)
     plans, seen = [], set()
     for rep in reports:
+        service = (services or {}).get(rep.get("file"))
         for f in rep.get("findings", []):
-            if f.get("remedy") and f["remedy"] not in seen:
-                seen.add(f["remedy"])
-                plans.append(plan_remedy(f["remedy"], f["id"], ctx, libcuda))
+            key = (f.get("remedy"), service)
+            if f.get("remedy") and key not in seen:
+                seen.add(key)
+                plans.append(plan_remedy(f["remedy"], f["id"], ctx, libcuda, service=service))
     if not plans:
         out.write("--fix: no finding has an automatic remedy\n")
         return False
-    runnable = [p for p in plans if p.commands]
+    runnable = [p for p in plans if p.commands or p.restart]
     out.write(f"--fix on {conn.name}:\n")
     for p in plans:
         if p.commands:
             for cmd in p.commands:
                 out.write(f"  [{p.finding}] will run: {cmd}\n")
+        elif p.restart:
+            out.write(f"  [{p.finding}] will restart {p.restart['service']} with {p.restart['says']}\n")
         else:
             out.write(f"  [{p.finding}] by hand: {p.manual}\n")
     if not runnable:
@@ -100,6 +113,18 @@ def _apply_remedies(conn, reports, ctx, yes, quiet_json) -> bool:
             return False
     failed = False
     for p in runnable:
+        if p.restart:
+            from .services import restart_service
+            from ..provision.report import console
+
+            r = restart_service(conn, host, p.restart["service"], p.restart["change"], con=console(stderr=True))
+            if r.get("ok"):
+                out.write(f"  ok: {p.restart['service']} ready again with {p.restart['says']} ({r.get('url')})\n")
+            else:
+                failed = True
+                why = r.get("error") or f"{r.get('reason')} during {r.get('phase') or 'start-up'}"
+                out.write(f"  FAILED: {p.restart['service']} with {p.restart['says']}: {why}\n")
+            continue
         for cmd in p.commands:
             try:
                 conn.run(cmd, timeout=1800)

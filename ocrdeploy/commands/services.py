@@ -57,7 +57,7 @@ def _installed(facts, rel) -> bool:
     return bool((facts.get("files") or {}).get(wd(rel), {}).get("exists"))
 
 
-def _launcher(facts, backend, api_key):
+def _launcher(facts, backend, api_key, tuning=serving.GUIDE):
     """What differs between backends: the service name's prefix, the model id it serves, the server's
     argv for a port and a bind address, and the environment beside CUDA_VISIBLE_DEVICES."""
     env_path = facts.get("env_path") or "/usr/local/bin:/usr/bin:/bin"
@@ -96,29 +96,75 @@ def _launcher(facts, backend, api_key):
         raise RuntimeError("vllm-ocr-env is not installed: `inv install` first")
     py = venv_python(facts, "vllm-ocr-env")
     cu = absolute(facts, cu13_dir("vllm-ocr-env", "3.13"))
-    argv = (partial(serving.vllm_dspark, py, main["path"], draft["path"], api_key=api_key) if backend == "dspark"
-            else partial(serving.vllm_standard, py, main["path"], api_key=api_key))
+    argv = (partial(serving.vllm_dspark, py, main["path"], draft["path"], api_key=api_key, tuning=tuning)
+            if backend == "dspark" else partial(serving.vllm_standard, py, main["path"], api_key=api_key, tuning=tuning))
     return (serving.SERVED_NAME, serving.SERVED_NAME, argv,
-            {"CUDA_HOME": cu, "PATH": f"{absolute(facts, wd('vllm-ocr-env/bin'))}:{cu}/bin:{env_path}"})
+            {"CUDA_HOME": cu, "PATH": f"{absolute(facts, wd('vllm-ocr-env/bin'))}:{cu}/bin:{env_path}",
+             **tuning.env()})
 
 
-def plan_instances(facts, host, backend, gpu, port, instances, public, api_key) -> list[Instance]:
-    prefix, served, argv, env = _launcher(facts, backend, api_key)
+VLLM_BACKENDS = ("dspark", "standard")
+
+
+def plan_instances(facts, host, backend, gpu, port, instances, public, api_key,
+                   tuning=serving.GUIDE) -> list[Instance]:
+    prefix, served, argv, env = _launcher(facts, backend, api_key, tuning)
     bind = "0.0.0.0" if public else "127.0.0.1"
     out = []
     for i, g in enumerate(pick_gpus(facts, gpu, instances)):
         p = port + i
         name = f"{prefix}-{p}"
+        options = {"backend": backend, "public": bool(public), "tuning": tuning.to_dict()}
         out.append(Instance(name, p, g, argv(p, bind), {"CUDA_VISIBLE_DEVICES": g, **env}, backend, bind,
-                            absolute(facts, wd(f".ocrdeploy/services/{name}.log")), key=api_key, served=served))
+                            absolute(facts, wd(f".ocrdeploy/services/{name}.log")), key=api_key, served=served,
+                            options=options))
     return out
 
 
-def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key, systemd, timeout, as_json,
-              accept_new_host_keys, connect_timeout) -> int:
-    from ..diagnose.engine import annotate, fix_context, scan_local, scan_remote
-    from ..diagnose.table import load_table
+def host_gpu(host, gpu):
+    """--gpu when given, else the host's `gpu` var from the inventory, else auto (a free card)."""
+    if gpu not in (None, ""):
+        return str(gpu)
+    var = host.vars.get("gpu")
+    return "auto" if var in (None, "") else str(var)
 
+
+def tuning_from(backend, gpu_memory_utilization=None, max_model_len=None, max_num_seqs=None, enforce_eager=False,
+                no_flashinfer_sampler=False) -> serving.Tuning:
+    """The serve options of the guide's remedies, checked: one line naming the option when one is wrong."""
+    given = {"--gpu-memory-utilization": gpu_memory_utilization, "--max-model-len": max_model_len,
+             "--max-num-seqs": max_num_seqs, "--enforce-eager": enforce_eager or None,
+             "--no-flashinfer-sampler": no_flashinfer_sampler or None}
+    used = [k for k, val in given.items() if val not in (None, False)]
+    if used and backend not in VLLM_BACKENDS:
+        raise UsageError(f"{used[0]} tunes the MiniCPM-OCR vLLM server (--dspark, --standard), not --backend {backend}")
+    util = None
+    if gpu_memory_utilization is not None:
+        try:
+            util = float(gpu_memory_utilization)
+        except (TypeError, ValueError):
+            util = -1.0
+        if not 0 < util <= 1:
+            raise UsageError(f"--gpu-memory-utilization must be a fraction in (0, 1], got {gpu_memory_utilization!r}")
+
+    def whole(value, name, low):
+        if value is None:
+            return None
+        try:
+            number = int(str(value))
+        except ValueError:
+            number = low - 1
+        if number < low:
+            raise UsageError(f"{name} must be a whole number >= {low}, got {value!r}")
+        return number
+
+    return serving.Tuning(gpu_memory_utilization=util, max_model_len=whole(max_model_len, "--max-model-len", 256),
+                          max_num_seqs=whole(max_num_seqs, "--max-num-seqs", 1), enforce_eager=bool(enforce_eager),
+                          flashinfer_sampler=not no_flashinfer_sampler)
+
+
+def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key, systemd, timeout, as_json,
+              accept_new_host_keys, connect_timeout, tuning=serving.GUIDE) -> int:
     if backend not in BACKENDS:
         raise UsageError(f"unknown backend {backend!r}: choose {', '.join(BACKENDS)}")
     if port is None:
@@ -134,35 +180,14 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
     if not (1 <= port <= 65535 and 1 <= instances <= 16 and timeout > 0):
         raise UsageError("--port must be 1-65535, --instances 1-16, --timeout > 0")
     con = console(stderr=as_json)
-    rules = load_table()
 
     def one(conn, h):
         facts = _facts(conn, h)
-        workdir = facts["workdir"]["path"]
         try:
-            plan = plan_instances(facts, h, backend, gpu, port, instances, public, api_key)
+            plan = plan_instances(facts, h, backend, host_gpu(h, gpu), port, instances, public, api_key, tuning)
         except RuntimeError as exc:
             return {"error": str(exc), "instances": []}
-        results = []
-
-        def diagnose(log):
-            reps = scan_local([log], rules) if conn.is_local else scan_remote(conn, [log], rules)
-            return [f for r in annotate(reps, rules, fix_context(h)) for f in r.get("findings", [])]
-
-        for inst in plan:
-            if systemd:
-                results.append(_systemd(conn, h, workdir, inst))
-                continue
-            con.print(f"[dim]{h.name} | {inst.name}: starting on GPU {inst.gpu}, port {inst.port}[/dim]")
-            show = (lambda ph, s, i=inst: con.print(f"[dim]{h.name} | {i.name}: {ph} ({s:.0f} s)[/dim]"))
-            res = serve_with_retries(conn, h, workdir, inst, inst.served, timeout, diagnose, show)
-            res.update({"name": inst.name, "url": inst.url(), "gpu": inst.gpu, "port": inst.port,
-                        "restarts": inst.restarts, "log": inst.log, "kind": inst.kind, "bind": inst.bind,
-                        "command": " ".join("'***'" if a == api_key and api_key else str(a) for a in inst.argv)})
-            if not res.get("ready") and res.get("reason") != "refused":
-                res["tail"] = _tail(conn, inst.log)
-            results.append(res)
-        return {"instances": results, "remote": not conn.is_local, "user": h.user, "address": h.address}
+        return start_planned(conn, h, facts, plan, timeout, con, systemd=systemd)
 
     run = map_hosts(one, host=host, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
                     connect_timeout=connect_timeout, as_json=as_json, con=con)
@@ -198,8 +223,87 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
             if v.get("remote") and ready[0]["bind"] == "127.0.0.1":
                 user = f"{v['user']}@" if v.get("user") else ""
                 fwd = " ".join(f"-L {r['port']}:127.0.0.1:{r['port']}" for r in ready)
-                con.print(f"from this machine: ssh {fwd} {user}{v['address']}", markup=False)
+                port_opt = f"-p {v['ssh_port']} " if v.get("ssh_port") not in (None, 22) else ""
+                con.print(f"from this machine: ssh {port_opt}{fwd} {user}{v['address']}", markup=False)
     return run.exit_code()
+
+
+
+def start_planned(conn, h, facts, plan, timeout, con, systemd=False) -> dict:
+    """Start the planned instances one after the other, each waited for (with the restarts of section 4.4)."""
+    from ..diagnose.engine import annotate, fix_context, scan_local, scan_remote
+    from ..diagnose.table import load_table
+
+    rules = load_table()
+    workdir = facts["workdir"]["path"]
+    results = []
+
+    def diagnose(log):
+        reps = scan_local([log], rules) if conn.is_local else scan_remote(conn, [log], rules)
+        return [f for r in annotate(reps, rules, fix_context(h)) for f in r.get("findings", [])]
+
+    for inst in plan:
+        if systemd:
+            results.append(_systemd(conn, h, workdir, inst))
+            continue
+        con.print(f"[dim]{h.name} | {inst.name}: starting on GPU {inst.gpu}, port {inst.port}[/dim]")
+        show = (lambda ph, s, i=inst: con.print(f"[dim]{h.name} | {i.name}: {ph} ({s:.0f} s)[/dim]"))
+        res = serve_with_retries(conn, h, workdir, inst, inst.served, timeout, diagnose, show)
+        res.update({"name": inst.name, "url": inst.url(), "gpu": inst.gpu, "port": inst.port,
+                    "restarts": inst.restarts, "log": inst.current_log(), "kind": inst.kind, "bind": inst.bind,
+                    "command": " ".join("'***'" if a == inst.key and inst.key else str(a) for a in inst.argv)})
+        if not res.get("ready") and res.get("reason") != "refused":
+            res["tail"] = _tail(conn, inst.current_log())
+        results.append(res)
+    return {"instances": results, "remote": not conn.is_local, "user": h.user, "address": h.address,
+            "ssh_port": h.port}
+
+
+def services_by_log(conn, h) -> dict:
+    """{log path: service name} of the services `inv serve` started on the host: this start's log and
+    the <name>.log link to it, so a finding in either names its service."""
+    import posixpath
+
+    facts = _facts(conn, h)
+    out = {}
+    for s in status_all(conn, facts["workdir"]["path"])["services"]:
+        if s.get("log"):
+            out[s["log"]] = s["name"]
+            out[posixpath.join(posixpath.dirname(s["log"]), s["name"] + ".log")] = s["name"]
+    return out
+
+
+def restart_service(conn, h, name, change: dict, timeout=900.0, con=None) -> dict:
+    """Stop a service `inv serve` started and start it again, same backend, GPU and port, with one of the
+    guide's remedies applied (`inv diagnose --fix`): e.g. {"enforce_eager": True}."""
+    con = con or console()
+    facts = _facts(conn, h)
+    workdir = facts["workdir"]["path"]
+    found = [s for s in status_all(conn, workdir, name)["services"] if s["name"] == name]
+    if not found:
+        return {"ok": False, "error": f"no service {name} recorded on this host"}
+    rec = found[0]
+    options = rec.get("options") or {}
+    if not options.get("backend"):
+        return {"ok": False, "error": f"{name} was started by an older ocrdeploy (no options in its record): "
+                                      f"stop it and serve it again with the remedy"}
+    if options["backend"] not in VLLM_BACKENDS:
+        return {"ok": False, "error": f"{name} is a {options['backend']} service: this remedy is for the MiniCPM-OCR "
+                                      f"vLLM server"}
+    if rec.get("has_key"):
+        return {"ok": False, "error": f"{name} requires an API key, which is never stored: restart it by hand "
+                                      f"(inv stop --name {name}; inv serve ... --api-key KEY with the remedy)"}
+    tuning = serving.Tuning.from_dict(options.get("tuning")).changed(**change)
+    try:
+        plan = plan_instances(facts, h, options["backend"], str(rec.get("gpu")), int(rec["port"]), 1,
+                              options.get("public"), None, tuning)
+    except RuntimeError as exc:
+        return {"ok": False, "error": str(exc)}
+    stopped = stop_service(conn, workdir, name, grace=30.0)
+    if not stopped.get("ok"):
+        return {"ok": False, "error": stopped.get("error")}
+    result = start_planned(conn, h, facts, plan, timeout, con)["instances"][0]
+    return {"ok": bool(result.get("ready")), **result}
 
 
 def _tail(conn, log, lines=40):
@@ -221,6 +325,15 @@ def _systemd(conn, h, workdir, inst):
         conn.run(cmd, timeout=120)
     return {"name": inst.name, "ready": None, "systemd": path, "url": inst.url(), "gpu": inst.gpu,
             "port": inst.port, "bind": inst.bind, "restarts": []}
+
+
+def ready_note(s) -> str:
+    """Why a service is not ready, in the status table: a missing key is not a starting server."""
+    if s.get("auth") == "key missing":
+        return "no: started with --api-key; pass --api-key"
+    if s.get("auth") == "key refused":
+        return "no: wrong --api-key"
+    return "no"
 
 
 def run_status(*, host, inventory, name, api_key, as_json, accept_new_host_keys, connect_timeout) -> int:
@@ -246,7 +359,7 @@ def run_status(*, host, inventory, name, api_key, as_json, accept_new_host_keys,
                       else acc["state"])
             up = f"{s['uptime'] / 60:.1f} min" if s.get("uptime") else "-"
             table.add_row(s["name"], str(s.get("pid")), str(s.get("port")), "yes" if s.get("alive") else "NO",
-                          "yes" if s.get("ready") else "no", ", ".join(s.get("ids") or []) or "-", up, length)
+                          "yes" if s.get("ready") else ready_note(s), ", ".join(s.get("ids") or []) or "-", up, length)
         run.doc["hosts"][hname] = {"reachable": True, "services": rows}
         if rows:
             run.con.print(table)

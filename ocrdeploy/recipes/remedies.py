@@ -19,9 +19,27 @@ class Plan:
     finding: str
     commands: list[Command] = field(default_factory=list)
     manual: str | None = None     # set when nothing can be run automatically
+    restart: dict | None = None   # {"service": name, "change": {...}, "says": "..."}: restart it with the remedy
 
 
-def plan_remedy(remedy: str, finding: str, ctx: dict, libcuda: str | None = None) -> Plan:
+# The remedies of the guide's section 8 that are a serve option: the change to the service's tuning
+# (services.argv.Tuning) and the `inv serve` option that says it.
+SERVE_REMEDIES = {
+    "restart-enforce-eager": ({"enforce_eager": True}, "--enforce-eager"),
+    "lower-gpu-memory-utilization": ({"gpu_memory_utilization": 0.7}, "--gpu-memory-utilization 0.7"),
+    "restart-no-flashinfer-sampler": ({"flashinfer_sampler": False}, "--no-flashinfer-sampler "
+                                                                     "(VLLM_USE_FLASHINFER_SAMPLER=0)"),
+}
+
+
+def plan_remedy(remedy: str, finding: str, ctx: dict, libcuda: str | None = None, service: str | None = None) -> Plan:
+    """service: the `inv serve` service whose log the finding is in; serve remedies then restart it."""
+    if remedy in SERVE_REMEDIES:
+        change, option = SERVE_REMEDIES[remedy]
+        if service:
+            return Plan(remedy, finding, restart={"service": service, "change": change, "says": option})
+        return Plan(remedy, finding, manual=f"restart the service with `inv serve ... {option}` (or run "
+                                            f"`inv diagnose --service --fix`, which restarts it)")
     venv, sdk = ctx["vllm_env"], ctx["sdk_env"]
     pip, sdk_pip = f"{venv}/bin/pip", f"{sdk}/bin/pip"
     if remedy == "relink-cuda":
@@ -43,12 +61,6 @@ def plan_remedy(remedy: str, finding: str, ctx: dict, libcuda: str | None = None
     if remedy == "retry-half-jobs":
         return Plan(remedy, finding, manual="re-run `inv install`: the compile step retries once with half the jobs "
                                             "when its log shows compilers killed for memory")
-    if remedy == "restart-enforce-eager":
-        return Plan(remedy, finding, manual="restart the service once; if capture fails again, restart it with "
-                                            "--enforce-eager")
-    if remedy == "lower-gpu-memory-utilization":
-        return Plan(remedy, finding, manual="restart the service with --gpu-memory-utilization 0.7 "
-                                            "(or --max-model-len 16384)")
     if remedy == "deepseek-oom-downgrade":
         return Plan(remedy, finding, manual="lower MAX_CONCURRENCY to 30, then MAX_CROPS to 4, then Base mode")
     return Plan(remedy, finding, manual=f"no automatic remedy for {remedy!r}")

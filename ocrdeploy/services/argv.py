@@ -1,4 +1,4 @@
-"""How the MiniCPM-OCR services are started (seed 000 section 4), in one place.
+"""How the MiniCPM-OCR services are started (the MiniCPM-OCR guide, section 4), in one place.
 
 The served name lives here and is what the SDK is told to ask for (`--model`);
 changing it changes both ends together.
@@ -7,6 +7,7 @@ changing it changes both ends together.
 from __future__ import annotations
 
 import json
+from dataclasses import asdict, dataclass, replace
 
 from ..provision.command import Secret
 
@@ -15,47 +16,87 @@ DEFAULT_PORT = 18499
 DSPARK_TOKENS = 15
 
 
-def vllm_dspark(python: str, main: str, draft: str, port: int, host: str, *, enforce_eager=False,
-                api_key=None, gpu_memory_utilization="0.85") -> list[str]:
-    """Seed 4.1: the DSpark-accelerated server, flag for flag."""
-    argv = _vllm(python, main, port, host) + [
+@dataclass(frozen=True)
+class Tuning:
+    """The guide's remedies for a vLLM start (section 8), as serve options.
+
+    None keeps the guide's value of section 4 (0.85, 40960, one sequence for DSpark).  The
+    same values are kept in the service record, so `inv diagnose --fix` restarts a service
+    with exactly one of them changed.
+    """
+
+    gpu_memory_utilization: float | None = None   # OOM: 0.7; another process on the card
+    max_model_len: int | None = None              # OOM: 16384
+    max_num_seqs: int | None = None
+    enforce_eager: bool = False                   # a CUDA graph capture that keeps failing
+    flashinfer_sampler: bool = True               # False: VLLM_USE_FLASHINFER_SAMPLER=0 (drivers < 580)
+
+    def changed(self, **change) -> "Tuning":
+        return replace(self, **change)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> "Tuning":
+        known = {k: v for k, v in (data or {}).items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+    def env(self) -> dict:
+        """What the server's environment gets beside CUDA_VISIBLE_DEVICES."""
+        return {} if self.flashinfer_sampler else {"VLLM_USE_FLASHINFER_SAMPLER": "0"}
+
+
+GUIDE = Tuning()
+
+
+def vllm_dspark(python: str, main: str, draft: str, port: int, host: str, *, tuning: Tuning = GUIDE,
+                api_key=None) -> list[str]:
+    """Section 4.1: the DSpark-accelerated server, flag for flag."""
+    argv = _vllm(python, main, port, host, tuning) + [
             "--max-num-batched-tokens", "40960",
-            "--max-num-seqs", "1",
+            "--max-num-seqs", str(tuning.max_num_seqs or 1),
             "--attention-backend", "FLASH_ATTN",
             "--mm-encoder-attn-backend", "FLASH_ATTN",
             "--mm-processor-kwargs", json.dumps({"downsample_mode": "4x"}, separators=(",", ":")),
-            "--gpu-memory-utilization", str(gpu_memory_utilization),
+            "--gpu-memory-utilization", _utilization(tuning),
             "--trust-request-mm-kwargs",
             "--speculative-config", json.dumps({"method": "dspark", "model": draft,
                                                 "num_speculative_tokens": DSPARK_TOKENS,
                                                 "enable_adaptive_verification": False}, separators=(",", ":")),
             "--default-chat-template-kwargs", json.dumps({"enable_thinking": False}, separators=(",", ":"))]
-    return _common(argv, enforce_eager, api_key)
+    return _common(argv, tuning, api_key)
 
 
-def vllm_standard(python: str, main: str, port: int, host: str, *, enforce_eager=False, api_key=None,
-                  gpu_memory_utilization="0.85") -> list[str]:
-    """Seed 4.2: no speculative decoding; --limit-mm-per-prompt for multi-image requests."""
-    argv = _vllm(python, main, port, host) + [
+def vllm_standard(python: str, main: str, port: int, host: str, *, tuning: Tuning = GUIDE,
+                  api_key=None) -> list[str]:
+    """Section 4.2: no speculative decoding; --limit-mm-per-prompt for multi-image requests."""
+    argv = _vllm(python, main, port, host, tuning) + [
             "--limit-mm-per-prompt", json.dumps({"image": 36}, separators=(",", ":")),
-            "--gpu-memory-utilization", str(gpu_memory_utilization),
+            "--gpu-memory-utilization", _utilization(tuning),
             "--trust-request-mm-kwargs"]
-    return _common(argv, enforce_eager, api_key)
+    if tuning.max_num_seqs:
+        argv += ["--max-num-seqs", str(tuning.max_num_seqs)]
+    return _common(argv, tuning, api_key)
 
 
 def transformers_serve(transformers_bin: str, main: str, port: int, host: str) -> list[str]:
-    """Seed 4.3 (the seed binds 0.0.0.0; we bind what --public says)."""
+    """Section 4.3 (the guide binds 0.0.0.0; we bind what --public says)."""
     return [transformers_bin, "serve", main, "--port", str(port), "--host", host, "--continuous-batching"]
 
 
-def _vllm(python, main, port, host):
+def _utilization(tuning):
+    return f"{tuning.gpu_memory_utilization:g}" if tuning.gpu_memory_utilization else "0.85"
+
+
+def _vllm(python, main, port, host, tuning):
     """What both vLLM forms share: the model, the served name, where to listen, the context length."""
     return [python, "-m", "vllm.entrypoints.openai.api_server", "--model", main, "--served-model-name", SERVED_NAME,
-            "--host", host, "--port", str(port), "--max-model-len", "40960"]
+            "--host", host, "--port", str(port), "--max-model-len", str(tuning.max_model_len or 40960)]
 
 
-def _common(argv, enforce_eager, api_key):
-    if enforce_eager:
+def _common(argv, tuning, api_key):
+    if tuning.enforce_eager:
         argv.append("--enforce-eager")
     if api_key:
         argv += ["--api-key", Secret(api_key)]

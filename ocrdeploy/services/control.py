@@ -3,7 +3,7 @@
 The process survives the SSH session (its own session, output to a log, a pid in the
 record).  Readiness is decided on the host; a start that fails is explained by the
 diagnose scanner on its log, and a CUDA-graph capture that timed out or was stopped
-is restarted once, then with --enforce-eager (seed 000 section 4.4).
+is restarted once, then with --enforce-eager (the MiniCPM-OCR guide, section 4.4).
 """
 
 from __future__ import annotations
@@ -45,6 +45,11 @@ class Instance:
     key: str | None = None
     restarts: list = field(default_factory=list)
     served: str = "minicpm-ocr"     # the id /v1/models must list (services.argv / recipes.deepseek)
+    options: dict = field(default_factory=dict)   # how serve was asked (backend, tuning): kept in the record
+    run_log: str | None = None      # this start's own log (the host makes one per start)
+
+    def current_log(self) -> str:
+        return self.run_log or self.log
 
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
@@ -67,7 +72,7 @@ def start_instance(conn, workdir: str, inst: Instance, served_name: str) -> dict
     return host_call(conn, {"action": "start", "workdir": workdir, "name": inst.name, "port": inst.port,
                             "argv": [str(a) for a in inst.argv], "shown": shown, "env": inst.env,
                             "log": inst.log, "kind": inst.kind, "gpu": inst.gpu, "bind": inst.bind,
-                            "served_name": served_name, "has_key": bool(inst.key)})
+                            "served_name": served_name, "has_key": bool(inst.key), "options": inst.options})
 
 
 def wait_ready(conn, workdir, inst, served_name, timeout, show=None) -> dict:
@@ -98,23 +103,26 @@ def serve_with_retries(conn, host, workdir, inst: Instance, served_name, timeout
         started = start_instance(conn, workdir, inst, served_name)
         if not started.get("ok"):
             return {"ready": False, "reason": "refused", "error": started.get("error"), "attempts": attempt}
+        inst.run_log = (started.get("record") or {}).get("log") or inst.log   # only this start's output is read
         waited = wait_ready(conn, workdir, inst, served_name, timeout, show)
         waited["attempts"] = attempt
         waited["pid"] = started.get("pid")
         if waited.get("ready"):
             return waited
-        findings = diagnose(inst.log)
+        findings = diagnose(inst.current_log())
         waited["findings"] = findings
         ids = {f["id"] for f in findings}
         graph = GRAPH_FAILURE in ids or (waited.get("reason") == "timeout" and
                                          waited.get("phase") == "capturing CUDA graphs")
         stop_service(conn, workdir, inst.name, grace=10)
         if graph and attempt == 1:
-            inst.restarts.append("restart once: the compile cache now exists (seed 4.4)")
+            inst.restarts.append("restart once: the compile cache now exists (the guide, section 4.4)")
             continue
         if graph and attempt == 2 and "--enforce-eager" not in inst.argv and inst.kind != "transformers":
-            inst.restarts.append("restart with --enforce-eager (seed 4.4)")
+            inst.restarts.append("restart with --enforce-eager (the guide, section 4.4)")
             inst.argv = list(inst.argv) + ["--enforce-eager"]
+            if "tuning" in inst.options:
+                inst.options = {**inst.options, "tuning": {**inst.options["tuning"], "enforce_eager": True}}
             continue
         return waited
 

@@ -107,6 +107,30 @@ def phase(text):
 
 
 # ------------------------------------------------------------------ actions
+KEEP_LOGS = 5
+
+
+def start_log(base, name):
+    """A fresh log for this start, <name>-<time>-<pid>.log beside `base` (<name>.log), which becomes a link
+    to it.  Each start is read on its own: a line a previous start left (a CUDA-graph timeout from
+    yesterday) never decides about this one.  The newest KEEP_LOGS logs of the service are kept."""
+    folder = os.path.dirname(base)
+    os.makedirs(folder, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    log = os.path.join(folder, "%s-%s-%d.log" % (name, stamp, os.getpid()))
+    if os.path.isfile(base) and not os.path.islink(base):          # a log from before logs per start
+        os.replace(base, os.path.join(folder, "%s-before.log" % name))
+    tmp = "%s.%d.tmp" % (base, os.getpid())
+    os.symlink(os.path.basename(log), tmp)
+    os.replace(tmp, base)
+    own = re.compile(r"^%s-\d{8}-\d{6}-\d+\.log$" % re.escape(name))
+    old = sorted((f for f in os.listdir(folder) if own.match(f)), key=lambda f: os.path.getmtime(
+        os.path.join(folder, f)))
+    for f in old[:max(0, len(old) - (KEEP_LOGS - 1))]:
+        os.unlink(os.path.join(folder, f))
+    return log
+
+
 def start(req):
     wd, name, port = req["workdir"], req["name"], int(req["port"])
     rec = read_record(wd, name)
@@ -115,8 +139,7 @@ def start(req):
             name, rec["pid"], rec.get("port", 0))}
     if port_open(port):
         return {"ok": False, "error": "port %d is already taken on this host: %s" % (port, who_listens(port))}
-    log = req["log"]
-    os.makedirs(os.path.dirname(log), exist_ok=True)
+    log = start_log(req["log"], name)
     env = dict(os.environ)
     env.update(req.get("env") or {})
     with open(log, "ab") as out:
@@ -126,7 +149,8 @@ def start(req):
                                 env=env, cwd=req.get("cwd") or wd, start_new_session=True, close_fds=True)
     rec = {"name": name, "pid": proc.pid, "port": port, "log": log, "argv": req.get("shown") or req["argv"],
            "started_at": time.time(), "kind": req.get("kind"), "gpu": req.get("gpu"), "bind": req.get("bind"),
-           "served_name": req.get("served_name"), "has_key": bool(req.get("has_key"))}
+           "served_name": req.get("served_name"), "has_key": bool(req.get("has_key")),
+           "options": req.get("options") or {}}
     write_record(wd, name, rec)
     return {"ok": True, "pid": proc.pid, "record": rec}
 
@@ -186,11 +210,18 @@ def status(req):
         s = {"name": name, "pid": rec.get("pid"), "port": rec.get("port"), "log": rec.get("log"),
              "kind": rec.get("kind"), "alive": alive(rec.get("pid")), "started_at": rec.get("started_at"),
              "uptime": time.time() - rec["started_at"] if rec.get("started_at") else None, "gpu": rec.get("gpu"),
-             "bind": rec.get("bind"), "served_name": rec.get("served_name")}
+             "bind": rec.get("bind"), "served_name": rec.get("served_name"), "has_key": rec.get("has_key"),
+             "options": rec.get("options")}
         if s["alive"]:
             try:
                 s["ids"] = model_ids(rec["port"], req.get("key"))
                 s["ready"] = rec.get("served_name") in s["ids"]
+            except urllib.error.HTTPError as exc:
+                s["ready"], s["error"] = False, str(exc)
+                if exc.code == 401:       # started with --api-key: say so instead of a bare "not ready"
+                    s["error"] = ("the service requires its API key: pass --api-key" if not req.get("key") else
+                                  "the service refused the API key given")
+                    s["auth"] = "key missing" if not req.get("key") else "key refused"
             except (OSError, ValueError, urllib.error.URLError) as exc:
                 s["ready"], s["error"] = False, str(exc)
             try:

@@ -123,8 +123,8 @@ def test_cuda_graph_failure_restarts_once_then_enforce_eager(site):
     assert p.returncode == 0, p.stdout + p.stderr
     inst = json.loads(p.stdout)["hosts"]["localhost"]["instances"][0]
     assert inst["ready"] and inst["attempts"] == 3
-    assert inst["restarts"] == ["restart once: the compile cache now exists (seed 4.4)",
-                                "restart with --enforce-eager (seed 4.4)"]
+    assert inst["restarts"] == ["restart once: the compile cache now exists (the guide, section 4.4)",
+                                "restart with --enforce-eager (the guide, section 4.4)"]
     assert inst["command"].endswith("--enforce-eager")
 
 
@@ -169,7 +169,8 @@ def test_serve_over_ssh_survives_the_session(lab, tmp_path):
     try:
         p = cli("serve", ["--host", "gpu", "--port", str(port)], inv, env=env)
         assert p.returncode == 0, p.stdout + p.stderr
-        assert f"ssh -L {port}:127.0.0.1:{port}" in p.stdout and f"--server-url http://127.0.0.1:{port}" in p.stdout
+        assert f"ssh -p {h.port} -L {port}:127.0.0.1:{port}" in p.stdout       # the lab's sshd is not on 22
+        assert f"--server-url http://127.0.0.1:{port}" in p.stdout
         time.sleep(0.5)      # the SSH session that started it is gone; the server is not
         p = cli("status", ["--host", "gpu", "--json"], inv, env=env)
         s = json.loads(p.stdout)["hosts"]["gpu"]["services"][0]
@@ -204,3 +205,92 @@ def test_deepseek_upstream_served_with_its_recipe_flags(site):
     assert s["ready"] and s["ids"] == ["deepseek-ai/DeepSeek-OCR"]
     p = cli("serve", ["--backend", "deepseek"], inv)
     assert p.returncode == 1 and "deepseek-ocr-env is not installed" in p.stdout
+
+
+def test_an_old_log_line_never_restarts_todays_start(site):
+    """Yesterday's CUDA-graph timeout in the service log must not make today's start restart (a log per start)."""
+    wd, inv = site
+    provision(wd, {"log": str(FIX / "vllm-logs" / "gpu-busy.log"), "die": 1})
+    port = free_port()
+    services = wd / ".ocrdeploy" / "services"
+    services.mkdir(parents=True)
+    (services / f"minicpm-ocr-{port}.log").write_text(
+        "(EngineCore_DP0 pid=7) Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 37%| 25/67 received "
+        "SIGTERM, shutting down\nRuntimeError: CUDA graph capture timed out after 600 s\n")
+    p = cli("serve", ["--port", str(port), "--json"], inv)
+    assert p.returncode == 1
+    inst = json.loads(p.stdout)["hosts"]["localhost"]["instances"][0]
+    assert inst["attempts"] == 1 and inst["restarts"] == [] and "--enforce-eager" not in inst["command"]
+    ids = {f["id"] for f in inst["findings"]}
+    assert "gpu-busy-memory" in ids and "cudagraph-capture-failed" not in ids
+    link = services / f"minicpm-ocr-{port}.log"
+    assert link.is_symlink() and str(link.resolve()) == inst["log"]          # <name>.log points at this start
+    assert "capture timed out" in (services / f"minicpm-ocr-{port}-before.log").read_text()   # kept, not scanned
+
+
+def test_remedy_options_reach_the_server(site):
+    wd, inv = site
+    provision(wd)
+    port = free_port()
+    p = cli("serve", ["--port", str(port), "--json", "--gpu-memory-utilization", "0.7", "--max-model-len", "16384",
+                      "--max-num-seqs", "2", "--enforce-eager", "--no-flashinfer-sampler"], inv)
+    assert p.returncode == 0, p.stdout + p.stderr
+    inst = json.loads(p.stdout)["hosts"]["localhost"]["instances"][0]
+    cmd = inst["command"]
+    assert "--gpu-memory-utilization 0.7 " in cmd and "--max-model-len 16384 " in cmd and "--max-num-seqs 2 " in cmd
+    assert cmd.endswith("--enforce-eager")
+    env = Path(f"/proc/{inst['pid']}/environ").read_bytes().split(b"\0")
+    assert b"VLLM_USE_FLASHINFER_SAMPLER=0" in env and b"CUDA_VISIBLE_DEVICES=0" in env
+    record = json.loads((wd / ".ocrdeploy" / "services" / f"minicpm-ocr-{port}.json").read_text())
+    assert record["options"]["tuning"]["max_model_len"] == 16384
+    for bad, what in ((["--gpu-memory-utilization", "1.5"], "--gpu-memory-utilization must be a fraction"),
+                      (["--max-num-seqs", "0"], "--max-num-seqs must be a whole number >= 1"),
+                      (["--backend", "transformers", "--enforce-eager"], "--enforce-eager tunes the MiniCPM-OCR")):
+        p = cli("serve", bad, inv)
+        assert p.returncode == 2 and what in p.stderr, p.stderr
+
+
+def test_diagnose_fix_restarts_the_service_with_the_remedy(site):
+    wd, inv = site
+    provision(wd)
+    port = free_port()
+    assert cli("serve", ["--port", str(port)], inv).returncode == 0
+    name = f"minicpm-ocr-{port}"
+    record = json.loads((wd / ".ocrdeploy" / "services" / f"{name}.json").read_text())
+    with open(record["log"], "a") as fh:       # this start's log shows the capture failing
+        fh.write("RuntimeError: CUDA graph capture timed out after 600 s\n")
+    p = cli("diagnose", ["--service", "--fix", "--yes"], inv)
+    assert f"will restart {name} with --enforce-eager" in p.stdout, p.stdout + p.stderr
+    assert f"ok: {name} ready again with --enforce-eager" in p.stdout
+    after = json.loads((wd / ".ocrdeploy" / "services" / f"{name}.json").read_text())
+    assert after["pid"] != record["pid"] and after["argv"][-1] == "--enforce-eager"
+    assert after["options"]["tuning"]["enforce_eager"] is True and after["gpu"] == record["gpu"]
+    p = cli("diagnose", ["--log", record["log"], "--fix", "--yes"], inv)   # a plain log: said, not restarted
+    assert "by hand: restart the service with `inv serve ... --enforce-eager`" in p.stdout
+
+
+def test_inventory_gpu_is_honoured(site, tmp_path):
+    wd, inv = site
+    provision(wd)
+    box = FIX / "nvidia-smi" / "3gpu-busy0"
+    env = {"PATH": f"{box}:{os.environ['PATH']}"}
+    inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd), "gpu": 2}}}))
+    p = cli("serve", ["--port", str(free_port()), "--json"], inv, env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert json.loads(p.stdout)["hosts"]["localhost"]["instances"][0]["gpu"] == "2"
+    cli("stop", [], inv)
+    p = cli("serve", ["--port", str(free_port()), "--json", "--gpu", "1"], inv, env=env)   # the option wins
+    assert json.loads(p.stdout)["hosts"]["localhost"]["instances"][0]["gpu"] == "1"
+
+
+def test_status_says_the_key_is_missing(site):
+    wd, inv = site
+    provision(wd)
+    p = cli("serve", ["--standard", "--port", str(free_port()), "--public", "--api-key", "s3cret"], inv)
+    assert p.returncode == 0, p.stdout
+    p = cli("status", [], inv)
+    assert p.returncode == 1 and "started with --api-key; pass" in p.stdout
+    s = json.loads(cli("status", ["--json"], inv).stdout)["hosts"]["localhost"]["services"][0]
+    assert s["auth"] == "key missing" and "requires its API key" in s["error"]
+    s = json.loads(cli("status", ["--json", "--api-key", "nope"], inv).stdout)["hosts"]["localhost"]["services"][0]
+    assert s["auth"] == "key refused"
