@@ -278,7 +278,7 @@ def test_inventory_gpu_is_honoured(site, tmp_path):
     p = cli("serve", ["--port", str(free_port()), "--json"], inv, env=env)
     assert p.returncode == 0, p.stdout + p.stderr
     assert json.loads(p.stdout)["hosts"]["localhost"]["instances"][0]["gpu"] == "2"
-    cli("stop", [], inv)
+    cli("stop", ["--grace", "2"], inv)
     p = cli("serve", ["--port", str(free_port()), "--json", "--gpu", "1"], inv, env=env)   # the option wins
     assert json.loads(p.stdout)["hosts"]["localhost"]["instances"][0]["gpu"] == "1"
 
