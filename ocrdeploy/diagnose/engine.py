@@ -9,15 +9,15 @@ filled in.
 from __future__ import annotations
 
 import json
-import string
 from pathlib import Path
 
 from ..errors import HostError, UsageError
 from ..provision.command import remote_python
 from . import scanner as scanner_module
-from .table import Rule
+from .table import Rule, fill
 
-WIRE_FIELDS = ("id", "stage", "severity", "patterns", "literals", "unless", "levels", "not_levels", "overrides")
+WIRE_FIELDS = ("id", "stage", "severity", "patterns", "literals", "unless", "levels", "not_levels", "overrides",
+               "preceded_by", "followed_by", "within", "reset_by")
 
 
 def wire_rules(rules: list[Rule]) -> list[dict]:
@@ -40,12 +40,10 @@ def scan_remote(conn, paths, rules, *, context=2, services=None, service_name=No
     if scanner_module.MARKER not in result.stdout:
         tail = (result.stderr or result.stdout).strip().splitlines()[-3:]
         raise HostError(conn.name, f"remote scan failed (exit code {result.exit_code}): {' | '.join(tail)}")
-    return json.loads(result.stdout.split(scanner_module.MARKER, 1)[1].strip().splitlines()[0])
-
-
-class _Fill(dict):
-    def __missing__(self, key):
-        return f"<{key.upper()}>"
+    try:
+        return json.loads(result.stdout.split(scanner_module.MARKER, 1)[1].strip().splitlines()[0])
+    except (ValueError, IndexError):
+        raise HostError(conn.name, "remote scan answered something that is not a scan report")
 
 
 def fix_context(host=None, facts: dict | None = None) -> dict:
@@ -59,6 +57,7 @@ def fix_context(host=None, facts: dict | None = None) -> dict:
         "workdir": workdir,
         "vllm_env": vllm_env,
         "sdk_env": hv.get("sdk_env") or f"{workdir}/sdk-env",
+        "tf_env": hv.get("tf_env") or f"{workdir}/tf-ocr-env",
         "cu13": hv.get("cu13") or f"{vllm_env}/lib/python3.13/site-packages/nvidia/cu13",
         "port": str(hv.get("port") or 18499),
     }
@@ -70,28 +69,30 @@ def fix_context(host=None, facts: dict | None = None) -> dict:
     return ctx
 
 
-def fill(text: str, ctx: dict) -> str:
-    return string.Formatter().vformat(text, (), _Fill(ctx))
-
-
 def annotate(reports: list[dict], rules: list[Rule], ctx: dict) -> list[dict]:
     by_id = {r.id: r for r in rules}
     for rep in reports:
         for f in rep.get("findings", []) + rep.get("harmless", []):
-            rule = by_id[f["id"]]
-            f["title"] = rule.title
-            f["cause"] = fill(rule.cause, ctx)
-            f["fix"] = fill(rule.fix, ctx)
-            f["remedy"] = rule.remedy
+            rule = by_id.get(f["id"])
+            f["title"] = rule.title if rule else f["id"]
+            f["cause"] = fill(rule.cause, ctx) if rule else ""
+            f["fix"] = fill(rule.fix, ctx) if rule else ""
+            f["remedy"] = rule.remedy if rule else None
     return reports
 
 
 def exit_code(reports: list[dict]) -> int:
-    """1: a known error; 3: only unrecognised errors; 0: neither (harmless/warnings alone); 2: input error."""
-    if any("error" in r for r in reports):
+    """1: a known error; 3: only unrecognised errors; 0: neither (harmless/warnings alone); 2: input error.
+
+    A log that could not be read to its end (a truncated .gz) keeps what was found up to there:
+    a known error in it is still 1; otherwise the incomplete read is an input error (2).
+    """
+    if any("error" in r and "findings" not in r for r in reports):
         return 2
     if any(f["severity"] == "error" for r in reports for f in r["findings"]):
         return 1
+    if any("error" in r for r in reports):
+        return 2
     if any(r["unrecognised"] for r in reports):
         return 3
     return 0

@@ -26,11 +26,14 @@ def render(con, reports: list[dict], host_label: str | None = None):
         where = f"{host_label}:" if host_label else ""
         if "error" in rep:
             con.print(f"[red]error[/red] {escape(where + rep['file'])}: {escape(rep['error'])}")
-            continue
+            if "findings" not in rep:
+                continue
         n_err = len(rep["findings"])
         con.print(f"[bold]{escape(where + rep['file'])}[/bold]  [dim]{n_err} known, {len(rep['harmless'])} "
                   f"harmless, {len(rep['unrecognised'])} unrecognised[/dim]")
-        if not (rep["findings"] or rep["harmless"] or rep["unrecognised"]):
+        if rep.get("note"):
+            con.print(f"  [dim]{escape(rep['note'])}[/dim]")
+        elif not (rep["findings"] or rep["harmless"] or rep["unrecognised"]):
             con.print("  [green]no known failure and no error line found[/green]")
         for f in rep["findings"]:
             style = SEVERITY_STYLE[f["severity"]]
@@ -46,7 +49,9 @@ def render(con, reports: list[dict], host_label: str | None = None):
             con.print("\n  [bold]unrecognised errors[/bold] [dim](no entry explains them)[/dim]")
             for u in rep["unrecognised"]:
                 where_u = f"x{u['count']}, first at line {u['first_line']}" if u["count"] > 1 else f"line {u['first_line']}"
-                con.print(f"\n    [yellow]{escape(u['text'][:300])}[/yellow]  [dim]({where_u})[/dim]", soft_wrap=True)
+                kind = f"{u['class']}, " if u.get("class") else ""
+                con.print(f"\n    [yellow]{escape(u['text'][:300])}[/yellow]  [dim]({kind}{where_u})[/dim]",
+                          soft_wrap=True)
                 _context(con, {"first_line": u["first_line"], "context": u["context"]})
         if rep["harmless"]:
             con.print("\n  [bold]harmless[/bold] [dim](known, nothing to do)[/dim]")

@@ -1,13 +1,16 @@
 """The log scanner: known failures, harmless noise and unexplained errors in a log.
 
-Standard library only: this file also runs on a remote host (``python3 -c`` with
-the rules as JSON) so that only the findings travel back.
+Standard library only (hyperscan is used when it can be imported): this file also
+runs on a remote host (``python3 -c`` with the rules as JSON) so that only the
+findings travel back.
 
 How it stays fast on multi-GB logs: every rule carries literals, one of which is
 in any line it can match.  A multi-string search finds the few lines holding one
-of them: GNU grep (-F, Aho-Corasick/Commentz-Walter in C) streaming the file,
-or, where there is no grep, a Python loop over large chunks.  Only those lines
-(and their context) reach the regexes.  Nothing is read into memory whole.
+of them: hyperscan (compiled literal automaton, in-process), GNU grep (-F, streaming
+the file) or, where neither is there, a Python loop over large chunks.  Only those
+lines (and their context) reach the regexes; nothing is read into memory whole.
+Rules over several lines look at their neighbour lines only when their own line
+matched, by reading back (or ahead) from that line's byte offset.
 """
 
 import gzip
@@ -15,30 +18,51 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
+import zlib
+
+try:  # the compiled multi-pattern prefilter; optional, never needed for correctness
+    import hyperscan
+except Exception:  # noqa: BLE001 - any failure to import means: not available
+    hyperscan = None
 
 MARKER = "@@OCRDEPLOY-DIAGNOSE@@"
 STAGE_ORDER = ("install", "compile", "start", "parse", "client")
 MAX_LINE = 16384          # a line is cut here before matching and reporting
 MAX_CANDIDATES = 2000000  # lines past this many candidates are counted, not examined
+MAX_WINDOWS = 2000        # neighbour-line lookups of multi-line rules per log
+SNIFF_BYTES = 8192        # the start of a log that must look like text
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\^\[\[[0-9;]*m")
 LEVEL = re.compile(r"(?<![\w/.-])(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)(?![\w/.-])")
-GENERIC = re.compile(
-    r"Traceback \(most recent call last\)"
-    r"|(?<![\w.])(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)(?::|\s*$)"
-    r"|(?i:(?<![\w-])error(?:\[E\d+\])?:)"
-    r"|(?<![\w-])(?:FAILED|FATAL|Fatal error):"
-    r"|(?i:\bfatal error\b)")
-GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal")
+QUIET_LEVELS = ("DEBUG", "INFO", "WARNING")
+EXC_NAME = r"(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)"
+# The safety net: lines any failing tool prints.  A line of one of these classes that no
+# entry explains is reported as unrecognised (exit 3), so such a log is never "clean".
+GENERIC_CLASSES = (
+    ("traceback", re.compile(r"Traceback \(most recent call last\)")),
+    ("cmake-error", re.compile(r"CMake Error\b")),
+    ("nvcc-fatal", re.compile(r"(?i)\b(?:nvcc|ptxas|nvlink|fatbinary|cicc)(?:\.exe)?\s+fatal\s*:")),
+    ("build-killed", re.compile(r"^\s*(?:\S+:\s+)?Killed\s*$|\bninja: build stopped\b|\bninja: subcommand failed\b")),
+    ("exception", re.compile(r"(?<![\w.])" + EXC_NAME + r"(?::|\s*$)")),
+    ("compiler-error", re.compile(r"(?i)(?<![\w-])(?:fatal )?error(?:\[E\d+\])?:|\bfatal error\b")),
+    ("failed", re.compile(r"(?<![\w-])(?:FAILED|FATAL|Fatal error):")),
+)
+GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
+                    "ninja: build stopped", "ninja: subcommand failed")
 TRACEBACK = "Traceback (most recent call last)"
 EXC_LINE = re.compile(r"(?<![\w.])((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::\s*(.*))?$")
 
 
+class InputProblem(Exception):
+    """The log cannot be scanned (or not to its end); the message says why."""
+
+
 class CompiledRule(object):
     __slots__ = ("id", "stage", "severity", "patterns", "literals", "unless", "levels", "not_levels",
-                 "overrides")
+                 "overrides", "preceded_by", "followed_by", "within", "reset_by")
 
     def __init__(self, d):
         self.id = d["id"]
@@ -50,6 +74,14 @@ class CompiledRule(object):
         self.levels = set(d.get("levels") or ())
         self.not_levels = set(d.get("not_levels") or ())
         self.overrides = set(d.get("overrides") or ())
+        self.preceded_by = [re.compile(p) for p in d.get("preceded_by") or ()]
+        self.followed_by = [re.compile(p) for p in d.get("followed_by") or ()]
+        self.within = int(d.get("within") or 20)
+        self.reset_by = [re.compile(p) for p in d.get("reset_by") or ()]
+
+    @property
+    def multiline(self):
+        return bool(self.preceded_by or self.followed_by)
 
 
 def line_level(text):
@@ -58,6 +90,19 @@ def line_level(text):
         return None
     lv = m.group(1)
     return {"WARN": "WARNING", "FATAL": "CRITICAL"}.get(lv, lv)
+
+
+def generic_class(text):
+    """The safety-net class of an error-looking line, or None (quiet log levels never count)."""
+    level = line_level(text)
+    if level in QUIET_LEVELS:
+        return None
+    for name, rx in GENERIC_CLASSES:
+        if rx.search(text):
+            return name
+    if level in ("ERROR", "CRITICAL"):
+        return "error-level"
+    return None
 
 
 def clean(raw):
@@ -72,7 +117,90 @@ def clean(raw):
     return [text]
 
 
-# ------------------------------------------------------------ candidate lines
+# ------------------------------------------------------------ what can be read
+
+class _Gunzip(object):
+    """A .gz file read as a stream that hands out everything it could decompress before a break
+    (a truncated or corrupt file), then raises InputProblem; gzip.GzipFile loses that last part."""
+
+    def __init__(self, path):
+        self.raw = open(path, "rb")
+        self.z = zlib.decompressobj(31)
+        self.buf = b""
+        self.problem = None
+        self.done = False
+
+    def read(self, n):
+        while len(self.buf) < n and not self.done:
+            chunk = self.raw.read(1 << 20)
+            try:
+                if not chunk:
+                    self.done = True
+                    if not self.z.eof:
+                        self.problem = "the gzip data ends early (truncated file)"
+                    break
+                self.buf += self.z.decompress(chunk)
+                while self.z.eof and self.z.unused_data:     # a file of several gzip members
+                    rest = self.z.unused_data
+                    self.z = zlib.decompressobj(31)
+                    self.buf += self.z.decompress(rest)
+            except zlib.error as exc:
+                self.done, self.problem = True, "the gzip data is corrupt (%s)" % exc
+        out, self.buf = self.buf[:n], self.buf[n:]
+        if not out and self.problem:
+            raise InputProblem("it could not be read to the end: %s; findings are up to there" % self.problem)
+        return out
+
+    def close(self):
+        self.raw.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _open(path):
+    return _Gunzip(path) if path.endswith(".gz") else open(path, "rb")
+
+
+def check_input(path):
+    """None when the log can be scanned; "empty" for an empty log; else why it cannot (an input error).
+
+    Only regular files are opened: a FIFO or a device (/dev/zero) would block or never end.
+    """
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return "no such file"
+    except PermissionError:
+        return "not readable (permission denied)"
+    except OSError as exc:
+        return "cannot be read: %s" % (exc.strerror or exc)
+    if stat.S_ISDIR(st.st_mode):
+        return "is a directory, not a log file"
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device" if (
+            stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)) else "a socket or other special file"
+        return "is %s, not a regular log file" % kind
+    if not os.access(path, os.R_OK):
+        return "not readable (permission denied)"
+    try:
+        with _open(path) as fh:
+            head = fh.read(SNIFF_BYTES)
+    except (OSError, EOFError, zlib.error, InputProblem) as exc:
+        if st.st_size and path.endswith(".gz"):
+            return "not a readable gzip file (%s)" % (exc,)
+        return "cannot be read: %s" % (exc,)
+    if not head:
+        return "empty"
+    if b"\x00" in head:
+        return "not a text log (binary data: NUL bytes in its first %d bytes)" % len(head)
+    return None
+
+
+# ------------------------------------------------------------ candidate lines: grep
 
 def _bounded_lines(stream):
     """Lines of a binary stream, each cut at MAX_LINE bytes (the rest of a long line is skipped)."""
@@ -92,7 +220,7 @@ PARALLEL_MIN_BYTES = 64 << 20   # below this one grep is as fast as several
 
 
 def _grep_jobs(path):
-    if path == "-" or path.endswith(".gz"):
+    if path.endswith(".gz"):
         return 1    # one stream: it cannot be read by several greps
     try:
         if os.path.getsize(path) < PARALLEL_MIN_BYTES:
@@ -106,14 +234,28 @@ def _grep_jobs(path):
     return max(1, min(cpus, 8))
 
 
-def _grep_stream(argv, path, env, feeder_argv=None):
-    """One grep over the file; yields (lineno, is_match, raw)."""
+def _parse_grep_line(line):
+    """b'12:3456:text' (a match) or b'12-3456-text' (context) -> (lineno, offset, is_match, raw)."""
+    i = 0
+    n = len(line)
+    while i < n and 48 <= line[i] <= 57:
+        i += 1
+    if i == 0 or i >= n:
+        return None
+    sep = line[i:i + 1]
+    j = i + 1
+    while j < n and 48 <= line[j] <= 57:
+        j += 1
+    if j == i + 1 or j >= n:
+        return None
+    return int(line[:i]), int(line[i + 1:j]), sep == b":", line[j + 1:]
+
+
+def _grep_stream(argv, path, env):
+    """One grep over the file; yields (lineno, offset, is_match, raw)."""
     feeder = None
-    if path == "-":
-        stdin = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None
-        proc = subprocess.Popen(argv + ["-"], stdin=stdin, stdout=subprocess.PIPE, env=env)
-    elif feeder_argv:
-        feeder = subprocess.Popen(feeder_argv, stdout=subprocess.PIPE)
+    if path.endswith(".gz"):
+        feeder = subprocess.Popen(["gzip", "-dc", "--", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         proc = subprocess.Popen(argv + ["-"], stdin=feeder.stdout, stdout=subprocess.PIPE, env=env)
         feeder.stdout.close()
     else:
@@ -122,19 +264,20 @@ def _grep_stream(argv, path, env, feeder_argv=None):
         for line in _bounded_lines(proc.stdout):
             if line.startswith(b"--") and line.strip() == b"--":
                 continue
-            i = 0
-            while i < len(line) and 48 <= line[i] <= 57:
-                i += 1
-            if i == 0 or i >= len(line):
-                continue
-            yield int(line[:i]), line[i:i + 1] == b":", line[i + 1:]
+            item = _parse_grep_line(line)
+            if item is not None:
+                yield item
     finally:
         proc.stdout.close()
         rc = proc.wait()
-        if feeder is not None and feeder.wait() != 0:
-            raise IOError("gzip could not decompress it")
+        if feeder is not None:
+            err = feeder.stderr.read().decode("utf-8", "replace").strip().splitlines()
+            feeder.stderr.close()
+            if feeder.wait() != 0:
+                raise InputProblem("gzip could not decompress it to the end (%s); findings are up to there"
+                                   % (err[-1] if err else "gzip failed"))
     if rc > 1:
-        raise IOError("grep failed on it (exit code %d)" % rc)
+        raise InputProblem("grep failed on it (exit code %d)" % rc)
 
 
 def grep_candidates(path, literals, context):
@@ -153,10 +296,9 @@ def grep_candidates(path, literals, context):
             with os.fdopen(fd, "wb") as fh:
                 fh.write(("\n".join(group) + "\n").encode("utf-8"))
             files.append(name)
-        base = [grep, "-a", "-n", "-i", "-F"] + (["-B", str(context), "-A", str(context)] if context else [])
-        feeder = ["gzip", "-dc", "--", path] if path.endswith(".gz") else None
+        base = [grep, "-a", "-n", "-b", "-i", "-F"] + (["-B", str(context), "-A", str(context)] if context else [])
         if jobs == 1:
-            for item in _grep_stream(base + ["-f", files[0]], path, env, feeder):
+            for item in _grep_stream(base + ["-f", files[0]], path, env):
                 yield item
             return
         import threading
@@ -166,12 +308,12 @@ def grep_candidates(path, literals, context):
 
         def collect(name):
             try:
-                for lineno, is_match, raw in _grep_stream(base + ["-f", name], path, env):
+                for lineno, offset, is_match, raw in _grep_stream(base + ["-f", name], path, env):
                     with lock:
                         prev = merged.get(lineno)
-                        if prev is None or (is_match and not prev[0]):
-                            merged[lineno] = (is_match, raw)
-            except (IOError, OSError) as exc:
+                        if prev is None or (is_match and not prev[1]):
+                            merged[lineno] = (offset, is_match, raw)
+            except (InputProblem, OSError) as exc:
                 errors.append(exc)
 
         threads = [threading.Thread(target=collect, args=(name,)) for name in files]
@@ -179,15 +321,17 @@ def grep_candidates(path, literals, context):
             t.start()
         for t in threads:
             t.join()
+        for lineno in sorted(merged):
+            offset, is_match, raw = merged[lineno]
+            yield lineno, offset, is_match, raw
         if errors:
             raise errors[0]
-        for lineno in sorted(merged):
-            is_match, raw = merged[lineno]
-            yield lineno, is_match, raw
     finally:
         for name in files:
             os.unlink(name)
 
+
+# ------------------------------------------------------------ candidate lines: in-process blocks
 
 def _lines_before(block, start, n):
     """Up to n (start, end) spans of the lines before the line that begins at `start`."""
@@ -224,20 +368,45 @@ def trie_regex(words):
     return build(trie) or b"(?!)"
 
 
-def python_candidates(path, literals, context, chunk_size=8 << 20):
-    """The same as grep_candidates without grep: a literal search over large chunks in Python.
+def python_finder(literals):
+    """Offsets in a block where a literal match starts (Python's re over the lowered block)."""
+    alternation = re.compile(trie_regex([s.encode("utf-8") for s in set(literals)]))
+
+    def find(block):
+        return (m.start() for m in alternation.finditer(block.lower()))
+    return find
+
+
+_HS_CACHE = {}
+
+
+def hyperscan_finder(literals):
+    """Offsets in a block where a literal match ends (hyperscan's compiled automaton, caseless)."""
+    key = tuple(sorted(set(literals)))
+    db = _HS_CACHE.get(key)
+    if db is None:
+        exprs = [b"".join(b"\\x%02x" % c for c in lit.encode("utf-8")) for lit in key]
+        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        db.compile(expressions=exprs, ids=list(range(len(exprs))),
+                   flags=[hyperscan.HS_FLAG_CASELESS] * len(exprs))
+        _HS_CACHE[key] = db
+
+    def find(block):
+        ends = []
+        db.scan(block, match_event_handler=lambda _id, _from, to, _flags, _ctx: ends.append(to - 1))
+        return ends
+    return find
+
+
+def block_candidates(path, finder, context, chunk_size=8 << 20):
+    """The same as grep_candidates, in-process: a literal search over large chunks of the file.
 
     Lines without a literal are never looked at one by one: the search jumps from hit to
     hit inside an 8 MiB chunk, and newlines are counted only up to each hit.
     """
-    alternation = re.compile(trie_regex([s.encode("utf-8") for s in set(literals)]))
-    if path == "-":
-        stream = sys.stdin.buffer
-    elif path.endswith(".gz"):
-        stream = gzip.open(path, "rb")
-    else:
-        stream = open(path, "rb")
+    stream = _open(path)
     base = 0            # lines before this chunk
+    block_at = 0        # bytes before this chunk
     prev_tail = {}      # the last `context` lines of the previous chunk: lineno -> raw
     after_left = 0      # context lines owed to a hit at the end of the previous chunk
     last_yielded = 0
@@ -245,15 +414,21 @@ def python_candidates(path, literals, context, chunk_size=8 << 20):
     leftover = b""
     try:
         while True:
-            data = stream.read(chunk_size)
+            try:
+                data = stream.read(chunk_size)
+            except (OSError, EOFError, zlib.error) as exc:
+                raise InputProblem("it could not be read to the end (%s); findings are up to there" % (exc,))
+            # (a truncated .gz raises InputProblem itself, after handing out what it could decompress)
             buf = leftover + data
             if skip_rest:       # the rest of an enormous line already examined: skip to its end
                 nl = buf.find(b"\n")
                 if nl < 0:
+                    block_at += len(buf)
                     leftover = b""
                     if not data:
                         break
                     continue
+                block_at += nl + 1
                 buf, skip_rest = buf[nl + 1:], False
             if not buf:
                 if not data:
@@ -283,11 +458,10 @@ def python_candidates(path, literals, context, chunk_size=8 << 20):
                     after_left = owed - i     # the block is shorter than the context owed
                     break
                 raw, nxt = line(nxt)
-                out[base + i + 1] = (False, raw)
-            low = block.lower()
+                out[base + i + 1] = (None, False, raw)
             counted_to, counted, last_start = 0, base, -1
-            for m in alternation.finditer(low):
-                start = low.rfind(b"\n", 0, m.start()) + 1
+            for pos in finder(block):
+                start = block.rfind(b"\n", 0, pos) + 1
                 if start == last_start:
                     continue
                 last_start = start
@@ -295,21 +469,21 @@ def python_candidates(path, literals, context, chunk_size=8 << 20):
                 counted_to = start
                 lineno = counted + 1
                 raw, nxt = line(start)
-                out[lineno] = (True, raw)
+                out[lineno] = (block_at + start, True, raw)
                 if context:
                     spans = _lines_before(block, start, context)
                     for k, (q, e) in enumerate(spans):
-                        out.setdefault(lineno - len(spans) + k, (False, block[q:min(e, q + MAX_LINE)]))
+                        out.setdefault(lineno - len(spans) + k, (None, False, block[q:min(e, q + MAX_LINE)]))
                     for k in range(context - len(spans)):
                         ln = lineno - len(spans) - k - 1
                         if ln in prev_tail:
-                            out.setdefault(ln, (False, prev_tail[ln]))
+                            out.setdefault(ln, (None, False, prev_tail[ln]))
                     for k in range(context):
                         if nxt >= len(block):
                             after_left = max(after_left, context - k)
                             break
                         raw2, nxt = line(nxt)
-                        out.setdefault(lineno + k + 1, (False, raw2))
+                        out.setdefault(lineno + k + 1, (None, False, raw2))
             n_lines = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
             if context:
                 end_start = len(block) - (1 if block.endswith(b"\n") else 0)
@@ -322,29 +496,112 @@ def python_candidates(path, literals, context, chunk_size=8 << 20):
             for ln in sorted(out):
                 if ln <= last_yielded:
                     continue    # already given as context of the previous chunk's last hit
-                is_match, raw = out[ln]
+                offset, is_match, raw = out[ln]
                 last_yielded = ln
-                yield ln, is_match, raw
+                yield ln, offset, is_match, raw
             base += n_lines
+            block_at += len(block)
             if not data:
                 break
     finally:
-        if stream is not sys.stdin.buffer:
-            stream.close()
+        stream.close()
+
+
+def python_candidates(path, literals, context, chunk_size=8 << 20):
+    return block_candidates(path, python_finder(literals), context, chunk_size)
+
+
+def hyperscan_candidates(path, literals, context, chunk_size=8 << 20):
+    return block_candidates(path, hyperscan_finder(literals), context, chunk_size)
+
+
+ENGINES = {"grep": grep_candidates, "python": python_candidates, "hyperscan": hyperscan_candidates}
+
+
+def pick_engine(path, engine="auto"):
+    if engine != "auto":
+        if engine == "hyperscan" and hyperscan is None:
+            raise InputProblem("the hyperscan engine was asked for, but hyperscan cannot be imported here")
+        return engine
+    if hyperscan is not None:
+        return "hyperscan"
+    if shutil.which("grep") and (not path.endswith(".gz") or shutil.which("gzip")):
+        return "grep"
+    return "python"
+
+
+# ------------------------------------------------------------ neighbour lines (multi-line rules)
+
+def read_window(path, offset, before, after):
+    """(lines before, lines after) the line starting at byte `offset`, each list of raw lines cut at MAX_LINE."""
+    try:
+        return _read_window(path, offset, before, after)
+    except (OSError, EOFError, zlib.error):
+        return [], []     # a truncated .gz: the neighbours past the break are unknown
+
+
+def _read_window(path, offset, before, after):
+    with (gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")) as fh:
+        prev = []
+        if before and offset > 0:
+            span = 1 << 16
+            while True:
+                start = max(0, offset - span)
+                fh.seek(start)
+                data = fh.read(offset - start)
+                if data.count(b"\n") > before or start == 0 or span >= (64 << 20):
+                    break
+                span *= 4
+            lines = data.split(b"\n")[:-1]          # the data ends with the newline before the line
+            if start > 0:
+                lines = lines[1:]                   # the first one is only the end of a line
+            prev = [ln[:MAX_LINE] for ln in lines[-before:]]
+        nxt = []
+        if after:
+            fh.seek(offset)
+            stream = _bounded_lines(fh)
+            next(stream, None)                      # the line itself
+            for ln in stream:
+                nxt.append(ln[:MAX_LINE])
+                if len(nxt) >= after:
+                    break
+    return prev, nxt
+
+
+def _any(patterns, raw):
+    return any(p.search(seg) for seg in clean(raw) for p in patterns)
+
+
+def window_ok(rule, path, offset):
+    """A multi-line rule's own line matched: do its neighbours match too?"""
+    before = rule.within if rule.preceded_by else 0
+    after = rule.within if rule.followed_by else 0
+    prev, nxt = read_window(path, offset, before, after)
+    if rule.preceded_by:
+        hit = None
+        for i in range(len(prev) - 1, -1, -1):
+            if _any(rule.preceded_by, prev[i]):
+                hit = i
+                break
+        if hit is None:
+            return False
+        if rule.reset_by and any(_any(rule.reset_by, prev[j]) for j in range(hit + 1, len(prev))):
+            return False
+    if rule.followed_by and not any(_any(rule.followed_by, ln) for ln in nxt):
+        return False
+    return True
 
 
 # ------------------------------------------------------------ matching
 
 def match_line(rules, segs):
-    """Rules matching any segment of one line, after `unless`, levels and overrides."""
+    """(rule, indices of its patterns that match) pairs for any segment of one line, after `unless` and levels."""
     hits = {}
     for seg in segs:
         low = seg.lower()
         level = None
         level_known = False
         for rule in rules:
-            if rule.id in hits:
-                continue
             for lit in rule.literals:
                 if lit in low:
                     break
@@ -359,15 +616,20 @@ def match_line(rules, segs):
                     continue
             if any(u.search(seg) for u in rule.unless):
                 continue
-            if any(p.search(seg) for p in rule.patterns):
-                hits[rule.id] = rule
+            idx = [i for i, p in enumerate(rule.patterns) if p.search(seg)]
+            if idx:
+                prev = hits.get(rule.id)
+                hits[rule.id] = (rule, sorted(set(idx) | set(prev[1] if prev else ())))
+    return list(hits.values())
+
+
+def drop_overridden(hits):
     if len(hits) > 1:
         dropped = set()
-        for rule in hits.values():
+        for rule, _ in hits:
             dropped |= rule.overrides
-        for rid in dropped:
-            hits.pop(rid, None)
-    return list(hits.values())
+        hits = [h for h in hits if h[0].id not in dropped]
+    return hits
 
 
 def _norm(text):
@@ -375,55 +637,68 @@ def _norm(text):
 
 
 def scan(path, rules, context=2, engine="auto"):
-    """Scan one log; returns a JSON-serialisable report."""
+    """Scan one log; returns a JSON-serialisable report (with "error" when it could not be read to its end)."""
     compiled = [r if isinstance(r, CompiledRule) else CompiledRule(r) for r in rules]
     literals = set(GENERIC_LITERALS)
     for r in compiled:
         literals.update(r.literals)
-    if engine == "auto":
-        engine = "grep" if shutil.which("grep") and (not path.endswith(".gz") or shutil.which("gzip")) else "python"
-    source = grep_candidates if engine == "grep" else python_candidates
+    engine = pick_engine(path, engine)
+    source = ENGINES[engine]
 
     lines = {}            # lineno -> cleaned text, for context (only near candidates)
     findings = {}         # rule id -> dict
     known_lines = []      # line numbers of error/warning findings
-    generic = []          # (lineno, text) lines that look like errors
+    harmless_lines = []   # line numbers of harmless findings (they can end a traceback)
+    generic = []          # (lineno, text, class) lines that look like errors
     examined = 0
-    for lineno, is_match, raw in source(path, literals, context):
-        segs = clean(raw)
-        lines[lineno] = " | ".join(segs) if len(segs) > 1 else segs[0]
-        if not is_match:
-            continue
-        examined += 1
-        if examined > MAX_CANDIDATES:
-            continue
-        hits = match_line(compiled, segs)
-        for rule in hits:
-            f = findings.get(rule.id)
-            if f is None:
-                f = findings[rule.id] = {"id": rule.id, "stage": rule.stage, "severity": rule.severity,
-                                         "count": 0, "first_line": lineno, "last_line": lineno,
-                                         "text": lines[lineno]}
-            f["count"] += 1
-            f["last_line"] = lineno
-        if any(r.severity != "harmless" for r in hits):
-            known_lines.append(lineno)
-        elif not hits or all(r.severity == "harmless" for r in hits):
-            text = lines[lineno]
-            if not hits and GENERIC.search(text):
-                generic.append((lineno, text))
-            elif not hits and line_level(text) in ("ERROR", "CRITICAL"):
-                generic.append((lineno, text))
+    windows = 0
+    problem = None
+    try:
+        for lineno, offset, is_match, raw in source(path, literals, context):
+            segs = clean(raw)
+            lines[lineno] = " | ".join(segs) if len(segs) > 1 else segs[0]
+            if not is_match:
+                continue
+            examined += 1
+            if examined > MAX_CANDIDATES:
+                continue
+            hits = []
+            for rule, idx in match_line(compiled, segs):
+                if rule.multiline:
+                    windows += 1
+                    if windows > MAX_WINDOWS or offset is None or not window_ok(rule, path, offset):
+                        continue
+                hits.append((rule, idx))
+            hits = drop_overridden(hits)
+            for rule, idx in hits:
+                f = findings.get(rule.id)
+                if f is None:
+                    f = findings[rule.id] = {"id": rule.id, "stage": rule.stage, "severity": rule.severity,
+                                             "count": 0, "first_line": lineno, "last_line": lineno,
+                                             "text": lines[lineno], "patterns": []}
+                f["count"] += 1
+                f["last_line"] = lineno
+                f["patterns"] = sorted(set(f["patterns"]) | set(idx))
+            if any(r.severity != "harmless" for r, _ in hits):
+                known_lines.append(lineno)
+            elif hits:
+                harmless_lines.append(lineno)
+            else:
+                cls = generic_class(lines[lineno])
+                if cls:
+                    generic.append((lineno, lines[lineno], cls))
+    except InputProblem as exc:
+        problem = str(exc)
 
     def ctx(first):
         return [[n, lines[n]] for n in range(first - context, first + context + 1) if n in lines]
 
     for f in findings.values():
         f["context"] = ctx(f["first_line"])
-    unrecognised = _unrecognised(generic, known_lines, ctx)
+    unrecognised = _unrecognised(generic, known_lines, harmless_lines, ctx)
     ordered = sorted(findings.values(), key=lambda f: (STAGE_ORDER.index(f["stage"]) if f["stage"] in STAGE_ORDER
                                                       else 99, f["first_line"]))
-    return {
+    report = {
         "file": path,
         "engine": engine,
         "candidates": examined,
@@ -432,22 +707,33 @@ def scan(path, rules, context=2, engine="auto"):
         "harmless": [f for f in ordered if f["severity"] == "harmless"],
         "unrecognised": unrecognised,
     }
+    if problem:
+        report["error"] = problem
+    return report
 
 
-def _unrecognised(generic, known_lines, ctx):
-    """Error-looking lines no entry explains, as blocks (a traceback is one block), repeats grouped."""
+def _unrecognised(generic, known_lines, harmless_lines, ctx):
+    """Error-looking lines no entry explains, as blocks (a traceback is one block), repeats grouped.
+
+    A traceback is explained by the entry that matches its exception line (known or harmless: the
+    exception line is where the traceback ends); plain error lines by a known finding next to them.
+    """
     import bisect
 
     known = sorted(set(known_lines))
+    explainers = sorted(set(known_lines) | set(harmless_lines))
     blocks = []
     cur = None
-    for lineno, text in generic:
-        if cur is None or TRACEBACK in text:
+    for lineno, text, cls in generic:
+        if cur is None:
             joins = False
+        elif TRACEBACK in text:
+            # "ERROR: Exception in ASGI application" and the like head the traceback that follows
+            joins = not cur["traceback"] and lineno - cur["end"] == 1
         elif cur["traceback"]:
             # a traceback ends at its exception line, which may be a known finding
-            k = bisect.bisect_right(known, cur["end"])
-            ended = k < len(known) and known[k] < lineno
+            k = bisect.bisect_right(explainers, cur["end"])
+            ended = k < len(explainers) and explainers[k] < lineno
             joins = not cur["closed"] and not ended and lineno - cur["end"] <= 200
         else:
             joins = lineno - cur["end"] <= 3
@@ -455,28 +741,34 @@ def _unrecognised(generic, known_lines, ctx):
             cur = {"start": lineno, "end": lineno, "lines": [], "traceback": False, "closed": False}
             blocks.append(cur)
         cur["end"] = lineno
-        cur["lines"].append((lineno, text))
+        cur["lines"].append((lineno, text, cls))
         if TRACEBACK in text:
             cur["traceback"], cur["closed"] = True, False
         elif cur["traceback"] and EXC_LINE.search(text.strip()):
             cur["closed"] = True
 
     groups = {}
-    for b in blocks:
+    for n, b in enumerate(blocks):
+        if b["traceback"] and not b["closed"]:
+            # its exception line was not an error-looking line of its own: the next finding is it
+            k = bisect.bisect_right(explainers, b["end"])
+            nxt = blocks[n + 1]["start"] if n + 1 < len(blocks) else None
+            if k < len(explainers) and explainers[k] - b["end"] <= 200 and (nxt is None or explainers[k] < nxt):
+                continue
         # A known finding explains the block when it is inside it or right after it (a traceback ends
         # in the exception the entry names), or, for plain error lines, right before (their echo).
         lo = b["start"] if b["traceback"] else b["start"] - 3
         i = bisect.bisect_left(known, lo)
         if i < len(known) and known[i] <= b["end"] + 5:
             continue
-        summary_line, summary = b["lines"][0]
-        for n, t in b["lines"]:
+        summary_line, summary, cls = b["lines"][0]
+        for ln, t, c in b["lines"]:
             if EXC_LINE.search(t.strip()) and TRACEBACK not in t:
-                summary_line, summary = n, t
+                summary_line, summary, cls = ln, t, c
         key = _norm(summary)
         g = groups.get(key)
         if g is None:
-            groups[key] = {"first_line": summary_line, "count": 1, "text": summary,
+            groups[key] = {"first_line": summary_line, "count": 1, "text": summary, "class": cls,
                            "block": [b["start"], b["end"]], "context": ctx(summary_line)}
         else:
             g["count"] += 1
@@ -494,27 +786,43 @@ def service_logs(workdir, name=None):
     for entry in entries:
         if not entry.endswith(".json") or (name and entry[:-5] != name):
             continue
+        record = os.path.join(state_dir, entry)
         try:
-            with open(os.path.join(state_dir, entry)) as fh:
-                log = json.load(fh).get("log")
+            if not stat.S_ISREG(os.stat(record).st_mode):
+                continue    # a FIFO or device where a record should be: never opened
+            with open(record) as fh:
+                doc = json.load(fh)
         except (OSError, ValueError):
             continue
-        if log:
+        log = doc.get("log") if isinstance(doc, dict) else None
+        if isinstance(log, str) and log:
             logs.append(log)
     return state_dir, logs
 
 
-def check_readable(path):
-    """None when the log can be scanned, else why not (missing, a directory, unreadable)."""
-    if path == "-":
-        return None
-    if not os.path.exists(path):
-        return "no such file"
-    if os.path.isdir(path):
-        return "is a directory, not a log file"
-    if not os.access(path, os.R_OK):
-        return "not readable (permission denied)"
-    return None
+def _spool_stdin():
+    """Standard input copied to a temporary file, so that every engine reads a regular file."""
+    fd, name = tempfile.mkstemp(prefix="ocrdeploy-stdin-", suffix=".log")
+    src = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
+    with os.fdopen(fd, "wb") as out:
+        shutil.copyfileobj(src, out, 1 << 20)
+    return name
+
+
+def scan_one(path, rules, context=2, engine="auto", label=None):
+    label = label or path
+    problem = check_input(path)
+    if problem == "empty":
+        return {"file": label, "engine": None, "candidates": 0, "truncated": False, "findings": [],
+                "harmless": [], "unrecognised": [], "note": "empty file: nothing to scan"}
+    if problem:
+        return {"file": label, "error": problem}
+    try:
+        rep = scan(path, rules, context, engine)
+    except (InputProblem, OSError) as exc:
+        return {"file": label, "error": str(exc)}
+    rep["file"] = label
+    return rep
 
 
 def run_request(req):
@@ -526,15 +834,16 @@ def run_request(req):
             out.append({"file": state_dir, "error": "no service log found: nothing started by `inv serve` "
                                                      "is recorded in %s" % state_dir})
         paths.extend(logs)
+    args = (req["rules"], req.get("context", 2), req.get("engine", "auto"))
     for path in paths:
-        problem = check_readable(path)
-        if problem:
-            out.append({"file": path, "error": problem})
+        if path == "-":
+            spooled = _spool_stdin()
+            try:
+                out.append(scan_one(spooled, *args, label="-"))
+            finally:
+                os.unlink(spooled)
             continue
-        try:
-            out.append(scan(path, req["rules"], req.get("context", 2), req.get("engine", "auto")))
-        except (IOError, OSError) as exc:
-            out.append({"file": path, "error": str(exc)})
+        out.append(scan_one(path, *args))
     return out
 
 

@@ -10,7 +10,10 @@ as much as reading it.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
+import string
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,7 +32,10 @@ SEVERITIES = ("error", "warning", "harmless")
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 MIN_LITERAL = 3
 _FIELDS = {"id", "stage", "severity", "patterns", "literals", "unless", "levels", "not_levels",
-           "overrides", "cause", "fix", "remedy", "title"}
+           "overrides", "cause", "fix", "remedy", "title", "preceded_by", "followed_by", "within", "reset_by"}
+# The only {names} a cause or fix may hold; engine.fix_context fills them with the host's values.
+PLACEHOLDERS = ("vllm_env", "sdk_env", "tf_env", "transformers_src", "vllm_src", "cu13", "deps_dir", "workdir", "port")
+MAX_WITHIN = 500
 REMEDIES = ("relink-cuda", "reinstall-transformers", "uninstall-torchcodec", "uninstall-flashinfer-cubin",
             "install-pypdfium2", "install-cccl", "restart-enforce-eager", "lower-gpu-memory-utilization",
             "retry-half-jobs", "deepseek-oom-downgrade")
@@ -50,12 +56,50 @@ class Rule:
     not_levels: list[str] = field(default_factory=list)
     overrides: list[str] = field(default_factory=list)
     remedy: str | None = None
+    preceded_by: list[str] = field(default_factory=list)
+    followed_by: list[str] = field(default_factory=list)
+    within: int = 20
+    reset_by: list[str] = field(default_factory=list)
     origin: str = "builtin"
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in (
             "id", "stage", "severity", "patterns", "literals", "cause", "fix", "title", "unless", "levels",
-            "not_levels", "overrides", "remedy", "origin")}
+            "not_levels", "overrides", "remedy", "preceded_by", "followed_by", "within", "reset_by", "origin")}
+
+
+# ------------------------------------------------------------ cause and fix texts
+
+def text_parts(text: str):
+    """(literal text, placeholder name or None) pairs of a cause or fix; ValueError on a stray brace.
+
+    The syntax is str.format's: {name} is a placeholder, {{ and }} are literal braces.
+    """
+    for literal, name, spec, conversion in string.Formatter().parse(text):
+        if name is not None and (spec or conversion):
+            raise ValueError(f"{{{name}...}} may not carry a format spec or conversion")
+        yield literal, name
+
+
+def check_text(text: str, where: str, rid: str, key: str) -> None:
+    try:
+        names = [name for _, name in text_parts(text) if name is not None]
+    except ValueError as exc:
+        raise UsageError(f"{where}: {rid}: {key}: {exc} (write {{{{ and }}}} for a literal brace)")
+    for name in names:
+        if name not in PLACEHOLDERS:
+            raise UsageError(f"{where}: {rid}: {key}: unknown placeholder {{{name}}} (known: "
+                             f"{', '.join('{' + p + '}' for p in PLACEHOLDERS)}; write {{{{ and }}}} for a literal "
+                             f"brace)")
+
+
+def fill(text: str, ctx: dict) -> str:
+    """A validated text with its placeholders filled; unknown values read <NAME>. Never raises."""
+    try:
+        return "".join(literal + ("" if name is None else str(ctx.get(name) or f"<{name.upper()}>"))
+                       for literal, name in text_parts(text))
+    except ValueError:
+        return text
 
 
 # ------------------------------------------------------------ literal extraction
@@ -164,25 +208,33 @@ def parse_rules(data, source: str, origin: str) -> list[Rule]:
             raise UsageError(f"{source}: every entry must be a mapping, got {type(entry).__name__}")
         unknown = set(entry) - _FIELDS
         if unknown:
-            key = sorted(unknown)[0]
+            key = sorted(unknown, key=str)[0]
             raise UsageError(f"{_where(source, entry, key)}: unknown field {key!r} "
                              f"(known: {', '.join(sorted(_FIELDS))})")
         for key in ("id", "stage", "patterns", "cause", "fix"):
-            if not entry.get(key):
+            if entry.get(key) in (None, "", []):
                 raise UsageError(f"{_where(source, entry)}: entry {entry.get('id', '?')!r} lacks {key!r}")
         rid = entry["id"]
         if not isinstance(rid, str) or not re.fullmatch(r"[a-z0-9][a-z0-9.-]*", rid):
             raise UsageError(f"{_where(source, entry, 'id')}: id {rid!r} must be lowercase letters, digits, '-' and '.'")
-        if entry["stage"] not in STAGES:
+        if not isinstance(entry["stage"], str) or entry["stage"] not in STAGES:
             raise UsageError(f"{_where(source, entry, 'stage')}: {rid}: stage {entry['stage']!r} is not one of "
                              f"{', '.join(STAGES)}")
         severity = entry.get("severity", "error")
-        if severity not in SEVERITIES:
+        if not isinstance(severity, str) or severity not in SEVERITIES:
             raise UsageError(f"{_where(source, entry, 'severity')}: {rid}: severity {severity!r} is not one of "
                              f"{', '.join(SEVERITIES)}")
         patterns = _str_list(entry["patterns"], source, entry, "patterns")
         unless = _str_list(entry.get("unless"), source, entry, "unless")
-        for key, pats in (("patterns", patterns), ("unless", unless)):
+        near = {key: _str_list(entry.get(key), source, entry, key) for key in ("preceded_by", "followed_by",
+                                                                             "reset_by")}
+        if near["reset_by"] and not near["preceded_by"]:
+            raise UsageError(f"{_where(source, entry, 'reset_by')}: {rid}: reset_by needs preceded_by")
+        within = entry.get("within", 20)
+        if isinstance(within, bool) or not isinstance(within, int) or not 1 <= within <= MAX_WITHIN:
+            raise UsageError(f"{_where(source, entry, 'within')}: {rid}: within must be a whole number of lines "
+                             f"from 1 to {MAX_WITHIN}, got {within!r}")
+        for key, pats in (("patterns", patterns), ("unless", unless), *near.items()):
             for p in pats:
                 try:
                     re.compile(p)
@@ -205,15 +257,23 @@ def parse_rules(data, source: str, origin: str) -> list[Rule]:
             if lv not in LEVELS:
                 raise UsageError(f"{_where(source, entry)}: {rid}: level {lv!r} is not one of {', '.join(LEVELS)}")
         remedy = entry.get("remedy")
-        if remedy is not None and remedy not in REMEDIES:
+        if remedy is not None and (not isinstance(remedy, str) or remedy not in REMEDIES):
             raise UsageError(f"{_where(source, entry, 'remedy')}: {rid}: unknown remedy {remedy!r} "
                              f"(known: {', '.join(REMEDIES)})")
+        texts = {}
+        for key in ("cause", "fix", "title"):
+            value = entry.get(key) or (rid if key == "title" else "")
+            if not isinstance(value, (str, int, float)):
+                raise UsageError(f"{_where(source, entry, key)}: {rid}: {key!r} must be text")
+            texts[key] = str(value).strip()
+            check_text(texts[key], _where(source, entry, key), rid, key)
         rules.append(Rule(
             id=rid, stage=entry["stage"], severity=severity, patterns=patterns,
-            literals=sorted(set(literals)), cause=str(entry["cause"]).strip(), fix=str(entry["fix"]).strip(),
-            title=str(entry.get("title") or rid), unless=unless, levels=levels, not_levels=not_levels,
+            literals=sorted(set(literals)), cause=texts["cause"], fix=texts["fix"],
+            title=texts["title"], unless=unless, levels=levels, not_levels=not_levels,
             overrides=_str_list(entry.get("overrides"), source, entry, "overrides"), remedy=remedy,
-            origin=origin))
+            preceded_by=near["preceded_by"], followed_by=near["followed_by"], within=within,
+            reset_by=near["reset_by"], origin=origin))
     return rules
 
 
@@ -223,6 +283,12 @@ def load_table(extra: list[str] | None = None) -> list[Rule]:
 
     rules = parse_rules(load_yaml(BUILTIN), str(BUILTIN.name), "builtin")
     for path in extra or []:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            mode = None
+        if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+            raise UsageError(f"{path}: not a regular file (a FIFO or device cannot hold rules)")
         rules.extend(parse_rules(load_yaml(Path(path)), str(path), str(path)))
     seen: dict[str, Rule] = {}
     for r in rules:
