@@ -1,0 +1,96 @@
+"""The diagnose corpus (tests/fixtures/diagnose/corpus): loading it and judging one case.
+
+Shared by tests/diagnose/test_corpus.py and bench/diagnose_corpus.py, so that the recall the
+bench prints is the one the tests hold the table to.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import yaml
+
+from ocrdeploy.diagnose import scanner
+from ocrdeploy.diagnose.engine import wire_rules
+from ocrdeploy.diagnose.table import load_table
+
+CORPUS = Path(__file__).parent / "fixtures" / "diagnose" / "corpus"
+LOGS = Path(__file__).parent / "fixtures" / "diagnose" / "logs"
+ENGINES = ["grep", "python"] + (["hyperscan"] if scanner.hyperscan is not None else [])
+
+
+def load() -> dict:
+    """cases, near_misses, unrecognised (each item knows its file) and the benign log list."""
+    out = {"cases": [], "near_misses": [], "unrecognised": [], "benign": []}
+    for path in sorted(CORPUS.glob("*.yaml")):
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for key in out:
+            for item in doc.get(key) or []:
+                item["_file"] = path.name
+                out[key].append(item)
+    return out
+
+
+def text_of(item) -> bytes:
+    if "file" in item:
+        return (LOGS / item["file"]).read_bytes()
+    return item["log"].replace("\\e", "\x1b").encode("utf-8")
+
+
+class Scanner:
+    """Scans case texts with the built-in table, one temp file per scan."""
+
+    def __init__(self):
+        self.rules = load_table()
+        self.wire = wire_rules(self.rules)
+        self.ids = {r.id for r in self.rules}
+        self._dir = tempfile.TemporaryDirectory(prefix="ocrdeploy-corpus-")
+
+    def scan(self, item, engine: str) -> dict:
+        path = Path(self._dir.name) / "case.log"
+        path.write_bytes(text_of(item))
+        return scanner.scan(str(path), self.wire, engine=engine)
+
+    def close(self):
+        self._dir.cleanup()
+
+
+def found(report) -> dict:
+    return {f["id"]: f for f in report["findings"] + report["harmless"]}
+
+
+def judge_case(case, report) -> str | None:
+    """None when the case passes: its entry found, through the pattern it is written for."""
+    hits = found(report)
+    f = hits.get(case["entry"])
+    if f is None:
+        return f"{case['entry']} not found (found {sorted(hits)})"
+    if case["pattern"] not in f["patterns"]:
+        return f"{case['entry']} found through pattern(s) {f['patterns']}, not {case['pattern']}"
+    wrong = [other for other in case.get("not", []) if other in hits]
+    if wrong:
+        return f"{case['entry']} found, but also {wrong} (they should be overridden)"
+    return None
+
+
+def judge_near_miss(item, report) -> str | None:
+    hits = found(report)
+    wrong = [e for e in item["not"] if e in hits]
+    return f"near-miss produced {wrong}" if wrong else None
+
+
+def judge_unrecognised(item, report) -> str | None:
+    """A real failure no entry names: never clean, exit 3 with the line of the expected class."""
+    if report["findings"]:
+        return f"expected no known entry, found {[f['id'] for f in report['findings']]}"
+    classes = [u.get("class") for u in report["unrecognised"]]
+    if item["class"] not in classes:
+        return f"expected an unrecognised {item['class']} line, got {classes or 'a clean report'}"
+    return None
+
+
+def judge_benign(report) -> str | None:
+    """A healthy log: no error or warning finding, no unrecognised error (harmless is fine)."""
+    bad = [f["id"] for f in report["findings"]] + [u["text"][:80] for u in report["unrecognised"]]
+    return f"false alarm: {bad}" if bad else None
