@@ -4,7 +4,7 @@ Usage: python bench/gen_vllm_log.py OUT [--mib 512]
 
 Mostly the lines a busy vLLM OpenAI server prints (engine-core prefixes, ANSI
 colours, metrics lines, uvicorn access lines, progress bars rewritten with CR),
-with a few hundred real failure lines from tests/fixtures/diagnose/cases.yaml and
+with a few hundred real failure lines from the diagnose corpus (tests/fixtures/diagnose/corpus) and
 tracebacks spread through it.
 """
 
@@ -49,7 +49,8 @@ def main():
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args()
     rnd = random.Random(args.seed)
-    cases = yaml.safe_load((ROOT / "tests" / "fixtures" / "diagnose" / "cases.yaml").read_text())
+    cases = [c for f in sorted((ROOT / "tests" / "fixtures" / "diagnose" / "corpus").glob("*.yaml"))
+             for c in (yaml.safe_load(f.read_text()) or {}).get("cases") or [] if "log" in c]
     failures = [line.replace("\\e", "\x1b") for c in cases for line in c["log"].splitlines() if line.strip()]
     target = args.mib * 1024 * 1024
     written = 0
