@@ -358,8 +358,9 @@ def parse(c, input=None, output=None, host=None, inventory=None, backend=None, s
 
 
 @task(help={**SERVE_HELP,
-            "mode": "tiny, small, base, large or gundam (default: by the free GPU's memory)",
-            "max-crops": "MAX_CROPS (default 6; never above 9, 6 under 24 GB)",
+            "mode": "tiny, small, base, large or gundam (default: by the chosen GPU's memory)",
+            "gpu": "The GPU to size for and run on: an index, or auto (preflight's free GPU; the default)",
+            "max-crops": "MAX_CROPS, 2-9 (default 6; 6 under 24 GB)",
             "max-concurrency": "MAX_CONCURRENCY (default: 100 from 40 GB, 50 from 32 GB, 40 from 24 GB, else 30)",
             "input": "INPUT_PATH on the host (absolute; default <workdir>/deepseek-input)",
             "output": "OUTPUT_PATH on the host (absolute; default <workdir>/deepseek-output)",
@@ -371,14 +372,14 @@ def parse(c, input=None, output=None, host=None, inventory=None, backend=None, s
 @host_options
 def deepseek_config(c, host=None, inventory=None, mode=None, max_crops=None, max_concurrency=None, input=None,
                     output=None, prompt="grounding", downgrade=False, single_image_oom=False, check=False, json=False,
-                    accept_new_host_keys=False, connect_timeout=10):
+                    accept_new_host_keys=False, connect_timeout=10, gpu=None):
     """Write DeepSeek-OCR-vllm/config.py for the host's GPU: mode, crops, concurrency, workers, absolute paths."""
     from .commands.deepseek_config import run_deepseek_config
 
     code = run_deepseek_config(host=host, inventory=inventory, mode=mode, max_crops=max_crops,
                                max_concurrency=max_concurrency, input_path=input, output_path=output, prompt=prompt,
                                downgrade=downgrade, single_image=single_image_oom, check=check, as_json=json,
-                               accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout)
+                               accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout, gpu=gpu)
     if code:
         raise Exit(code=code)
 

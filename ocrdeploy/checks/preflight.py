@@ -47,6 +47,25 @@ def check_driver(facts: dict, req: Requirements) -> CheckResult:
                        fix=f"upgrade the NVIDIA driver to >= {req.min_driver}", value=version)
 
 
+def sold_gb(memory_total_mib) -> int:
+    """The size a card is sold as, in GB, from the total nvidia-smi reports.
+
+    A "16 GB" card reports 16376 MiB and an "8 GB" one 8188 MiB: a little under the label, never over it,
+    so the total rounds up to whole GiB.  Thresholds from the guides ("8-16 GB", ">= 24 GB") compare with this,
+    which keeps a 16 GB card a 16 GB card (a fixed allowance would push 16376 MiB over 16).  Cards that reserve
+    ECC memory (A10/A10G 23028 MiB, T4 15360 MiB) stay below their label: that much is all they can use.
+    """
+    return -(-int(memory_total_mib or 0) // 1024)
+
+
+def mode_for_size(rows, gb: int):
+    """The first (up to GB, mode) row that takes a card of `gb` sold GB (Requirements.vram_modes)."""
+    for upto, mode in rows:
+        if upto is None or gb <= upto:
+            return mode
+    return None
+
+
 def check_vram(facts: dict, req: Requirements) -> CheckResult:
     name = "vram"
     if not req.needs_gpu:
@@ -55,21 +74,31 @@ def check_vram(facts: dict, req: Requirements) -> CheckResult:
     if not gpus:
         return CheckResult(name, FAIL, "no GPU found", fix="see the driver check")
     best = max(gpus, key=lambda g: g.get("memory_total_mib") or 0)
-    gib = (best.get("memory_total_mib") or 0) / 1024
-    sizes = ", ".join(f"GPU {g['index']} {((g.get('memory_total_mib') or 0) / 1024):.0f} GiB" for g in gpus)
-    if gib + 0.5 < req.min_vram_gib:  # cards are sold as 24 GB but report 23.x GiB usable
-        return CheckResult(name, FAIL, f"largest GPU has {gib:.1f} GiB; >= {req.min_vram_gib:g} GiB needed ({sizes})",
+    gb = sold_gb(best.get("memory_total_mib"))
+    sizes = ", ".join(f"GPU {g['index']} {sold_gb(g.get('memory_total_mib'))} GB "
+                      f"({g.get('memory_total_mib') or 0} MiB)" for g in gpus)
+    if gb < req.min_vram_gib:
+        return CheckResult(name, FAIL, f"largest GPU is a {gb} GB card; >= {req.min_vram_gib:g} GB needed ({sizes})",
                            fix="use a host with a larger GPU")
-    if req.advised_vram_gib and gib + 0.5 < req.advised_vram_gib:
-        return CheckResult(name, WARN, f"{gib:.1f} GiB is enough but tight; {req.advised_vram_gib:g} GiB+ advised "
-                                       f"({sizes})", value=round(gib, 1))
-    return CheckResult(name, PASS, f"{sizes} (>= {req.min_vram_gib:g} GiB)", value=round(gib, 1))
+    if req.vram_modes:
+        mode = mode_for_size(req.vram_modes, gb)
+        best_mode = req.vram_modes[-1][1]
+        if req.advised_vram_gib and gb < req.advised_vram_gib:
+            return CheckResult(name, WARN, f"{mode.capitalize()} mode fits a {gb} GB card; {best_mode.capitalize()} "
+                                           f"mode wants {req.advised_vram_gib:g} GB+ (tight at 24 GB) ({sizes})",
+                               fix=f"run {mode.capitalize()} mode on this card, or use a {req.advised_vram_gib:g} GB+ "
+                                   f"card for {best_mode.capitalize()}", value=mode)
+        return CheckResult(name, PASS, f"{mode.capitalize()} mode on a {gb} GB card ({sizes})", value=mode)
+    if req.advised_vram_gib and gb < req.advised_vram_gib:
+        return CheckResult(name, WARN, f"a {gb} GB card is enough but tight; {req.advised_vram_gib:g} GB+ advised "
+                                       f"({sizes})", value=gb)
+    return CheckResult(name, PASS, f"{sizes} (>= {req.min_vram_gib:g} GB)", value=gb)
 
 
 def free_gpus(facts: dict, min_vram_gib: float = 0.0) -> list[dict]:
     """The GPUs to use, best first: no compute process, then the most free memory, then the lowest index."""
     candidates = [g for g in facts["gpu"].get("gpus") or []
-                  if not g.get("processes") and (g.get("memory_total_mib") or 0) / 1024 + 0.5 >= min_vram_gib]
+                  if not g.get("processes") and sold_gb(g.get("memory_total_mib")) >= min_vram_gib]
     return sorted(candidates, key=lambda g: (-(g.get("memory_free_mib") or 0), g["index"]))
 
 

@@ -21,3 +21,6 @@ class Requirements:
     pythons: dict = field(default_factory=dict)
     needs_gcc13: bool = False
     needs_github: bool = False          # compiles that fetch from GitHub
+    # (up to this many sold GB, mode) rows, smallest first, the last one open (None): a stack that runs in a
+    # smaller mode on a smaller card (DeepSeek-OCR) passes the VRAM check on any card with a row, naming it
+    vram_modes: tuple = ()

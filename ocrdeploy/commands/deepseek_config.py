@@ -10,28 +10,70 @@ from ..provision.step import absolute
 from ..recipes.deepseek import CONFIG, GROUNDING, config_values, downgrade, read_config, render_config
 
 FREE_PROMPT = "<image>\nFree OCR."
+GPU_KEY = "OCRDEPLOY_GPU"   # in config.py: the GPU it is sized for, which deepseek-run/verify run the scripts on
 
 
-def card_gib(facts) -> float:
-    """The memory of the card the batch will use: preflight's free GPU, else the largest."""
+def int_option(flag: str, value, low: int, high: int | None = None, why: str = ""):
+    """An integer option given as text, or None when absent; anything else is one line and exit 2."""
+    if value is None:
+        return None
+    try:
+        n = int(str(value).strip())
+    except ValueError:
+        raise UsageError(f"{flag} {value}: a whole number") from None
+    if n < low or (high is not None and n > high):
+        raise UsageError(f"{flag} {value}: " + (f"{low}-{high}" if high is not None else f"at least {low}") + why)
+    return n
+
+
+def gpu_option(value) -> str | None:
+    """--gpu: one GPU index, or auto/None (preflight's free GPU)."""
+    if value in (None, "", "auto"):
+        return None
+    if not str(value).isdigit():
+        raise UsageError(f"--gpu {value}: one GPU index (0, 1, ...) or auto")
+    return str(int(value))
+
+
+def pick_card(facts, gpu: str | None = None) -> dict:
+    """The GPU config.py is sized for and the batch scripts run on: --gpu, else preflight's free GPU, else the
+    largest."""
     from ..checks.preflight import free_gpu
 
     gpus = (facts.get("gpu") or {}).get("gpus") or []
     if not gpus:
         raise RuntimeError("no GPU found on the host (see inv preflight)")
-    g = free_gpu(facts) or max(gpus, key=lambda x: x.get("memory_total_mib") or 0)
-    return (g.get("memory_total_mib") or 0) / 1024
+    if gpu is not None:
+        for g in gpus:
+            if str(g["index"]) == gpu:
+                return g
+        raise RuntimeError(f"no GPU {gpu} on this host (GPUs: {', '.join(str(g['index']) for g in gpus)})")
+    return free_gpu(facts) or max(gpus, key=lambda x: x.get("memory_total_mib") or 0)
+
+
+def card_gb(card: dict) -> int:
+    from ..checks.preflight import sold_gb
+
+    return sold_gb(card.get("memory_total_mib"))
 
 
 def run_deepseek_config(*, host, inventory, mode, max_crops, max_concurrency, input_path, output_path, prompt,
-                        downgrade: bool, single_image, check, as_json, accept_new_host_keys, connect_timeout) -> int:
+                        downgrade: bool, single_image, check, as_json, accept_new_host_keys, connect_timeout,
+                        gpu=None) -> int:
     from ..provision import facts as facts_mod
+    from ..recipes.deepseek import MAX_CROPS_LIMIT, MIN_CROPS, MODES
     from .hosts import map_hosts
 
     if prompt not in ("grounding", "free"):
         raise UsageError("--prompt: grounding or free")
     if single_image and not downgrade:
         raise UsageError("--single-image-oom goes with --downgrade")
+    if mode is not None and mode not in MODES:
+        raise UsageError(f"--mode {mode}: choose {', '.join(MODES)}")
+    max_crops = int_option("--max-crops", max_crops, MIN_CROPS, MAX_CROPS_LIMIT,
+                           f" (MIN_CROPS is {MIN_CROPS}; {MAX_CROPS_LIMIT} is the model's maximum)")
+    max_concurrency = int_option("--max-concurrency", max_concurrency, 1)
+    gpu = gpu_option(gpu)
 
     def one(conn, h):
         facts = facts_mod.gather(conn, facts_mod.probe_request(h.workdir, reads=[CONFIG, STATE_FILE], net_timeout=0))
@@ -52,13 +94,16 @@ def run_deepseek_config(*, host, inventory, mode, max_crops, max_concurrency, in
                 return {"error": "DeepSeek-OCR is not verified on this host: inv models --model DeepSeek-OCR "
                                  "(or set deepseek_model_path)"}
             try:
-                values, notes = config_values(card_gib(facts), facts["cpu"].get("count") or 1, mode=mode,
+                card = pick_card(facts, gpu)
+                values, notes = config_values(card_gb(card), facts["cpu"].get("count") or 1, mode=mode,
                                               model_path=model, input_path=input_path or f"{wdir}/deepseek-input",
                                               output_path=output_path or f"{wdir}/deepseek-output",
                                               max_crops=max_crops, max_concurrency=max_concurrency,
                                               prompt=GROUNDING if prompt == "grounding" else FREE_PROMPT)
             except RuntimeError as exc:
                 return {"error": str(exc)}
+            values[GPU_KEY] = str(card["index"])
+            notes[0] += f" (GPU {card['index']}, {card.get('name')}, {card.get('memory_total_mib')} MiB)"
         if not check:
             conn.run(["cp", "-n", path, path + ".orig"], ok_codes=(0, 1))   # the first original is kept
             conn.put_data(render_config(text, values), path)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import time
 
-from ..recipes.deepseek import MODES
+from ..recipes.deepseek import MODES, mode_of
 from ..sdk import samples
 from .deepseek_run import SCRIPTS, CannotRun, open_stack, run_script
 from .verify import FAILED, NOT_RUN, PASSED, report_checks
@@ -75,13 +75,6 @@ def vision_check(stdout: str, mode: str) -> dict:
     return {"check": "vision tokens per page", "status": FAILED if bad else PASSED,
             "detail": (f"{', '.join(map(str, counts))}" + ("; above 1000 means too many crops: lower MAX_CROPS"
                                                             if any(c > 1000 for c in bad) else ""))}
-
-
-def mode_of(values: dict) -> str:
-    for name, (base, image, crop) in MODES.items():
-        if (values.get("BASE_SIZE"), values.get("IMAGE_SIZE"), bool(values.get("CROP_MODE"))) == (base, image, crop):
-            return name
-    return "custom"
 
 
 PAGE_CHECKS = ("Markdown heading (text page)", "| table (table page)", "LaTeX (formula page)",

@@ -244,78 +244,108 @@ MODES = {"tiny": (512, 512, False), "small": (640, 640, False), "base": (1024, 1
          "large": (1280, 1280, False), "gundam": (1024, 640, True)}
 VISION_TOKENS = {"tiny": 64, "small": 100, "base": 256, "large": 400}
 GROUNDING = "<image>\n<|grounding|>Convert the document to markdown."
+# Seed 003 2.4 by the size a card is sold as (checks.preflight.sold_gb): < 8 GB Tiny or Small, 8-16 GB Base,
+# > 16 GB Large or Gundam, Gundam tight at 24 GB and advised from 32 GB (seed 1.1).  Preflight names the
+# same row (Requirements.vram_modes).
+MODE_BY_SIZE = ((5, "tiny"), (7, "small"), (16, "base"), (31, "large"), (None, "gundam"))
+MAX_CROPS_LIMIT = 9      # config.py: "max:9"
+MIN_CROPS = 2
 
 
-def mode_for(vram_gib: float) -> str:
-    """Seed 003 2.4: < 8 GB Tiny or Small, 8-16 GB Base, > 16 GB Large or Gundam; Gundam from 32 GB."""
-    if vram_gib < 6:
-        return "tiny"
-    if vram_gib < 8:
-        return "small"
-    if vram_gib <= 16:
-        return "base"
-    if vram_gib < 32:
-        return "large"
-    return "gundam"
+def mode_for(gb: int) -> str:
+    from ..checks.preflight import mode_for_size
+
+    return mode_for_size(MODE_BY_SIZE, gb)
 
 
-def config_values(vram_gib: float, cpus: int, *, mode=None, model_path, input_path, output_path, max_crops=None,
+def mode_of(values: dict) -> str:
+    """The named mode config.py's sizes make, or "custom"."""
+    for name, (base, image, crop) in MODES.items():
+        if (values.get("BASE_SIZE"), values.get("IMAGE_SIZE"), bool(values.get("CROP_MODE"))) == (base, image, crop):
+            return name
+    return "custom"
+
+
+def vision_tokens(values: dict) -> int:
+    """The most vision tokens one image can take with these values, counted as the upstream model prints them
+    (the global view's BASE_SIZE/64 squared, plus IMAGE_SIZE/64 squared per crop): Tiny 64, Small 100,
+    Base 256, Large 400, Gundam 256 + 100 per crop.  What a downgrade must never raise."""
+    base = (int(values.get("BASE_SIZE") or 0) // 64) ** 2
+    if not values.get("CROP_MODE"):
+        return base
+    return base + int(values.get("MAX_CROPS") or 0) * (int(values.get("IMAGE_SIZE") or 0) // 64) ** 2
+
+
+def config_values(gb: int, cpus: int, *, mode=None, model_path, input_path, output_path, max_crops=None,
                   max_concurrency=None, prompt=GROUNDING) -> tuple[dict, list[str]]:
-    """DeepSeek-OCR-vllm/config.py values for a card; returns (values, notes)."""
+    """DeepSeek-OCR-vllm/config.py values for a card sold as `gb` GB; returns (values, notes).
+
+    PRINT_NUM_VIS_TOKENS is not among them: it stays as the user has it (deepseek-verify turns it on for
+    its own run only)."""
     notes = []
-    vram_gib += 0.5          # an "8 GB" card reports 7.99 GiB: thresholds are for the size it is sold as
-    mode = mode or mode_for(vram_gib)
+    mode = mode or mode_for(gb)
     if mode not in MODES:
         raise UsageError(f"--mode {mode!r}: choose {', '.join(MODES)}")
     base, image, crop = MODES[mode]
-    crops = int(max_crops) if max_crops is not None else 6
-    if crops > 9:
-        notes.append(f"MAX_CROPS {crops} capped at 9 (the model's maximum)")
-        crops = 9
-    if vram_gib < 24 and crops > 6:
+    crops = 6 if max_crops is None else int(max_crops)      # 2-9, checked where the option is read
+    if gb < 24 and crops > 6:
         notes.append(f"MAX_CROPS {crops} lowered to 6: keep 6 under 24 GB")
         crops = 6
     if max_concurrency is not None:
         conc = int(max_concurrency)
-    elif vram_gib >= 40:
+    elif gb >= 40:
         conc = 100
-    elif vram_gib >= 32:
+    elif gb >= 32:
         conc = 50
-    elif vram_gib >= 24:
+    elif gb >= 24:
         conc = 40
     else:
         conc = 30
     for p in (model_path, input_path, output_path):
         if not str(p).startswith("/"):
             raise UsageError(f"{p}: MODEL_PATH, INPUT_PATH and OUTPUT_PATH must be absolute paths")
-    values = {"BASE_SIZE": base, "IMAGE_SIZE": image, "CROP_MODE": crop, "MIN_CROPS": 2, "MAX_CROPS": crops,
-              "MAX_CONCURRENCY": conc, "NUM_WORKERS": max(1, min(64, cpus)), "PRINT_NUM_VIS_TOKENS": True,
-              "SKIP_REPEAT": True, "MODEL_PATH": model_path, "INPUT_PATH": input_path, "OUTPUT_PATH": output_path,
-              "PROMPT": prompt}
-    notes.insert(0, f"{mode.capitalize()} mode for a {vram_gib:.0f} GB card")
+    values = {"BASE_SIZE": base, "IMAGE_SIZE": image, "CROP_MODE": crop, "MIN_CROPS": MIN_CROPS, "MAX_CROPS": crops,
+              "MAX_CONCURRENCY": conc, "NUM_WORKERS": max(1, min(64, cpus)), "SKIP_REPEAT": True,
+              "MODEL_PATH": model_path, "INPUT_PATH": input_path, "OUTPUT_PATH": output_path, "PROMPT": prompt}
+    notes.insert(0, f"{mode.capitalize()} mode for a {gb} GB card")
+    if mode == "gundam" and gb < 32:
+        notes.append("Gundam is tight below 32 GB (the guide: 24 GB is tight, 32 GB advised)")
     return values, notes
 
 
+# Each mode's next step down when a batch runs out of memory: only ever to a mode that needs less.
+_SMALLER = {"gundam": "base", "large": "base", "base": "small", "small": "tiny"}
+
+
 def downgrade(values: dict, single_image=False) -> tuple[dict, str]:
-    """The next out-of-memory remedy (seed 003 5.4): MAX_CONCURRENCY to 30, MAX_CROPS to 4, Base mode;
-    when one image alone runs out of memory, BASE_SIZE 640."""
+    """The next out-of-memory remedy (seed 003 3.2 and 5.4): MAX_CONCURRENCY down to 30, then (crop modes)
+    MAX_CROPS 4, then the next smaller mode (Gundam and Large to Base, Base to Small, Small to Tiny); when one
+    image alone runs out of memory, BASE_SIZE 640.  No step raises concurrency, crops, sizes or vision tokens."""
     v = dict(values)
+    mode = mode_of(v)
     if single_image:
-        if v.get("BASE_SIZE", 0) > 640:
+        if int(v.get("BASE_SIZE") or 0) > 640:
             v["BASE_SIZE"] = 640
+            if not v.get("CROP_MODE"):             # without crops the image is the global view: Small's 640
+                v["IMAGE_SIZE"] = min(int(v.get("IMAGE_SIZE") or 640), 640)
             return v, "BASE_SIZE 640 (one image alone ran out of memory)"
-        raise UsageError("BASE_SIZE is already 640 or less: no further single-image remedy")
-    if v.get("MAX_CONCURRENCY", 0) > 30:
+        raise UsageError("BASE_SIZE is already 640 or less: no further single-image remedy; try --mode tiny")
+    if int(v.get("MAX_CONCURRENCY") or 0) > 30:
         v["MAX_CONCURRENCY"] = 30
-        return v, "MAX_CONCURRENCY halved to 30"
-    if v.get("MAX_CROPS", 0) > 4:
+        return v, f"MAX_CONCURRENCY {values['MAX_CONCURRENCY']} -> 30 (halved, to 30)"
+    if v.get("CROP_MODE") and int(v.get("MAX_CROPS") or 0) > 4:
         v["MAX_CROPS"] = 4
         return v, "MAX_CROPS 4"
-    if v.get("CROP_MODE") or v.get("IMAGE_SIZE") != 1024:
-        v.update(BASE_SIZE=1024, IMAGE_SIZE=1024, CROP_MODE=False)
-        return v, "Base mode (BASE_SIZE 1024, IMAGE_SIZE 1024, CROP_MODE False)"
-    raise UsageError("already at Base mode with MAX_CONCURRENCY 30 and MAX_CROPS 4: try --single-image-oom, "
-                     "or a smaller mode with --mode small")
+    smaller = _SMALLER.get(mode)
+    if smaller is None and mode == "custom":        # sizes set by hand: the named mode below what they cost
+        fits = [m for m in MODES if m != "gundam" and VISION_TOKENS[m] < vision_tokens(v)]
+        smaller = max(fits, key=VISION_TOKENS.get) if fits else None
+    if smaller is None:
+        raise UsageError(f"config.py is at {mode.capitalize()} mode with MAX_CONCURRENCY "
+                         f"{v.get('MAX_CONCURRENCY')}: no smaller setting left; use a GPU with more memory")
+    b, i, c = MODES[smaller]
+    v.update(BASE_SIZE=b, IMAGE_SIZE=i, CROP_MODE=c)
+    return v, f"{smaller.capitalize()} mode (BASE_SIZE {b}, IMAGE_SIZE {i}, CROP_MODE {c})"
 
 
 _ASSIGN = re.compile(r"^([A-Z_][A-Z0-9_]*)\s*=\s*(.+?)\s*(#.*)?$")

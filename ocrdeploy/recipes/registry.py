@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ..checks.requirements import Requirements
 from ..errors import UsageError
+from .deepseek import MODE_BY_SIZE
 
 
 @dataclass(frozen=True)
@@ -37,11 +38,11 @@ _RECIPES = {
                Requirements(needs_gpu=False, min_disk_gib=5.0, pythons={"sdk-env": (3, 10)})),
         # python: 3.12 is wanted, but a host without it gets a managed one (uv), so >= 3.10 runs the tools
         Recipe("deepseek-ocr-vllm085", "DeepSeek-OCR: Python 3.12, torch 2.6.0 cu118, vLLM 0.8.5, flash-attn 2.7.3",
-               Requirements(min_vram_gib=24.0, advised_vram_gib=32.0, min_driver=520, driver_fallback_floor=None,
-                            min_disk_gib=20.0, pythons={"tools-env": (3, 10)})),
+               Requirements(min_vram_gib=0, advised_vram_gib=32.0, min_driver=520, driver_fallback_floor=None,
+                            min_disk_gib=20.0, pythons={"tools-env": (3, 10)}, vram_modes=MODE_BY_SIZE)),
         Recipe("deepseek-ocr", "DeepSeek-OCR on upstream vLLM (>= 0.11.1, prebuilt from the package index)",
-               Requirements(min_vram_gib=16.0, advised_vram_gib=32.0, min_driver=580, driver_fallback_floor=None,
-                            min_disk_gib=30.0, pythons={"deepseek-vllm-env": (3, 10)})),
+               Requirements(min_vram_gib=0, advised_vram_gib=32.0, min_driver=580, driver_fallback_floor=None,
+                            min_disk_gib=30.0, pythons={"deepseek-vllm-env": (3, 10)}, vram_modes=MODE_BY_SIZE)),
     )
 }
 

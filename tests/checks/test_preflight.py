@@ -1,5 +1,7 @@
 """Each preflight check against recorded boxes (tests/fixtures/nvidia-smi) and crafted facts."""
 
+from pathlib import Path
+
 import pytest
 
 from ocrdeploy.checks import preflight as pf
@@ -110,3 +112,34 @@ def test_github_and_proxy():
     assert p.status == "warn" and "127.0.0.1" in p.message and "no_proxy=127.0.0.1,localhost,::1" in p.fix
     f["proxy"]["loopback_bypassed"]["127.0.0.1"] = True
     assert pf.check_no_proxy(f, DSPARK).status == "pass"
+
+
+# DeepSeek-OCR runs in a smaller mode on a smaller card: the VRAM check names the mode (seed 003 2.4) and
+# warns below 32 GB, where Gundam (the default mode) is tight or does not fit (seed 003 1.1).
+CARDS = Path(__file__).parents[1] / "fixtures" / "nvidia-smi" / "cards.csv"
+CARD_ROWS = {int(line.split(",")[3]): line for line in CARDS.read_text().splitlines() if not line.startswith("#")}
+
+
+@pytest.mark.parametrize("mib,gb,mode,status", [
+    (6144, 6, "small", "warn"), (8188, 8, "base", "warn"), (15360, 15, "base", "warn"),
+    (16376, 16, "base", "warn"), (23028, 23, "large", "warn"), (24564, 24, "large", "warn"),
+    (32607, 32, "gundam", "pass"), (40960, 40, "gundam", "pass"), (81559, 80, "gundam", "pass"),
+    (81920, 80, "gundam", "pass")])
+def test_deepseek_vram_names_the_mode_for_recorded_cards(mib, gb, mode, status):
+    facts = {"gpu": {"gpus": facts_mod.parse_query_gpu(CARD_ROWS[mib])}}
+    assert pf.sold_gb(mib) == gb
+    for recipe in ("deepseek-ocr-vllm085", "deepseek-ocr"):
+        r = pf.check_vram(facts, get_recipe(recipe).requirements)
+        assert (r.status, r.value) == (status, mode), r.message
+        assert r.message.startswith(f"{mode.capitalize()} mode") and f"a {gb} GB card" in r.message
+        assert ("Gundam mode wants 32 GB+" in r.message) == (status == "warn")
+        assert pf.check_free_gpu(facts, get_recipe(recipe).requirements).status == "pass"
+
+
+def test_minicpm_thresholds_use_the_sold_size():
+    def facts(mib):
+        return {"gpu": {"gpus": facts_mod.parse_query_gpu(CARD_ROWS[mib])}}
+    assert pf.check_vram(facts(24564), DSPARK).status == "pass"       # a 24 GB card is >= 24 GB
+    r = pf.check_vram(facts(23028), DSPARK)
+    assert r.status == "fail" and "a 23 GB card; >= 24 GB needed" in r.message
+    assert pf.free_gpu(facts(24564), 24)["index"] == 0 and pf.free_gpu(facts(23028), 24) is None

@@ -14,7 +14,7 @@ from ocrdeploy.errors import UsageError
 from ocrdeploy.provision.facts import parse_query_gpu
 from ocrdeploy.provision.step import StepError
 from ocrdeploy.recipes import deepseek
-from ocrdeploy.commands.deepseek_config import card_gib
+from ocrdeploy.commands.deepseek_config import card_gb, pick_card
 
 ROOT = Path(__file__).parents[2]
 CARDS = [line for line in (ROOT / "tests" / "fixtures" / "nvidia-smi" / "cards.csv").read_text().splitlines()
@@ -37,30 +37,51 @@ PROMPT = '<image>\\n<|grounding|>Convert the document to markdown.'
 '''
 
 
+CARD_ROWS = {int(line.split(",")[3]): line for line in CARDS}
+
+
 def facts_for(line):
     return {"gpu": {"gpus": parse_query_gpu(line)}}
 
 
-@pytest.mark.parametrize("line,mode,crops,conc", list(zip(CARDS, ["base", "base", "large", "gundam", "gundam"],
-                                                           [6, 6, 6, 6, 6], [30, 30, 40, 100, 100])))
-def test_config_by_card(line, mode, crops, conc):
-    values, notes = deepseek.config_values(card_gib(facts_for(line)), 32, model_path="/m", input_path="/i",
-                                           output_path="/o")
+# Every recorded card (tests/fixtures/nvidia-smi/cards.csv): the size it is sold as, its mode by seed 003 2.4
+# (< 8 GB Tiny/Small, 8-16 GB Base, > 16 GB Large, Gundam from 32 GB), MAX_CROPS and MAX_CONCURRENCY (2.2).
+@pytest.mark.parametrize("mib,gb,mode,conc", [
+    (6144, 6, "small", 30), (8188, 8, "base", 30), (15360, 15, "base", 30), (16376, 16, "base", 30),
+    (23028, 23, "large", 30), (24564, 24, "large", 40), (32607, 32, "gundam", 50), (40960, 40, "gundam", 100),
+    (81559, 80, "gundam", 100), (81920, 80, "gundam", 100)])
+def test_config_by_card(mib, gb, mode, conc):
+    card = pick_card(facts_for(CARD_ROWS[mib]))
+    assert card_gb(card) == gb
+    values, notes = deepseek.config_values(card_gb(card), 32, model_path="/m", input_path="/i", output_path="/o")
     base, image, crop = deepseek.MODES[mode]
     assert (values["BASE_SIZE"], values["IMAGE_SIZE"], values["CROP_MODE"]) == (base, image, crop)
-    assert (values["MAX_CROPS"], values["MAX_CONCURRENCY"], values["NUM_WORKERS"]) == (crops, conc, 32)
+    assert (values["MAX_CROPS"], values["MAX_CONCURRENCY"], values["NUM_WORKERS"]) == (6, conc, 32)
     assert values["PROMPT"] == "<image>\n<|grounding|>Convert the document to markdown."
-    assert notes[0].lower().startswith(mode)
+    assert notes[0] == f"{mode.capitalize()} mode for a {gb} GB card"
+    assert "PRINT_NUM_VIS_TOKENS" not in values          # the user's own setting stays
 
 
 def test_config_limits_and_paths():
-    v, notes = deepseek.config_values(40, 8, model_path="/m", input_path="/i", output_path="/o", max_crops=12)
-    assert v["MAX_CROPS"] == 9 and "capped at 9" in notes[1]
-    v, notes = deepseek.config_values(15, 8, model_path="/m", input_path="/i", output_path="/o", max_crops=8)
+    v, notes = deepseek.config_values(40, 8, model_path="/m", input_path="/i", output_path="/o", max_crops=9)
+    assert v["MAX_CROPS"] == 9 and len(notes) == 1
+    v, notes = deepseek.config_values(23, 8, model_path="/m", input_path="/i", output_path="/o", max_crops=8)
     assert v["MAX_CROPS"] == 6 and "keep 6 under 24 GB" in notes[1]
+    v, notes = deepseek.config_values(24, 8, model_path="/m", input_path="/i", output_path="/o", mode="gundam")
+    assert "Gundam is tight below 32 GB" in notes[-1]
     assert deepseek.config_values(5, 1, model_path="/m", input_path="/i", output_path="/o")[0]["BASE_SIZE"] == 512
     with pytest.raises(UsageError, match="absolute"):
         deepseek.config_values(40, 8, model_path="deepseek-ai/DeepSeek-OCR", input_path="/i", output_path="/o")
+
+
+def test_the_chosen_card_is_the_free_one_or_the_one_asked_for():
+    facts = {"gpu": {"gpus": parse_query_gpu("\n".join(CARD_ROWS[m].replace("0, ", f"{i}, ", 1)
+                                                       for i, m in enumerate((81920, 16376, 24564))))}}
+    facts["gpu"]["gpus"][0]["processes"] = [{"pid": 7}]
+    assert pick_card(facts)["index"] == 2             # GPU 0 is busy; GPU 2 has the most free memory
+    assert pick_card(facts, "1")["index"] == 1
+    with pytest.raises(RuntimeError, match="no GPU 5 on this host"):
+        pick_card(facts, "5")
 
 
 def test_render_keeps_comments_and_reads_back():
@@ -71,20 +92,60 @@ def test_render_keeps_comments_and_reads_back():
     back = deepseek.read_config(text)
     assert back == {**back, **values}
     assert back["PROMPT"] == "<image>\n<|grounding|>Convert the document to markdown."
+    assert back["PRINT_NUM_VIS_TOKENS"] is False       # as the user's file had it
 
 
-def test_oom_downgrades_in_the_seeds_order():
-    v = deepseek.read_config(SEED_CONFIG)
-    steps = []
-    while True:
+def cost(v):
+    """What a batch's memory grows with: requests at once, vision tokens per image, the global view's side,
+    the pixels the encoder takes per image (the global view plus every crop)."""
+    crops = v["MAX_CROPS"] if v["CROP_MODE"] else 0
+    return (v["MAX_CONCURRENCY"], deepseek.vision_tokens(v), v["BASE_SIZE"],
+            v["BASE_SIZE"] ** 2 + crops * v["IMAGE_SIZE"] ** 2)
+
+
+def downgrade_path(v, single_image=False):
+    path = []
+    for _ in range(12):      # there are at most 6 steps; more means a step went back up
         try:
-            v, why = deepseek.downgrade(v)
+            new, why = deepseek.downgrade(v, single_image=single_image)
         except UsageError:
-            break
-        steps.append(why)
-    assert steps == ["MAX_CONCURRENCY halved to 30", "MAX_CROPS 4",
-                     "Base mode (BASE_SIZE 1024, IMAGE_SIZE 1024, CROP_MODE False)"]
+            return path
+        path.append((why, new))
+        v = new
+    raise AssertionError(f"no end to the downgrades: {[why for why, _ in path]}")
+
+
+@pytest.mark.parametrize("mode", list(deepseek.MODES))
+@pytest.mark.parametrize("conc", [100, 30])
+def test_every_downgrade_path_only_lowers_memory(mode, conc):
+    b, i, c = deepseek.MODES[mode]
+    start = {**deepseek.read_config(SEED_CONFIG), "BASE_SIZE": b, "IMAGE_SIZE": i, "CROP_MODE": c,
+             "MAX_CONCURRENCY": conc}
+    for single in (False, True):
+        v = start
+        path = downgrade_path(v, single)
+        assert path or (single and b <= 640) or (mode == "tiny" and conc == 30)
+        for why, new in path:
+            before, after = cost(v), cost(new)
+            assert all(a <= x for a, x in zip(after, before)) and after != before, (mode, why, before, after)
+            v = new
+
+
+def test_downgrade_orders():
+    v = deepseek.read_config(SEED_CONFIG)                        # Gundam, MAX_CONCURRENCY 100, MAX_CROPS 6
+    assert [why for why, _ in downgrade_path(v)] == [
+        "MAX_CONCURRENCY 100 -> 30 (halved, to 30)", "MAX_CROPS 4",
+        "Base mode (BASE_SIZE 1024, IMAGE_SIZE 1024, CROP_MODE False)",
+        "Small mode (BASE_SIZE 640, IMAGE_SIZE 640, CROP_MODE False)",
+        "Tiny mode (BASE_SIZE 512, IMAGE_SIZE 512, CROP_MODE False)"]
+    tiny = {**v, "BASE_SIZE": 512, "IMAGE_SIZE": 512, "CROP_MODE": False}
+    assert [why for why, _ in downgrade_path(tiny)] == ["MAX_CONCURRENCY 100 -> 30 (halved, to 30)"]
+    small = {**v, "BASE_SIZE": 640, "IMAGE_SIZE": 640, "CROP_MODE": False, "MAX_CONCURRENCY": 30}
+    assert downgrade_path(small)[0][1]["BASE_SIZE"] == 512            # Small goes to Tiny, never to Base 1024
+    large = {**v, "BASE_SIZE": 1280, "IMAGE_SIZE": 1280, "CROP_MODE": False, "MAX_CONCURRENCY": 30}
+    assert downgrade_path(large)[0][0].startswith("Base mode")         # no MAX_CROPS step without crops
     assert deepseek.downgrade(v, single_image=True)[0]["BASE_SIZE"] == 640
+    assert deepseek.downgrade(large, single_image=True)[0] == {**large, "BASE_SIZE": 640, "IMAGE_SIZE": 640}
 
 
 def test_dockerfile_pins():
@@ -142,7 +203,7 @@ def test_deepseek_config_command(tmp_path):
     assert (v["CROP_MODE"], v["MAX_CONCURRENCY"], v["MODEL_PATH"]) == (True, 100, str(model))
     assert v["INPUT_PATH"] == f"{wd}/deepseek-input" and (cfg.parent / "config.py.orig").read_text() == SEED_CONFIG
     p = run("--downgrade")
-    assert p.returncode == 0 and "MAX_CONCURRENCY halved to 30" in p.stdout
+    assert p.returncode == 0 and "MAX_CONCURRENCY 100 -> 30" in p.stdout
     assert deepseek.read_config(cfg.read_text())["MAX_CONCURRENCY"] == 30
     p = run("--mode", "base", "--check")
     assert "BASE_SIZE = 1024" in p.stdout and "IMAGE_SIZE = 1024" in p.stdout and "not written" in p.stdout

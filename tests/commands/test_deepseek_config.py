@@ -1,0 +1,88 @@
+"""inv deepseek-config as a user runs it: option checking before anything is touched, the GPU it sizes for."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ocrdeploy.recipes import deepseek
+
+ROOT = Path(__file__).parents[2]
+SMI = ROOT / "tests" / "fixtures" / "nvidia-smi"
+CONFIG = ("BASE_SIZE = 1024\nIMAGE_SIZE = 640\nCROP_MODE = True\nMIN_CROPS= 2\nMAX_CROPS= 6 # max:9\n"
+          "MAX_CONCURRENCY = 100\nNUM_WORKERS = 64\nPRINT_NUM_VIS_TOKENS = False\nSKIP_REPEAT = True\n"
+          "MODEL_PATH = 'deepseek-ai/DeepSeek-OCR'\nINPUT_PATH = ''\nOUTPUT_PATH = ''\n"
+          "PROMPT = '<image>\\n<|grounding|>Convert the document to markdown.'\n")
+
+
+@pytest.fixture
+def host(tmp_path):
+    wd = tmp_path / "wd"
+    cfg = wd / "DeepSeek-OCR" / deepseek.VLLM_DIR / "config.py"
+    cfg.parent.mkdir(parents=True)
+    cfg.write_text(CONFIG)
+    (wd / "models" / "DeepSeek-OCR").mkdir(parents=True)
+    (wd / ".ocrdeploy").mkdir()
+    (wd / ".ocrdeploy" / "state.json").write_text(json.dumps(
+        {"models": {"DeepSeek-OCR": {"path": str(wd / "models" / "DeepSeek-OCR")}}}))
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd)}}}))
+
+    def run(*args, box=SMI / "3gpu-busy0"):
+        env = dict(os.environ, PATH=f"{box}:{os.environ['PATH']}", OCRDEPLOY_PROBE_NO_NVML="1", COLUMNS="200")
+        env.pop("OCRDEPLOY_INVENTORY", None)
+        return subprocess.run([sys.executable, "-m", "ocrdeploy", "deepseek-config", "--inventory", str(inv), *args],
+                              capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
+    return cfg, run
+
+
+@pytest.mark.parametrize("args,line", [
+    (["--max-concurrency", "abc"], "--max-concurrency abc: a whole number"),
+    (["--max-concurrency", "0"], "--max-concurrency 0: at least 1"),
+    (["--max-crops", "-3"], "--max-crops -3: 2-9"),
+    (["--max-crops", "12"], "--max-crops 12: 2-9"),
+    (["--mode", "huge"], "--mode huge: choose tiny, small, base, large, gundam"),
+    (["--gpu", "one"], "--gpu one: one GPU index"),
+])
+def test_bad_options_are_one_line_and_touch_nothing(host, args, line):
+    cfg, run = host
+    p = run(*args)
+    assert p.returncode == 2 and line in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "Traceback" not in p.stderr and cfg.read_text() == CONFIG
+
+
+def test_sized_for_the_free_gpu_and_recorded_for_the_runs(host):
+    cfg, run = host
+    p = run()                                   # 3x RTX 5090, GPU 0 busy: GPU 1 is the free one
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "Gundam mode for a 32 GB card (GPU 1, NVIDIA GeForce RTX 5090, 32607 MiB)" in p.stdout
+    v = deepseek.read_config(cfg.read_text())
+    assert v["OCRDEPLOY_GPU"] == "1" and v["MAX_CONCURRENCY"] == 50
+    assert v["PRINT_NUM_VIS_TOKENS"] is False           # the user's value is kept
+    p = run("--gpu", "2", "--max-concurrency", "40", "--max-crops", "9")
+    assert p.returncode == 0, p.stdout + p.stderr
+    v = deepseek.read_config(cfg.read_text())
+    assert (v["OCRDEPLOY_GPU"], v["MAX_CONCURRENCY"], v["MAX_CROPS"]) == ("2", 40, 9)
+    p = run("--gpu", "7")
+    assert p.returncode == 1 and "no GPU 7 on this host (GPUs: 0, 1, 2)" in p.stdout
+
+
+def test_a_16_gb_card_gets_base(host, tmp_path):
+    cfg, run = host
+    box = tmp_path / "box"
+    box.mkdir()
+    row = [line for line in (SMI / "cards.csv").read_text().splitlines() if ", 16376," in line][0]
+    (box / "query-gpu.csv").write_text("# fields: index,name,uuid,memory.total,memory.used,memory.free,"
+                                       "driver_version\n# the RTX 4080 SUPER row of ../cards.csv\n" + row + "\n")
+    (box / "compute-apps.csv").write_text("# fields: gpu_uuid,pid,process_name,used_memory\n")
+    (box / "nvidia-smi.txt").write_text("")
+    (box / "nvidia-smi").write_text(f'#!/bin/sh\nexec sh {SMI / "fake-nvidia-smi.sh"} {box} "$@"\n')
+    (box / "nvidia-smi").chmod(0o755)
+    p = run(box=box)
+    assert p.returncode == 0, p.stdout + p.stderr
+    v = deepseek.read_config(cfg.read_text())
+    assert (v["BASE_SIZE"], v["IMAGE_SIZE"], v["CROP_MODE"], v["MAX_CONCURRENCY"]) == (1024, 1024, False, 30)
