@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import time
 
-from ..recipes.deepseek import MODES, mode_of
+from ..recipes.deepseek import MODES, VISION_TOKENS, mode_of
 from ..sdk import samples
 from .deepseek_run import SCRIPTS, CannotRun, open_stack, run_script
 from .verify import FAILED, NOT_RUN, PASSED, report_checks
@@ -25,7 +25,13 @@ PIPE_ROW = re.compile(r"(?m)^\s*\|.*\|.*\|\s*$")
 LATEX = re.compile(r"\\frac|\\sum|\\sqrt|\\\[|\\\(|\$[^$\n]+\$")
 IMAGE = re.compile(r"!\[[^\]]*\]\([^)]+\)")
 GARBAGE = re.compile(r"(.{1,4}?)\1{12,}", re.S)
-VIS_TOKENS = re.compile(r"(?i)vis(?:ion|ual)?[ _-]?tokens?\D{0,12}(\d+)")
+# What DeepSeek-OCR's vLLM model prints per image with PRINT_NUM_VIS_TOKENS (deepseek_ocr.py): the global
+# view's and the crops' feature shapes, `BASE:  torch.Size([1, 256, 1280])` then `PATCHES:  torch.Size([6,
+# 100, 1280])` or `NO PATCHES`.  Vision tokens = views x tokens per view, summed.
+VIS_BLOCK = re.compile(r"BASE:\s+torch\.Size\(\[(\d+), (\d+), \d+\]\)[ \t]*\r?\n[^\n]*?"
+                       r"(?:PATCHES:\s+torch\.Size\(\[(\d+), (\d+), \d+\]\)|(NO PATCHES))")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+PDF_LOADING = "PDF loading"   # run_dpsk_ocr_pdf.py prints it once the engine is built: blocks before it are profiling
 
 
 def column_order(text: str):
@@ -64,17 +70,44 @@ def page_checks(pages: list[str]) -> list[dict]:
     return out
 
 
-def vision_check(stdout: str, mode: str) -> dict:
-    counts = [int(x) for x in VIS_TOKENS.findall(stdout)]
-    if not counts:
-        return {"check": "vision tokens per page", "status": NOT_RUN, "detail": "the run printed none"}
+def vision_tokens(stdout: str) -> list[dict]:
+    """Per image, in order: {"base", "crops", "patches", "tokens"} from the shapes the run printed.  Blocks
+    printed before run_dpsk_ocr_pdf.py's "PDF loading" line belong to vLLM's profiling pass and are left out."""
+    text = ANSI.sub("", stdout)
+    if PDF_LOADING in text:
+        text = text[text.rindex(PDF_LOADING):]
+    out = []
+    for m in VIS_BLOCK.finditer(text):
+        base = int(m.group(1)) * int(m.group(2))
+        crops = 0 if m.group(5) else int(m.group(3))
+        patches = 0 if m.group(5) else crops * int(m.group(4))
+        out.append({"base": base, "crops": crops, "patches": patches, "tokens": base + patches})
+    return out
+
+
+def vision_check(stdout: str, mode: str, pages: int) -> dict:
+    name = "vision tokens per page"
+    seen = vision_tokens(stdout)
+    if not seen:
+        return {"check": name, "status": NOT_RUN, "detail": "the run printed no BASE:/PATCHES: shapes"}
+    counts = ", ".join(str(v["tokens"]) for v in seen)
+    of = "" if len(seen) == pages else f" ({len(seen)} images for {pages} pages)"
+    if mode in VISION_TOKENS:
+        want = VISION_TOKENS[mode]
+        wrong = [v for v in seen if v["tokens"] != want or v["crops"]]
+        return {"check": name, "status": FAILED if wrong else PASSED,
+                "detail": (f"{counts}{of}: {mode.capitalize()} mode gives {want} per page" +
+                           ("; config.py's sizes did not take effect" if wrong else ""))}
     if mode != "gundam":
-        return {"check": "vision tokens per page", "status": NOT_RUN,
-                "detail": f"{mode} mode ({', '.join(map(str, counts))}): the 100-800 range is Gundam's"}
-    bad = [c for c in counts if not 100 <= c <= 800]
-    return {"check": "vision tokens per page", "status": FAILED if bad else PASSED,
-            "detail": (f"{', '.join(map(str, counts))}" + ("; above 1000 means too many crops: lower MAX_CROPS"
-                                                            if any(c > 1000 for c in bad) else ""))}
+        return {"check": name, "status": NOT_RUN, "detail": f"{counts}: sizes of no named mode ({mode})"}
+    high = [v["tokens"] for v in seen if v["tokens"] > 1000]
+    low = [v["tokens"] for v in seen if v["tokens"] < 100]
+    detail = f"{counts}{of} (256 for the global view + 100 per crop; the guide: 100-800 a page, above 1000 too many)"
+    if high:
+        detail = f"{counts}: above 1000 means too many crops: lower MAX_CROPS"
+    elif low:
+        detail = f"{counts}: below 100 vision tokens a page in Gundam mode: the sizes did not take effect"
+    return {"check": name, "status": FAILED if high or low else PASSED, "detail": detail}
 
 
 PAGE_CHECKS = ("Markdown heading (text page)", "| table (table page)", "LaTeX (formula page)",
@@ -116,7 +149,7 @@ def verify_host(conn, host, compare_modes=False) -> list[dict]:
         checks.append({"check": "run_dpsk_ocr_pdf.py", "status": PASSED,
                        "detail": f"{mode} mode, {len(pages)} pages -> {base}/samples-out/samples.mmd"})
         checks += page_checks(pages)
-        checks.append(vision_check(r.stdout, mode))
+        checks.append(vision_check(r.stdout, mode, len(samples.DEEPSEEK_PAGES)))
     if compare_modes:
         page = samples.pdf(samples.two_column_content())
         result = {}

@@ -18,7 +18,7 @@ from ocrdeploy.commands import deepseek_verify as dv  # noqa: E402
 STANDIN = r'''
 import json, os, sys
 sys.path.insert(0, os.getcwd())
-from config import INPUT_PATH, OUTPUT_PATH, CROP_MODE, PRINT_NUM_VIS_TOKENS
+from config import INPUT_PATH, OUTPUT_PATH, CROP_MODE, PRINT_NUM_VIS_TOKENS, BASE_SIZE
 behave = json.load(open("standin.json")) if os.path.exists("standin.json") else {}
 pages = open(INPUT_PATH, "rb").read().count(b"/Type /Page /Parent")
 left = ["Left column line %d: the first column is read first." % i for i in range(1, 9)]
@@ -34,9 +34,17 @@ if behave.get("garbage"):
 if pages == 1:
     texts = [texts[4]]
 os.makedirs(OUTPUT_PATH, exist_ok=True)
+def shapes(crops):   # what deepseek_ocr.py prints per image with PRINT_NUM_VIS_TOKENS (see deepseek-logs/)
+    print("=====================")
+    print("BASE: ", "torch.Size([1, %d, 1280])" % ((BASE_SIZE // 64) ** 2))
+    print("PATCHES: ", "torch.Size([%d, 100, 1280])" % crops) if crops else print("NO PATCHES")
+    print("=====================")
+if PRINT_NUM_VIS_TOKENS:
+    shapes(4 if CROP_MODE else 0)                       # vLLM's profiling pass, before the script's own output
+print("\x1b[31mPDF loading .....\x1b[0m")
 for i in range(pages):
     if PRINT_NUM_VIS_TOKENS:
-        print("page %d: vision tokens: %d" % (i, behave.get("vis_tokens", 400 if CROP_MODE else 256)))
+        shapes(behave.get("crops", 6) if CROP_MODE else 0)
 name = os.path.basename(INPUT_PATH).replace(".pdf", ".mmd")
 open(os.path.join(OUTPUT_PATH, name), "w").write("".join(t + "\n\n<--- Page Split --->\n" for t in texts))
 '''
@@ -78,7 +86,7 @@ def test_deepseek_verify_passes_and_restores_the_config(site):
 
 def test_deepseek_verify_catches_garbage_and_too_many_vision_tokens(site):
     wd, inv = site
-    ds_site(wd, {"garbage": True, "vis_tokens": 1200})
+    ds_site(wd, {"garbage": True, "crops": 9})
     p = cli("deepseek-verify", ["--json"], inv)
     assert p.returncode == 1
     c = checks_of(p)
@@ -119,3 +127,32 @@ def test_inv_verify_on_a_deepseek_service(site):
                                         ("nothing", None)])
 def test_column_order(text, order):
     assert dv.column_order(text) is order
+
+
+LOG = Path(__file__).parents[1] / "fixtures" / "deepseek-logs" / "pdf-gundam-3pages.txt"
+
+
+def upstream_stdout():
+    return "".join(line for line in LOG.read_text().splitlines(keepends=True) if not line.startswith("#"))
+
+
+def test_vision_tokens_parsed_from_the_upstream_shapes():
+    seen = dv.vision_tokens(upstream_stdout())
+    assert [v["tokens"] for v in seen] == [856, 856, 256]       # the profiling block before "PDF loading" is left out
+    assert [(v["base"], v["crops"], v["patches"]) for v in seen] == [(256, 6, 600), (256, 6, 600), (256, 0, 0)]
+    c = dv.vision_check(upstream_stdout(), "gundam", 3)
+    assert c["status"] == "passed" and c["detail"].startswith("856, 856, 256 (256 for the global view")
+    c = dv.vision_check(upstream_stdout(), "base", 3)           # Base prints 256 and no patches, or it did not apply
+    assert c["status"] == "failed" and "did not take effect" in c["detail"]
+    nine = upstream_stdout().replace("[6, 100, 1280]", "[9, 100, 1280]")
+    c = dv.vision_check(nine, "gundam", 3)
+    assert c["status"] == "failed" and "1156, 1156, 256: above 1000 means too many crops: lower MAX_CROPS" == c["detail"]
+    assert dv.vision_check("no shapes at all", "gundam", 3)["status"] == "not run"
+
+
+def test_vision_tokens_in_base_mode(site):
+    wd, inv = site
+    ds_site(wd, mode="base")
+    c = checks_of(cli("deepseek-verify", ["--json"], inv))
+    assert c["vision tokens per page"] == {"check": "vision tokens per page", "status": "passed",
+                                           "detail": "256, 256, 256, 256, 256: Base mode gives 256 per page"}
