@@ -384,32 +384,38 @@ def deepseek_config(c, host=None, inventory=None, mode=None, max_crops=None, max
         raise Exit(code=code)
 
 
-@task(help={**SERVE_HELP, "compare-modes": "Also run the two-column page in Gundam and Base mode and compare"})
+DS_GPU_HELP = "The GPU to run on (default: the one config.py was sized for, else preflight's free GPU)"
+
+
+@task(help={**SERVE_HELP, "compare-modes": "Also run the two-column page in Gundam and Base mode and compare",
+            "gpu": DS_GPU_HELP})
 @cli_errors
 @host_options
 def deepseek_verify(c, host=None, inventory=None, compare_modes=False, json=False, accept_new_host_keys=False,
-                    connect_timeout=10):
+                    connect_timeout=10, gpu=None):
     """DeepSeek-OCR's batch script on the project's sample pages: headings, tables, LaTeX, figures, no garbage."""
     from .commands.deepseek_verify import run_deepseek_verify
 
     code = run_deepseek_verify(host=host, inventory=inventory, compare_modes=compare_modes, as_json=json,
-                               accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout)
+                               accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout, gpu=gpu)
     if code:
         raise Exit(code=code)
 
 
-@task(help={**SERVE_HELP, "input": "A PDF, an image (jpg/png/jpeg) or a directory of images on the host (absolute)",
+@task(help={**SERVE_HELP, "input": "A PDF, an image (jpg/png/jpeg) or a directory of them on the host (absolute)",
             "output": "Where the results go on the host (absolute; default <workdir>/deepseek-output)",
-            "eval": "A benchmark directory (OmniDocBench layout) through run_dpsk_ocr_eval_batch.py"})
+            "eval": "A benchmark directory (OmniDocBench layout) through run_dpsk_ocr_eval_batch.py",
+            "gpu": DS_GPU_HELP})
 @cli_errors
 @host_options
 def deepseek_run(c, host=None, inventory=None, input=None, output=None, eval=False, json=False,
-                 accept_new_host_keys=False, connect_timeout=10):
+                 accept_new_host_keys=False, connect_timeout=10, gpu=None):
     """DeepSeek-OCR's batch scripts on your files with the host's config.py: PDF, images, or a benchmark."""
     from .commands.deepseek_run import run_deepseek_batch
 
     code = run_deepseek_batch(host=host, inventory=inventory, input_path=input, output=output, evaluate=eval,
-                              as_json=json, accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout)
+                              as_json=json, accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout,
+                              gpu=gpu)
     if code:
         raise Exit(code=code)
 

@@ -1,10 +1,12 @@
 """`inv deepseek-run`: the DeepSeek-OCR repository's own batch scripts on the user's files (seed 003 section 3).
 
 The script follows from the input: a PDF goes through run_dpsk_ocr_pdf.py (the concurrent path),
-an image or a directory of images through run_dpsk_ocr_image.py (streaming), and with --eval a
-benchmark directory through run_dpsk_ocr_eval_batch.py.  Only INPUT_PATH and OUTPUT_PATH are set
-for the run and config.py is put back afterwards, so `inv deepseek-config` stays the one place that
-chooses mode, crops and concurrency.  The run's output streams as it comes and stays in a log on
+an image through run_dpsk_ocr_image.py (streaming), a directory file by file (the image script opens
+one file: each image through it, each PDF through the PDF script, each into its own output folder),
+and with --eval a benchmark directory through run_dpsk_ocr_eval_batch.py.  Only INPUT_PATH and
+OUTPUT_PATH are set for the run and config.py is put back afterwards, so `inv deepseek-config` stays
+the one place that chooses mode, crops, concurrency and the GPU; the scripts pin GPU 0 themselves,
+so they run through recipes/deepseek_gpu.py, which hands them that GPU.  The run's output streams as it comes and stays in a log on
 the host; a failed run is read against the diagnose table, so an out-of-memory names the next
 downgrade instead of leaving the user with a traceback.
 """
@@ -17,9 +19,13 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+from pathlib import Path
+
 from ..errors import UsageError
-from ..provision.command import Command
+from ..provision.command import Command, Script
+from ..recipes import deepseek_gpu
 from ..recipes.deepseek import CONFIG, ENV, read_config, render_config
+from .deepseek_config import GPU_KEY, gpu_option
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")          # what run_dpsk_ocr_image.py reads (seed 003 3.1)
 SCRIPTS = {"pdf": "run_dpsk_ocr_pdf.py", "image": "run_dpsk_ocr_image.py", "eval": "run_dpsk_ocr_eval_batch.py"}
@@ -45,14 +51,15 @@ class Stack:
         return self.facts["workdir"]["path"]
 
 
-def open_stack(conn, host, paths=()) -> Stack:
-    """One probe: the checkout's config.py, the env's interpreter and any other paths the caller needs."""
+def open_stack(conn, host, paths=(), dirs=()) -> Stack:
+    """One probe: the checkout's config.py, the env's interpreter, the GPUs and any other paths the caller
+    needs (`dirs` are listed)."""
     from ..provision import facts as facts_mod
     from ..provision.step import absolute, wd
 
     py_rel = wd(f"{ENV}/bin/python")
     facts = facts_mod.gather(conn, facts_mod.probe_request(host.workdir, reads=[CONFIG], net_timeout=0,
-                                                           paths=[py_rel, *paths]))
+                                                           paths=[py_rel, *paths], dirs=list(dirs)))
     text = (facts.get("reads") or {}).get(CONFIG)
     if text is None:
         raise CannotRun("the DeepSeek-OCR checkout is missing: inv install --recipe deepseek-ocr-vllm085")
@@ -63,12 +70,42 @@ def open_stack(conn, host, paths=()) -> Stack:
     return Stack(facts, text, absolute(facts, CONFIG), absolute(facts, py_rel))
 
 
-def run_script(conn, stack: Stack, script: str, overrides: dict, *, out_stream=None, timeout=24 * 3600):
-    """The script with config.py changed by `overrides` for this run only; the user's file goes back after."""
+LAUNCHER = Path(deepseek_gpu.__file__).read_text(encoding="utf-8")
+
+
+def run_gpu(stack: Stack, gpu: str | None) -> str:
+    """The GPU a run uses: --gpu, else the one config.py was sized for (deepseek-config records it), else
+    preflight's free GPU.  A recorded or picked GPU that is busy now is refused rather than shared."""
+    from ..checks.preflight import free_gpu
+
+    gpus = {str(g["index"]): g for g in (stack.facts.get("gpu") or {}).get("gpus") or []}
+    if gpu is not None:
+        if gpus and gpu not in gpus:
+            raise CannotRun(f"--gpu {gpu}: no such GPU on this host (GPUs: {', '.join(gpus)})")
+        return gpu
+    recorded = stack.values.get(GPU_KEY)
+    if recorded is not None and str(recorded) in gpus:
+        busy = gpus[str(recorded)].get("processes")
+        if busy:
+            raise CannotRun(f"GPU {recorded}, which config.py is sized for, is busy (pid "
+                            f"{', '.join(str(p['pid']) for p in busy)}): free it, pass --gpu, or run "
+                            f"inv deepseek-config again for a free GPU")
+        return str(recorded)
+    free = free_gpu(stack.facts)
+    if free is None:
+        raise CannotRun("no free GPU on this host" + (" (pass --gpu to share one)" if gpus else ""))
+    return str(free["index"])
+
+
+def run_script(conn, stack: Stack, script: str, overrides: dict, *, gpu: str, out_stream=None,
+               timeout=24 * 3600):
+    """The script on `gpu` with config.py changed by `overrides` for this run only; the user's file goes back
+    after."""
     conn.put_data(render_config(stack.text, overrides), stack.cfg)
     try:
-        return conn.run(Command([stack.py, script], cwd=posixpath.dirname(stack.cfg), env={"PYTHONUNBUFFERED": "1"}),
-                        timeout=timeout, ok_codes=range(0, 256), out_stream=out_stream)
+        cmd = Command([stack.py, "-c", Script(LAUNCHER, "deepseek_gpu.py"), script, gpu],
+                      cwd=posixpath.dirname(stack.cfg), env={"PYTHONUNBUFFERED": "1", "CUDA_VISIBLE_DEVICES": gpu})
+        return conn.run(cmd, timeout=timeout, ok_codes=range(0, 256), out_stream=out_stream)
     finally:
         conn.put_data(stack.text, stack.cfg)
 
@@ -80,38 +117,75 @@ def pick_script(path: str, kind: str, evaluate: bool) -> str:
         return SCRIPTS["eval"]
     if kind == "file" and path.lower().endswith(".pdf"):
         return SCRIPTS["pdf"]
-    if kind == "dir" or (kind == "file" and path.lower().endswith(IMAGE_SUFFIXES)):
+    if kind == "file" and path.lower().endswith(IMAGE_SUFFIXES):
         return SCRIPTS["image"]
     raise CannotRun(f"{path}: neither a PDF, an image ({', '.join(IMAGE_SUFFIXES)}) nor a directory")
 
 
-def run_host(conn, host, input_path, output, evaluate, show, rules) -> dict:
+def plan_runs(input_path: str, kind: str, listing, evaluate: bool, out_dir: str) -> list[tuple[str, str, str]]:
+    """(script, INPUT_PATH, OUTPUT_PATH) for each run.  A directory becomes one run per image and per PDF in it
+    (run_dpsk_ocr_image.py opens a single file), each writing into OUTPUT/<file name>/, since every image run
+    writes the same result.mmd and every run an images/ folder."""
+    if evaluate:
+        pick_script(input_path, kind, evaluate)
+        others = sorted(n for n in listing or {} if "/" not in n and not n.lower().endswith(IMAGE_SUFFIXES))
+        if others:
+            raise CannotRun(f"--eval opens every file in {input_path} as an image; not images: "
+                            f"{', '.join(others[:5])}{' ...' if len(others) > 5 else ''}")
+        # run_dpsk_ocr_eval_batch.py writes OUTPUT_PATH + file name, without a '/' of its own
+        return [(SCRIPTS["eval"], input_path, out_dir.rstrip("/") + "/")]
+    if kind != "dir":
+        return [(pick_script(input_path, kind, evaluate), input_path, out_dir)]
+    names = sorted(n for n in listing or {} if "/" not in n)
+    runs = [(pick_script(n, "file", False), f"{input_path.rstrip('/')}/{n}", f"{out_dir.rstrip('/')}/{n}")
+            for n in names if n.lower().endswith(IMAGE_SUFFIXES + (".pdf",))]
+    if not runs:
+        raise CannotRun(f"{input_path} holds no PDF or image ({', '.join(IMAGE_SUFFIXES)}) at its top level")
+    return runs
+
+
+def run_host(conn, host, input_path, output, evaluate, show, rules, gpu=None) -> dict:
+    from ..provision.connection import LineStream
+
     try:
-        stack = open_stack(conn, host, paths=[input_path])
+        stack = open_stack(conn, host, paths=[input_path], dirs=[input_path])
         entry = stack.facts["files"][input_path]
         if not entry.get("exists"):
             raise CannotRun(f"{input_path} does not exist on the host")
-        script = pick_script(input_path, entry.get("type", "file"), evaluate)
+        out_dir = output or f"{stack.workdir}/deepseek-output"
+        runs = plan_runs(input_path, entry.get("type", "file"), (stack.facts.get("dirs") or {}).get(input_path),
+                         evaluate, out_dir)
+        gpu = run_gpu(stack, gpu)
     except CannotRun as exc:
         return {"error": str(exc)}
-    out_dir = output or f"{stack.workdir}/deepseek-output"
     tag = time.strftime("%Y%m%d-%H%M%S")
     log = f"{stack.workdir}/.ocrdeploy/deepseek-runs/{tag}.log"
     marker = f"{log}.start"
     conn.run(["mkdir", "-p", out_dir, posixpath.dirname(log)])
     conn.run(["touch", marker])
-    from ..provision.connection import LineStream
-
-    r = run_script(conn, stack, script, {"INPUT_PATH": input_path, "OUTPUT_PATH": out_dir},
-                   out_stream=LineStream(lambda line: show(host.name, line)))
-    text = r.stdout + ("\n" if r.stdout and r.stderr else "") + r.stderr
-    conn.put_data(text, log)
+    done, texts, failed = [], [], None
+    for n, (script, inp, outp) in enumerate(runs, 1):
+        if len(runs) > 1:
+            show(host.name, f"[{n}/{len(runs)}] {posixpath.basename(inp)}: {script}")
+        r = run_script(conn, stack, script, {"INPUT_PATH": inp, "OUTPUT_PATH": outp}, gpu=gpu,
+                       out_stream=LineStream(lambda line: show(host.name, line)))
+        text = r.stdout + ("\n" if r.stdout and r.stderr else "") + r.stderr
+        texts.append(text if len(runs) == 1 else f"==> {inp} ({script}, exit {r.exit_code})\n{text}")
+        done.append({"script": script, "input": inp, "output_dir": outp, "exit_code": r.exit_code,
+                     "seconds": round(r.duration, 1)})
+        if r.exit_code != 0:
+            failed = (done[-1], text)
+            break                        # the rest would meet the same settings: fix, then run again
+    conn.put_data("\n".join(texts), log)
     found = conn.run(["find", out_dir, "-type", "f", "-newer", marker], ok_codes=range(0, 256)).stdout.split()
     conn.run(["rm", "-f", marker], ok_codes=range(0, 256))
-    doc = {"script": script, "input": input_path, "output_dir": out_dir, "log": log, "exit_code": r.exit_code,
-           "seconds": round(r.duration, 1), "outputs": sorted(found), "findings": []}
-    if r.exit_code != 0:
-        doc["findings"] = _diagnose(text, rules, host)
+    last = failed[0] if failed else done[-1]
+    doc = {"script": last["script"], "input": input_path, "output_dir": out_dir, "log": log, "gpu": gpu,
+           "exit_code": last["exit_code"], "seconds": round(sum(d["seconds"] for d in done), 1),
+           "outputs": sorted(found), "findings": [], "runs": done,
+           "not_run": [inp for _, inp, _ in runs[len(done):]]}
+    if failed:
+        doc["findings"] = _diagnose(failed[1], rules, host)
     return doc
 
 
@@ -128,7 +202,7 @@ def _diagnose(text, rules, host) -> list[dict]:
 
 
 def run_deepseek_batch(*, host, inventory, input_path, output, evaluate, as_json, accept_new_host_keys,
-                       connect_timeout) -> int:
+                       connect_timeout, gpu=None) -> int:
     from ..diagnose.table import load_table
     from ..provision.report import console
     from .hosts import map_hosts
@@ -138,13 +212,14 @@ def run_deepseek_batch(*, host, inventory, input_path, output, evaluate, as_json
             raise UsageError(f"{flag} {value}: a path on the host, and it must be absolute")
     if not input_path:
         raise UsageError("--input PATH is required (a PDF, an image, or a directory of images)")
+    gpu = gpu_option(gpu)
     con = console(stderr=as_json)
     rules = load_table()
 
     def show(name, line):
         con.print(f"{name} | {line}", markup=False, highlight=False)
 
-    run = map_hosts(lambda conn, h: run_host(conn, h, input_path, output, evaluate, show, rules), host=host,
+    run = map_hosts(lambda conn, h: run_host(conn, h, input_path, output, evaluate, show, rules, gpu), host=host,
                     inventory=inventory, accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout,
                     as_json=as_json, con=con)
     for name, r in run.hosts:
@@ -155,14 +230,18 @@ def run_deepseek_batch(*, host, inventory, input_path, output, evaluate, as_json
             continue
         if r["exit_code"] != 0:
             run.failed = True
-            con.print(f"[red]{name}: {r['script']} exited {r['exit_code']}[/red] after {r['seconds']:.0f} s; "
-                      f"log: {r['log']}")
+            con.print(f"[red]{name}: {r['script']} exited {r['exit_code']}[/red] after {r['seconds']:.0f} s "
+                      f"(GPU {r['gpu']}); log: {r['log']}")
+            if r["not_run"]:
+                con.print(f"    not run: {len(r['not_run'])} more file(s) of {r['input']}", markup=False)
             for f in r["findings"]:
                 con.print(f"    diagnosis {f['id']} (line {f['first_line']}): {f['cause']}", markup=False)
                 con.print(f"    fix: {f['fix']}", markup=False)
             continue
-        con.print(f"[green]{name}: {r['script']} done[/green] in {r['seconds']:.0f} s: {len(r['outputs'])} files "
-                  f"in {r['output_dir']} (log: {r['log']})")
+        what = r["script"] if len(r["runs"]) == 1 else f"{len(r['runs'])} runs of " + " and ".join(
+            sorted({d["script"] for d in r["runs"]}))
+        con.print(f"[green]{name}: {what} done[/green] in {r['seconds']:.0f} s on GPU {r['gpu']}: "
+                  f"{len(r['outputs'])} files in {r['output_dir']} (log: {r['log']})")
         for path in r["outputs"][:20]:
             con.print(f"    {path}", markup=False)
         if len(r["outputs"]) > 20:

@@ -16,7 +16,8 @@ import time
 
 from ..recipes.deepseek import MODES, VISION_TOKENS, mode_of
 from ..sdk import samples
-from .deepseek_run import SCRIPTS, CannotRun, open_stack, run_script
+from .deepseek_config import gpu_option
+from .deepseek_run import SCRIPTS, CannotRun, open_stack, run_gpu, run_script
 from .verify import FAILED, NOT_RUN, PASSED, report_checks
 
 PAGE_SPLIT = "<--- Page Split --->"
@@ -120,9 +121,10 @@ def script_failed(why: str, then: str) -> list[dict]:
         {"check": n, "status": NOT_RUN, "detail": then} for n in PAGE_CHECKS]
 
 
-def verify_host(conn, host, compare_modes=False) -> list[dict]:
+def verify_host(conn, host, compare_modes=False, gpu=None) -> list[dict]:
     try:
         stack = open_stack(conn, host)
+        gpu = run_gpu(stack, gpu)
     except CannotRun as exc:
         return script_failed(str(exc), "nothing ran")
     values = stack.values
@@ -135,7 +137,7 @@ def verify_host(conn, host, compare_modes=False) -> list[dict]:
         conn.put_data(pdf_bytes, pdf)
         out_dir = f"{base}/{name}-out"
         r = run_script(conn, stack, SCRIPTS["pdf"], {**overrides, "INPUT_PATH": pdf, "OUTPUT_PATH": out_dir,
-                                                     "PRINT_NUM_VIS_TOKENS": True}, timeout=3 * 3600)
+                                                     "PRINT_NUM_VIS_TOKENS": True}, gpu=gpu, timeout=3 * 3600)
         mmd = conn.run(["cat", f"{out_dir}/{name}.mmd"], ok_codes=range(0, 256)).stdout if r.exit_code == 0 else ""
         return r, mmd
 
@@ -168,7 +170,9 @@ def verify_host(conn, host, compare_modes=False) -> list[dict]:
     return checks
 
 
-def run_deepseek_verify(*, host, inventory, compare_modes, as_json, accept_new_host_keys, connect_timeout) -> int:
-    return report_checks(lambda conn, h: verify_host(conn, h, compare_modes), "DeepSeek-OCR verification",
+def run_deepseek_verify(*, host, inventory, compare_modes, as_json, accept_new_host_keys, connect_timeout,
+                        gpu=None) -> int:
+    gpu = gpu_option(gpu)
+    return report_checks(lambda conn, h: verify_host(conn, h, compare_modes, gpu), "DeepSeek-OCR verification",
                          host=host, inventory=inventory, as_json=as_json,
                          accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout)

@@ -1,6 +1,7 @@
 """inv deepseek-run against stand-ins of DeepSeek-OCR's three batch scripts, locally and over a real sshd."""
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -14,30 +15,31 @@ from test_deepseek_verify import ds_site  # noqa: E402
 from ocrdeploy.sdk import samples  # noqa: E402
 
 # Stand-ins for run_dpsk_ocr_image.py and run_dpsk_ocr_eval_batch.py: they import config.py as the
-# real ones do, print as they go (the image script streams its text) and write under OUTPUT_PATH.
+# real ones do, pin CUDA_VISIBLE_DEVICES to '0' as they do, print as they go (the image script streams its
+# text) and write under OUTPUT_PATH what the real ones write there (the image script: result.mmd for its one
+# file; the eval script: OUTPUT_PATH + file name, with no '/' between).
 IMAGE_STANDIN = r'''
 import json, os, sys
-sys.path.insert(0, os.getcwd())
+os.environ["CUDA_VISIBLE_DEVICES"] = '0'        # run_dpsk_ocr_image.py line 10
 from config import INPUT_PATH, OUTPUT_PATH
+print("CUDA_VISIBLE_DEVICES=" + os.environ["CUDA_VISIBLE_DEVICES"], flush=True)
 behave = json.load(open("standin.json")) if os.path.exists("standin.json") else {}
 if behave.get("oom"):
     print("Traceback (most recent call last):")
     print("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity "
           "of 23.55 GiB of which 1.02 GiB is free.")
     sys.exit(1)
-files = [os.path.join(INPUT_PATH, f) for f in sorted(os.listdir(INPUT_PATH))] if os.path.isdir(INPUT_PATH) \
-    else [INPUT_PATH]
-os.makedirs(OUTPUT_PATH, exist_ok=True)
-for f in files:
-    print("# streamed text of " + os.path.basename(f), flush=True)
-    open(os.path.join(OUTPUT_PATH, os.path.splitext(os.path.basename(f))[0] + ".md"), "w").write("# text\n")
+image = open(INPUT_PATH, "rb")      # like load_image(INPUT_PATH): one file; a directory fails here
+os.makedirs(OUTPUT_PATH + "/images", exist_ok=True)
+print("# streamed text of " + os.path.basename(INPUT_PATH), flush=True)
+open(os.path.join(OUTPUT_PATH, "result.mmd"), "w").write("# text of " + os.path.basename(INPUT_PATH) + "\n")
 '''
 EVAL_STANDIN = r'''
-import os, sys
-sys.path.insert(0, os.getcwd())
+import glob, os, sys
 from config import INPUT_PATH, OUTPUT_PATH
 os.makedirs(OUTPUT_PATH, exist_ok=True)
-open(os.path.join(OUTPUT_PATH, "eval_report.json"), "w").write('{"samples": %d}' % len(os.listdir(INPUT_PATH)))
+for image in glob.glob(f"{INPUT_PATH}/*"):
+    open(OUTPUT_PATH + image.split('/')[-1].replace('.png', '.md'), "w").write("# page\n")
 print("evaluated", len(os.listdir(INPUT_PATH)), "samples")
 '''
 
@@ -68,22 +70,55 @@ def test_a_pdf_goes_through_the_pdf_script_and_the_config_comes_back(site, tmp_p
     assert "vision tokens" not in Path(r["log"]).read_text()     # the user's PRINT_NUM_VIS_TOKENS (False) held
 
 
-def test_images_stream_and_a_directory_takes_the_image_script(site, tmp_path):
+def test_a_directory_runs_file_by_file_each_into_its_own_folder(site, tmp_path):
     wd, inv = site
     batch_site(wd)
     pages = tmp_path / "scans"
     pages.mkdir()
     for name in ("a.png", "b.jpg"):
         (pages / name).write_bytes(samples.png())
+    (pages / "report.pdf").write_bytes(samples.deepseek_document())
+    (pages / "notes.txt").write_text("not a document")
+    (pages / "sub").mkdir()
+    (pages / "sub" / "c.png").write_bytes(samples.png())        # the top level only
     out = tmp_path / "results"
     p = cli("deepseek-run", ["--input", str(pages), "--output", str(out)], inv)
     assert p.returncode == 0, p.stdout + p.stderr
+    assert "localhost | [1/3] a.png: run_dpsk_ocr_image.py" in p.stdout
+    assert "localhost | [3/3] report.pdf: run_dpsk_ocr_pdf.py" in p.stdout
     assert "localhost | # streamed text of a.png" in p.stdout and "localhost | # streamed text of b.jpg" in p.stdout
-    assert "run_dpsk_ocr_image.py done" in p.stdout and "2 files" in p.stdout
-    assert sorted(x.name for x in out.iterdir()) == ["a.md", "b.md"]
+    assert "3 runs of run_dpsk_ocr_image.py and run_dpsk_ocr_pdf.py done" in p.stdout
+    assert (out / "a.png" / "result.mmd").read_text() == "# text of a.png\n"      # no run overwrote another
+    assert (out / "b.jpg" / "result.mmd").read_text() == "# text of b.jpg\n"
+    assert "<--- Page Split --->" in (out / "report.pdf" / "report.mmd").read_text()
+    assert sorted(x.name for x in out.iterdir()) == ["a.png", "b.jpg", "report.pdf"]
     p = cli("deepseek-run", ["--input", str(pages / "a.png"), "--output", str(tmp_path / "one"), "--json"], inv)
-    assert host_doc(p)["script"] == "run_dpsk_ocr_image.py" and len(host_doc(p)["outputs"]) == 1
+    r = host_doc(p)
+    assert r["script"] == "run_dpsk_ocr_image.py" and r["outputs"] == [str(tmp_path / "one" / "result.mmd")]
     assert "# streamed text of a.png" in p.stderr          # with --json the stream goes to stderr
+    (pages / "a.png").unlink(), (pages / "b.jpg").unlink(), (pages / "report.pdf").unlink()
+    p = cli("deepseek-run", ["--input", str(pages)], inv)
+    assert p.returncode == 1 and "holds no PDF or image (.jpg, .jpeg, .png) at its top level" in p.stdout
+
+
+def test_the_run_uses_the_gpu_config_py_was_sized_for(site, tmp_path):
+    wd, inv = site
+    vdir, original = batch_site(wd)
+    (tmp_path / "p.png").write_bytes(samples.png())
+    busy0 = {"PATH": f"{SMI.parent / '3gpu-busy0'}:{os.environ['PATH']}"}
+    p = cli("deepseek-run", ["--input", str(tmp_path / "p.png"), "--json"], inv, env=busy0)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "CUDA_VISIBLE_DEVICES=1" in p.stderr and host_doc(p)["gpu"] == "1"   # GPU 0 is busy: the free one
+    (vdir / "config.py").write_text(original + "OCRDEPLOY_GPU = '2'\n")       # as deepseek-config records it
+    p = cli("deepseek-run", ["--input", str(tmp_path / "p.png")], inv, env=busy0)
+    assert "localhost | CUDA_VISIBLE_DEVICES=2" in p.stdout and "on GPU 2" in p.stdout
+    p = cli("deepseek-run", ["--input", str(tmp_path / "p.png"), "--gpu", "0"], inv, env=busy0)
+    assert "localhost | CUDA_VISIBLE_DEVICES=0" in p.stdout                    # asked for: shared on purpose
+    (vdir / "config.py").write_text(original + "OCRDEPLOY_GPU = '0'\n")
+    p = cli("deepseek-run", ["--input", str(tmp_path / "p.png")], inv, env=busy0)
+    assert p.returncode == 1 and "GPU 0, which config.py is sized for, is busy (pid 48213)" in p.stdout
+    p = cli("deepseek-run", ["--input", str(tmp_path / "p.png"), "--gpu", "x"], inv, env=busy0)
+    assert p.returncode == 2 and "--gpu x: one GPU index" in p.stderr
 
 
 def test_eval_runs_the_benchmark_script_on_a_directory_only(site, tmp_path):
@@ -95,9 +130,13 @@ def test_eval_runs_the_benchmark_script_on_a_directory_only(site, tmp_path):
         (bench / f"{i}.png").write_bytes(samples.png())
     p = cli("deepseek-run", ["--input", str(bench), "--eval", "--json"], inv)
     assert p.returncode == 0 and host_doc(p)["script"] == "run_dpsk_ocr_eval_batch.py"
-    assert json.loads(Path(host_doc(p)["outputs"][0]).read_text()) == {"samples": 3}
+    # the script writes OUTPUT_PATH + name: given with its '/', the results land inside the output folder
+    assert host_doc(p)["outputs"] == [f"{wd}/deepseek-output/{i}.md" for i in range(3)]
     p = cli("deepseek-run", ["--input", str(bench / "0.png"), "--eval"], inv)
     assert p.returncode == 1 and "--eval takes a benchmark directory" in p.stdout
+    (bench / "index.pdf").write_bytes(samples.deepseek_document())
+    p = cli("deepseek-run", ["--input", str(bench), "--eval"], inv)
+    assert p.returncode == 1 and "--eval opens every file in" in p.stdout and "not images: index.pdf" in p.stdout
 
 
 def test_out_of_memory_is_diagnosed_with_the_downgrade(site, tmp_path):

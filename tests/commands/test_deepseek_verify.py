@@ -14,10 +14,13 @@ from ocrdeploy.recipes import deepseek  # noqa: E402
 from ocrdeploy.commands import deepseek_verify as dv  # noqa: E402
 
 # The stand-in prints what DeepSeek-OCR's script writes: <OUTPUT_PATH>/<name>.mmd with pages split by
-# "<--- Page Split --->" and image placeholders like ![](images/0_0.jpg).
+# "<--- Page Split --->" and image placeholders like ![](images/0_0.jpg); it pins GPU 0 the way
+# run_dpsk_ocr_pdf.py does (line 14 upstream) and says which GPU it got.
 STANDIN = r'''
 import json, os, sys
-sys.path.insert(0, os.getcwd())
+os.environ['VLLM_USE_V1'] = '0'
+os.environ["CUDA_VISIBLE_DEVICES"] = '0'        # as the upstream scripts pin it, before CUDA starts
+print("CUDA_VISIBLE_DEVICES=" + os.environ["CUDA_VISIBLE_DEVICES"])
 from config import INPUT_PATH, OUTPUT_PATH, CROP_MODE, PRINT_NUM_VIS_TOKENS, BASE_SIZE
 behave = json.load(open("standin.json")) if os.path.exists("standin.json") else {}
 pages = open(INPUT_PATH, "rb").read().count(b"/Type /Page /Parent")
