@@ -185,20 +185,41 @@ def run_host(conn, host, input_path, output, evaluate, show, rules, gpu=None) ->
            "outputs": sorted(found), "findings": [], "runs": done,
            "not_run": [inp for _, inp, _ in runs[len(done):]]}
     if failed:
-        doc["findings"] = _diagnose(failed[1], rules, host)
+        doc["findings"] = _diagnose(failed[1], rules, host, oom_context(stack, failed[0]["script"], host))
     return doc
 
 
-def _diagnose(text, rules, host) -> list[dict]:
-    """The run's output against the diagnose table, read here: it is already on this machine."""
-    from ..diagnose.engine import annotate, fix_context, scan_local
+def oom_context(stack: Stack, script: str, host) -> dict:
+    """What DeepSeek's out-of-memory remedy needs to name the next step on this host: the image script runs one
+    image, so its OOM is the single-image case (BASE_SIZE 640)."""
+    from ..recipes.deepseek import downgrade
 
+    single = script == SCRIPTS["image"]
+    try:
+        why = downgrade(stack.values, single_image=single)[1]
+    except UsageError as exc:
+        why = str(exc)
+    return {"stack": "deepseek", "host": host.name, "deepseek_next": why, "deepseek_single_image": single}
+
+
+def _diagnose(text, rules, host, extra: dict) -> list[dict]:
+    """The run's output against the diagnose table, read here: it is already on this machine.  A finding whose
+    remedy differs for DeepSeek-OCR (an out-of-memory) gets DeepSeek's, with this host's next step as its fix."""
+    from ..diagnose.engine import annotate, fix_context, scan_local
+    from ..recipes.remedies import plan_remedy, remedy_for
+
+    ctx = {**fix_context(host), **extra}
     with tempfile.TemporaryDirectory(prefix="ocrdeploy-") as d:
         path = os.path.join(d, "run.log")
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(text)
-        reports = annotate(scan_local([path], rules), rules, fix_context(host))
-    return [f for rep in reports for f in rep.get("findings", [])]
+        reports = annotate(scan_local([path], rules), rules, ctx)
+    findings = [f for rep in reports for f in rep.get("findings", [])]
+    for f in findings:
+        remedy = remedy_for(f.get("remedy"), ctx["stack"])
+        if remedy != f.get("remedy"):
+            f["remedy"], f["fix"] = remedy, plan_remedy(remedy, f["id"], ctx).manual
+    return findings
 
 
 def run_deepseek_batch(*, host, inventory, input_path, output, evaluate, as_json, accept_new_host_keys,

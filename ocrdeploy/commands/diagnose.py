@@ -69,8 +69,9 @@ def _apply_remedies(conn, host, reports, ctx, yes, quiet_json) -> bool:
     """Print the remedy plan, ask, run it; True when a remedy command (or a restart) failed.
 
     A serve remedy (--enforce-eager, a lower --gpu-memory-utilization, VLLM_USE_FLASHINFER_SAMPLER=0)
-    found in the log of a service `inv serve` started restarts that service with it."""
-    from ..recipes.remedies import SERVE_REMEDIES, plan_remedy
+    found in the log of a service `inv serve` started restarts that service with it; in the log of a
+    DeepSeek-OCR run (inv deepseek-run) an out-of-memory gets DeepSeek's remedy instead."""
+    from ..recipes.remedies import SERVE_REMEDIES, plan_remedy, remedy_for, stack_of_log
     from ..provision.connection import CommandFailed
 
     out = sys.stderr if quiet_json else sys.stdout
@@ -83,11 +84,13 @@ def _apply_remedies(conn, host, reports, ctx, yes, quiet_json) -> bool:
     plans, seen = [], set()
     for rep in reports:
         service = (services or {}).get(rep.get("file"))
+        stack = stack_of_log(rep.get("file"))          # a DeepSeek-OCR run's OOM has DeepSeek's remedy
         for f in rep.get("findings", []):
-            key = (f.get("remedy"), service)
-            if f.get("remedy") and key not in seen:
+            remedy = remedy_for(f.get("remedy"), stack)
+            key = (remedy, service)
+            if remedy and key not in seen:
                 seen.add(key)
-                plans.append(plan_remedy(f["remedy"], f["id"], ctx, libcuda, service=service))
+                plans.append(plan_remedy(remedy, f["id"], {**ctx, "stack": stack}, libcuda, service=service))
     if not plans:
         out.write("--fix: no finding has an automatic remedy\n")
         return False

@@ -22,6 +22,24 @@ class Plan:
     restart: dict | None = None   # {"service": name, "change": {...}, "says": "..."}: restart it with the remedy
 
 
+# A finding's remedy where the log comes from another stack than the table's default assumes: the same
+# "CUDA out of memory" is fixed with --gpu-memory-utilization for a MiniCPM-OCR service, but through
+# config.py for a DeepSeek-OCR batch run (seed 003 5.4).
+STACK_REMEDIES = {"deepseek": {"lower-gpu-memory-utilization": "deepseek-oom-downgrade"}}
+
+
+DEEPSEEK_RUN_LOGS = "/.ocrdeploy/deepseek-runs/"    # where inv deepseek-run keeps each run's output
+
+
+def remedy_for(remedy: str | None, stack: str | None) -> str | None:
+    return STACK_REMEDIES.get(stack or "", {}).get(remedy, remedy)
+
+
+def stack_of_log(path: str | None) -> str | None:
+    """The stack a log file comes from, where its place says so."""
+    return "deepseek" if path and DEEPSEEK_RUN_LOGS in str(path) else None
+
+
 # The remedies of the guide's section 8 that are a serve option: the change to the service's tuning
 # (services.argv.Tuning) and the `inv serve` option that says it.
 SERVE_REMEDIES = {
@@ -34,6 +52,7 @@ SERVE_REMEDIES = {
 
 def plan_remedy(remedy: str, finding: str, ctx: dict, libcuda: str | None = None, service: str | None = None) -> Plan:
     """service: the `inv serve` service whose log the finding is in; serve remedies then restart it."""
+    remedy = remedy_for(remedy, ctx.get("stack"))
     if remedy in SERVE_REMEDIES:
         change, option = SERVE_REMEDIES[remedy]
         if service:
@@ -62,5 +81,10 @@ def plan_remedy(remedy: str, finding: str, ctx: dict, libcuda: str | None = None
         return Plan(remedy, finding, manual="re-run `inv install`: the compile step retries once with half the jobs "
                                             "when its log shows compilers killed for memory")
     if remedy == "deepseek-oom-downgrade":
-        return Plan(remedy, finding, manual="lower MAX_CONCURRENCY to 30, then MAX_CROPS to 4, then Base mode")
+        host = f" --host {ctx['host']}" if ctx.get("host") and ctx["host"] != "localhost" else ""
+        flag = " --single-image-oom" if ctx.get("deepseek_single_image") else ""
+        step = (f"; next here: {ctx['deepseek_next']}" if ctx.get("deepseek_next") else "")
+        return Plan(remedy, finding, manual=f"inv deepseek-config{host} --downgrade{flag}, then run again{step} "
+                                            f"(the order: MAX_CONCURRENCY halved, to 30; MAX_CROPS 4; a smaller "
+                                            f"mode; one image alone: BASE_SIZE 640)")
     return Plan(remedy, finding, manual=f"no automatic remedy for {remedy!r}")

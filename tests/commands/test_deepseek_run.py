@@ -139,15 +139,33 @@ def test_eval_runs_the_benchmark_script_on_a_directory_only(site, tmp_path):
     assert p.returncode == 1 and "--eval opens every file in" in p.stdout and "not images: index.pdf" in p.stdout
 
 
-def test_out_of_memory_is_diagnosed_with_the_downgrade(site, tmp_path):
+def test_out_of_memory_gets_deepseeks_remedy_with_the_next_step(site, tmp_path):
     wd, inv = site
     vdir, original = batch_site(wd, {"oom": True})
     (tmp_path / "p.png").write_bytes(samples.png())
     p = cli("deepseek-run", ["--input", str(tmp_path / "p.png")], inv)
     assert p.returncode == 1
-    assert "run_dpsk_ocr_image.py exited 1" in p.stdout
-    assert "diagnosis cuda-oom" in p.stdout and "inv deepseek-config --downgrade" in p.stdout
+    assert "run_dpsk_ocr_image.py exited 1" in p.stdout and "diagnosis cuda-oom" in p.stdout
+    out = " ".join(p.stdout.split())
+    # one image alone ran out of memory: BASE_SIZE 640 first, and not MiniCPM's --gpu-memory-utilization
+    assert ("fix: inv deepseek-config --downgrade --single-image-oom, then run again; next here: BASE_SIZE 640 "
+            "(one image alone ran out of memory)") in out
+    assert "--gpu-memory-utilization" not in out
     assert (vdir / "config.py").read_text() == original
+    pdf = tmp_path / "doc.pdf"
+    pdf.write_bytes(samples.deepseek_document())
+    p = cli("deepseek-run", ["--input", str(pdf), "--json"], inv)
+    (f,) = host_doc(p)["findings"]
+    assert f["id"] == "cuda-oom" and f["remedy"] == "deepseek-oom-downgrade"
+    assert f["fix"].startswith("inv deepseek-config --downgrade, then run again; next here: MAX_CONCURRENCY 100 -> 30")
+    # inv diagnose --fix on the run's log: the same remedy, because the log is a DeepSeek-OCR run's
+    p = cli("diagnose", ["--log", host_doc(p)["log"], "--fix"], inv)
+    assert "[cuda-oom] by hand: inv deepseek-config --downgrade, then run again" in " ".join(p.stdout.split())
+    other = tmp_path / "vllm.log"
+    other.write_text(Path(host_doc(cli("deepseek-run", ["--input", str(pdf), "--json"], inv))["log"]).read_text())
+    p = cli("diagnose", ["--log", str(other), "--fix"], inv)      # a service log elsewhere: MiniCPM's remedy
+    assert "[cuda-oom] by hand: restart the service with `inv serve ... --gpu-memory-utilization 0.7`" in \
+        " ".join(p.stdout.split())
 
 
 @pytest.mark.parametrize("args,needle,code", [

@@ -23,6 +23,10 @@ os.environ["CUDA_VISIBLE_DEVICES"] = '0'        # as the upstream scripts pin it
 print("CUDA_VISIBLE_DEVICES=" + os.environ["CUDA_VISIBLE_DEVICES"])
 from config import INPUT_PATH, OUTPUT_PATH, CROP_MODE, PRINT_NUM_VIS_TOKENS, BASE_SIZE
 behave = json.load(open("standin.json")) if os.path.exists("standin.json") else {}
+if behave.get("oom"):
+    print("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 0 has a total capacity "
+          "of 39.39 GiB of which 612.00 MiB is free.")
+    sys.exit(1)
 pages = open(INPUT_PATH, "rb").read().count(b"/Type /Page /Parent")
 left = ["Left column line %d: the first column is read first." % i for i in range(1, 9)]
 right = ["Right column line %d: the second column comes after." % i for i in range(1, 9)]
