@@ -183,17 +183,23 @@ def diagnose(c, log=None, host=None, inventory=None, service=False, service_name
     "facts": "With --check: plan against recorded facts (JSON from `inv facts --json --raw`) instead of a host",
     "docker": "With --recipe deepseek-ocr-vllm085: write its Dockerfile and build/run commands instead of installing",
     "docker-dir": "Where --docker writes (default ./deepseek-ocr-docker)",
+    "pip-index-url": "With --docker: the Dockerfile's pip mirror (its PIP_INDEX_URL build argument's default), e.g. "
+                     "the guide's https://pypi.tuna.tsinghua.edu.cn/simple",
 })
 @cli_errors
 @host_options
 def install(c, host=None, group=None, inventory=None, recipe=None, check=False, step=None, from_=None, force=False,
             verbose=0, skip_preflight=False, deps_dir=None, set=None, facts=None, json=False, docker=False,
-            docker_dir=None, accept_new_host_keys=False, connect_timeout=10):
+            docker_dir=None, accept_new_host_keys=False, connect_timeout=10, pip_index_url=None):
     """Install a recipe's environments, idempotently: only the steps the facts say are needed run."""
     from .commands.install import run_docker, run_install
 
+    if pip_index_url is not None and not docker:
+        from .errors import UsageError
+
+        raise UsageError("--pip-index-url goes with --docker (hosts take the pip_index_url inventory var)")
     if docker:
-        _exit(run_docker(recipe, docker_dir))
+        _exit(run_docker(recipe, docker_dir, pip_index_url))
         return
     code = run_install(host=host, group=group, inventory=inventory, recipe=recipe, check=check, step=step,
                        from_=from_, force=force, verbose=verbose, skip_preflight=skip_preflight, deps_dir=deps_dir,

@@ -119,13 +119,28 @@ class _NoConnection(Connection):
         pass
 
 
-def run_docker(recipe, docker_dir) -> int:
+def index_url_option(flag: str, value: str | None) -> str | None:
+    """A package index URL from the command line: http(s), a host, nothing that could end a Dockerfile line."""
+    from urllib.parse import urlsplit
+
+    if value is None:
+        return None
+    parts = urlsplit(str(value))
+    if parts.scheme not in ("http", "https") or not parts.netloc or any(c.isspace() or c in "\"'\\$`"
+                                                                        for c in str(value)):
+        raise UsageError(f"{flag} {value!r}: an http(s) URL of a package index, e.g. "
+                         f"https://pypi.tuna.tsinghua.edu.cn/simple")
+    return str(value)
+
+
+def run_docker(recipe, docker_dir, pip_index_url=None) -> int:
     """`inv install --docker`: the DeepSeek-OCR image's build context, and how to build and run it."""
     if recipe != "deepseek-ocr-vllm085":
         raise UsageError("--docker writes the DeepSeek-OCR image: use it with --recipe deepseek-ocr-vllm085")
     from ..recipes.deepseek import docker_commands, write_docker_context
 
-    for path in write_docker_context(docker_dir or "deepseek-ocr-docker"):
+    index_url = index_url_option("--pip-index-url", pip_index_url)
+    for path in write_docker_context(docker_dir or "deepseek-ocr-docker", index_url=index_url):
         print(f"wrote {path}")
     print("then, in that directory:\n  " + "\n  ".join(docker_commands()))
     return 0

@@ -31,6 +31,10 @@ VLLM_DIR = "DeepSeek-OCR-master/DeepSeek-OCR-vllm"
 CONFIG = f"{REPO_DIR}/{VLLM_DIR}/config.py"      # what deepseek-config writes and the batch scripts import
 # torch -> the flash-attn built against it; another pair fails at import with `undefined symbol` (seed 1.1)
 FLASH_ATTN_FOR_TORCH = {"2.6.0": "2.7.3"}
+# What `pip install flash-attn --no-build-isolation` takes from the env itself: its setup.py imports wheel
+# and packaging and builds with ninja (and setuptools), none declared as build requirements and none in a
+# bare Python 3.12 venv (flash-attention issue #1761: "ModuleNotFoundError: No module named 'wheel'").
+FLASH_ATTN_BUILD = ["wheel", "ninja", "packaging", "setuptools"]
 SERVED_NAME = "deepseek-ai/DeepSeek-OCR"   # the seed's Model ID: the client asks for exactly this
 DEFAULT_PORT = 8000
 
@@ -123,6 +127,10 @@ class FlashAttn(PipInstall):
         torch = dist(facts, self.venv_name, "torch")
         if torch is None:
             raise NotYet("torch is not installed yet: flash-attn is built against it")
+        missing = [p for p in FLASH_ATTN_BUILD if dist(facts, self.venv_name, p) is None]
+        if missing:
+            raise NotYet(f"{', '.join(missing)} not in {self.venv_name} yet: --no-build-isolation builds with the "
+                         f"env's own tools")
         base = torch["version"].split("+")[0]
         want = FLASH_ATTN_FOR_TORCH.get(base)
         if want != self.version:
@@ -144,7 +152,8 @@ def vllm085_steps(v) -> list[Step]:
         WheelInstall("ds-vllm", ENV, "vllm==0.8.5+cu118", wheel, after=("ds-torch",)),
         GitClone("ds-repo", v.get("deepseek_repo") or REPO, REPO_DIR, commit=v.get("deepseek_commit")),
         RequirementsFile("ds-requirements", ENV, f"{REPO_DIR}/requirements.txt", after=("ds-vllm", "ds-repo")),
-        FlashAttn("ds-flash-attn", ENV, fa, after=("ds-requirements",)),
+        PipInstall("ds-build-tools", ENV, FLASH_ATTN_BUILD, after=("ds-requirements",)),
+        FlashAttn("ds-flash-attn", ENV, fa, after=("ds-build-tools",)),
         RecordedCheck("ds-verify", ENV, code=VERIFY_085, after=("ds-flash-attn",),
                       describe="torch 2.6.0 with CUDA 11.8, CUDA available, flash_attn imports"),
     ]
@@ -187,14 +196,19 @@ def vllm_server(python, model, port, host, *, upstream=False, api_key=None) -> l
 # ------------------------------------------------------------------ Dockerfile
 def dockerfile(base_image="nvidia/cuda:11.8.0-devel-ubuntu22.04", python_version="3.12.9",
                wheel="vllm-0.8.5+cu118-cp38-abi3-manylinux1_x86_64.whl", index_url=None) -> str:
-    """Seed 003 section 1.2, with its punctuation restored (the seed's text lost its '=', '&&' and quotes)."""
-    pip_index = (f"RUN pip config set global.index-url {index_url} && pip install --upgrade pip\n" if index_url
-                 else "RUN pip install --upgrade pip\n")
+    """Seed 003 section 1.2, with its punctuation restored (the seed's text lost its '=', '&&' and quotes).
+
+    The guide's pip mirror line (`pip config set global.index-url https://pypi.tuna.tsinghua.edu.cn/simple`)
+    is the PIP_INDEX_URL build argument: `index_url` (inv install --docker --pip-index-url) is its default,
+    `docker build --build-arg PIP_INDEX_URL=...` changes it per build, empty keeps pip's own index."""
+    pip_index = ("RUN if [ -n \"$PIP_INDEX_URL\" ]; then pip config set global.index-url \"$PIP_INDEX_URL\"; fi && "
+                 "\\\n    pip install --upgrade pip\n")
     return f"""# DeepSeek-OCR: CUDA 11.8, Python {python_version}, torch 2.6.0, vLLM 0.8.5, flash-attn 2.7.3
 # (written by ocrdeploy from the deployment guide). Put requirements.txt (from the DeepSeek-OCR repository),
 # sources.list, SimHei.ttf and {wheel} next to this file.
 ARG BASE_IMAGE={base_image}
 FROM ${{BASE_IMAGE}}
+ARG PIP_INDEX_URL={index_url or ""}
 ENV PYTHON_VERSION={python_version}
 ENV PYTHONUNBUFFERED=1
 ENV DEBIAN_FRONTEND=noninteractive
@@ -226,14 +240,20 @@ ENV CUDA_HOME=/usr/local/cuda
 {pip_index}RUN pip install torch==2.6.0 torchvision==0.21.0 torchaudio==2.6.0 --index-url {CU118_INDEX}
 RUN pip install {wheel}
 RUN pip install -r requirements.txt
+RUN pip install {" ".join(FLASH_ATTN_BUILD)}
 RUN pip install flash-attn==2.7.3 --no-build-isolation
 RUN python -c "import transformers; print('transformers OK')"
 CMD ["/bin/bash"]
 """
 
 
+GUIDE_PIP_MIRROR = "https://pypi.tuna.tsinghua.edu.cn/simple"   # seed 003 1.2's pip mirror
+
+
 def docker_commands(tag="deepseek-ocr-cuda11.8-pytorch2.6:v1.0") -> list[str]:
     return [f"docker build -t {tag} .",
+            f"docker build --build-arg PIP_INDEX_URL={GUIDE_PIP_MIRROR} -t {tag} .   # pip through the guide's "
+            f"mirror",
             f"docker build --no-cache -t {tag} .   # when a cached layer kept an old dependency",
             f"nohup docker build -t {tag} . > build.log 2>&1 &   # the build is long (Python and flash-attn)",
             f'docker run -it --gpus all -v "$(pwd)":/workspace {tag}']

@@ -52,6 +52,11 @@ def test_install_one_step_then_rerun_is_ok(tmp_path):
     (["--set", "novalue"], "expected KEY=VALUE"),
     (["--recipe", "nope"], "unknown recipe 'nope'"),
     (["--docker"], "--docker writes the DeepSeek-OCR image"),
+    (["--recipe", "deepseek-ocr-vllm085", "--docker", "--pip-index-url", "mirror.example/simple"],
+     "--pip-index-url 'mirror.example/simple': an http(s) URL of a package index"),
+    (["--recipe", "deepseek-ocr-vllm085", "--docker", "--pip-index-url", "https://m/simple\nRUN rm -rf /"],
+     "an http(s) URL of a package index"),
+    (["--recipe", "deepseek-ocr-vllm085", "--pip-index-url", "https://m/simple"], "--pip-index-url goes with --docker"),
 ])
 def test_install_usage_errors(tmp_path, args, needle):
     inv = tmp_path / "inv.yml"
@@ -75,3 +80,17 @@ def test_install_over_ssh_then_no_op(lab, tmp_path):
     p = run(args + ["--json"], env=env)
     doc = json.loads(p.stdout)["hosts"]["inst"]
     assert doc["steps"][0]["status"] == "ok" and doc["commands_run"] == 0
+
+
+def test_docker_takes_the_guides_pip_mirror_as_a_build_argument(tmp_path):
+    out = tmp_path / "ctx"
+    p = run(["--recipe", "deepseek-ocr-vllm085", "--docker", "--docker-dir", str(out),
+             "--pip-index-url", "https://pypi.tuna.tsinghua.edu.cn/simple"])
+    assert p.returncode == 0, p.stdout + p.stderr
+    text = (out / "Dockerfile").read_text()
+    assert "ARG PIP_INDEX_URL=https://pypi.tuna.tsinghua.edu.cn/simple\n" in text
+    assert 'pip config set global.index-url "$PIP_INDEX_URL"' in text
+    assert text.index("pip config set global.index-url") < text.index("RUN pip install torch==2.6.0")
+    assert "--build-arg PIP_INDEX_URL=https://pypi.tuna.tsinghua.edu.cn/simple" in (out / "BUILD.md").read_text()
+    p = run(["--recipe", "deepseek-ocr-vllm085", "--docker", "--docker-dir", str(tmp_path / "plain")])
+    assert "ARG PIP_INDEX_URL=\n" in (tmp_path / "plain" / "Dockerfile").read_text()   # pip's own index

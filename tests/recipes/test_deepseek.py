@@ -12,7 +12,7 @@ import yaml
 
 from ocrdeploy.errors import UsageError
 from ocrdeploy.provision.facts import parse_query_gpu
-from ocrdeploy.provision.step import StepError
+from ocrdeploy.provision.step import NotYet, StepError
 from ocrdeploy.recipes import deepseek
 from ocrdeploy.commands.deepseek_config import card_gb, pick_card
 
@@ -161,12 +161,26 @@ def test_dockerfile_pins():
 
 def test_flash_attn_pair_is_checked_before_building():
     step = deepseek.FlashAttn("ds-flash-attn", deepseek.ENV)
-    facts = {"workdir": {"path": "/w"}, "venvs": {deepseek.ENV: {"dists": {"torch": {"version": "2.5.1+cu118"}}}}}
+    tools = {name: {"version": "1"} for name in ("wheel", "ninja", "packaging", "setuptools")}
+    facts = {"workdir": {"path": "/w"},
+             "venvs": {deepseek.ENV: {"dists": {"torch": {"version": "2.5.1+cu118"}, **tools}}}}
     with pytest.raises(StepError, match="torch 2.6.0 \\+ flash-attn 2.7.3.*undefined symbol"):
         step.commands(facts, {})
     facts["venvs"][deepseek.ENV]["dists"]["torch"]["version"] = "2.6.0+cu118"
     (cmd,) = step.commands(facts, {})
     assert list(cmd.argv[-2:]) == ["flash-attn==2.7.3", "--no-build-isolation"]
+    del facts["venvs"][deepseek.ENV]["dists"]["wheel"]       # flash-attention#1761: setup.py imports wheel
+    with pytest.raises(NotYet, match="wheel not in deepseek-ocr-env yet"):
+        step.commands(facts, {})
+
+
+def test_flash_attn_build_tools_come_first():
+    steps = {s.name: s for s in deepseek.vllm085_steps({})}
+    tools = steps["ds-build-tools"]
+    assert tools.venv_name == deepseek.ENV and steps["ds-flash-attn"].after == ("ds-build-tools",)
+    assert {"wheel", "ninja", "packaging"} <= set(tools.raw)
+    text = deepseek.dockerfile()
+    assert text.index("RUN pip install wheel ninja packaging") < text.index("RUN pip install flash-attn==2.7.3")
 
 
 def test_upstream_server_flags():
