@@ -255,8 +255,8 @@ SERVE_HELP = {k: HOST_HELP[k] for k in ("host", "inventory", "accept-new-host-ke
 
 @task(help={**SERVE_HELP,
             "dspark": "DSpark speculative decoding (the default)", "standard": "vLLM without speculative decoding",
-            "backend": "dspark, standard, transformers (transformers serve), deepseek (vLLM 0.8.5 env) or "
-                       "deepseek-upstream",
+            "backend": "dspark, standard, transformers (transformers serve) or deepseek (DeepSeek-OCR on "
+                       "upstream vLLM; deepseek-upstream is the same)",
             "gpu": "GPU index (comma list with --instances) or auto: the free card preflight picks (default: the "
                    "host's `gpu` var, else auto)",
             "port": "Port of the first instance (default 18499; 8000 for DeepSeek-OCR); the next ones follow",

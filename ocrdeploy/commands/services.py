@@ -16,7 +16,8 @@ from ..services.control import (Instance, accept_length, serve_with_retries, sta
 from ..provision.step import absolute, wd
 
 BACKENDS = ("dspark", "standard", "transformers", "deepseek", "deepseek-upstream")
-DEEPSEEK_ENVS = {"deepseek": "deepseek-ocr-env", "deepseek-upstream": "deepseek-vllm-env"}
+# Both names serve on upstream vLLM: vLLM 0.8.5 cannot serve DeepSeek-OCR over HTTP (deepseek.NO_SERVER_085).
+DEEPSEEK_ENVS = {"deepseek": "deepseek-vllm-env", "deepseek-upstream": "deepseek-vllm-env"}
 
 
 def _facts(conn, host):
@@ -24,7 +25,7 @@ def _facts(conn, host):
 
     req = facts_mod.probe_request(host.workdir, reads=[STATE_FILE], net_timeout=0,
                                   paths=[wd("vllm-ocr-env/bin/python"), wd("tf-ocr-env/bin/transformers")] +
-                                  [wd(f"{e}/bin/python") for e in DEEPSEEK_ENVS.values()])
+                                  [wd(f"{e}/bin/python") for e in ("deepseek-vllm-env", "deepseek-ocr-env")])
     return facts_mod.gather(conn, req)
 
 
@@ -62,7 +63,7 @@ def _launcher(facts, backend, api_key, tuning=serving.GUIDE):
     argv for a port and a bind address, and the environment beside CUDA_VISIBLE_DEVICES."""
     env_path = facts.get("env_path") or "/usr/local/bin:/usr/bin:/bin"
     models = models_from_state(facts)
-    if backend in DEEPSEEK_ENVS:      # seed 003 3.4's server (vLLM 0.8.5 env), or upstream vLLM with its recipe's flags
+    if backend in DEEPSEEK_ENVS:      # upstream vLLM with its DeepSeek-OCR recipe's flags (see deepseek.vllm_server)
         from ..recipes import deepseek
 
         model = models.get("DeepSeek-OCR")
@@ -71,12 +72,11 @@ def _launcher(facts, backend, api_key, tuning=serving.GUIDE):
                                "first")
         env_name = DEEPSEEK_ENVS[backend]
         if not _installed(facts, f"{env_name}/bin/python"):
-            recipe = "deepseek-ocr-vllm085" if backend == "deepseek" else "deepseek-ocr"
-            raise RuntimeError(f"{env_name} is not installed: `inv install --recipe {recipe}` first")
+            if _installed(facts, f"{deepseek.ENV}/bin/python"):
+                raise RuntimeError(deepseek.NO_SERVER_085)
+            raise RuntimeError(f"{env_name} is not installed: `inv install --recipe deepseek-ocr` first")
         py = venv_python(facts, env_name)
-        return ("deepseek-ocr", deepseek.SERVED_NAME,
-                partial(deepseek.vllm_server, py, model["path"], upstream=backend == "deepseek-upstream",
-                        api_key=api_key),
+        return ("deepseek-ocr", deepseek.SERVED_NAME, partial(deepseek.vllm_server, py, model["path"], api_key=api_key),
                 {"PATH": f"{absolute(facts, wd(env_name + '/bin'))}:{env_path}"})
     main = models.get("MiniCPM-OCR-1.0")
     if not main:

@@ -180,14 +180,28 @@ def build_deepseek_plan(recipe: str, v: dict) -> Plan:
 
 
 # ------------------------------------------------------------------ serving
-def vllm_server(python, model, port, host, *, upstream=False, api_key=None) -> list[str]:
-    """Seed 003 section 3.4's OpenAI server; on upstream vLLM with the flags of vLLM's DeepSeek-OCR recipe."""
+# Why `serve --backend deepseek` is upstream vLLM's, found in the two sources (DeepSeek-OCR e4ac34e, vllm 0.8.5):
+# vLLM 0.8.5 has no DeepseekOCRForCausalLM ("Model architectures ['DeepseekOCRForCausalLM'] are not supported
+# for now", DeepSeek-OCR#5, vLLM#27314); the repository's scripts register it in-process.  A launcher could
+# register it first too (with VLLM_USE_V1=0 and --disable-frontend-multiprocessing the engine stays in that
+# process), but the repository's processor (process/image_process.py, process_one) unpacks each image item as
+# the pre-tokenized list its own tokenize_with_images() builds from config.py's PROMPT, and
+# deepseek_ocr.py reads the image size from that list: the PIL image a chat request's image_url becomes never
+# fits ("Failed to apply DeepseekOCRProcessor").  So no OpenAI request can reach the model on 0.8.5.
+NO_SERVER_085 = ("vLLM 0.8.5 (deepseek-ocr-env) cannot serve DeepSeek-OCR over the OpenAI API: the repository "
+                 "registers DeepseekOCRForCausalLM only inside its batch scripts, and its image processor takes only "
+                 "the pre-tokenized images those scripts build, never a request's image. --backend deepseek serves "
+                 "on upstream vLLM: `inv install --recipe deepseek-ocr` first; on the 0.8.5 stack run the scripts "
+                 "with `inv deepseek-run`")
+
+
+def vllm_server(python, model, port, host, *, api_key=None) -> list[str]:
+    """Seed 003 section 3.4's OpenAI server on upstream vLLM, with the flags of vLLM's DeepSeek-OCR recipe."""
     argv = [python, "-m", "vllm.entrypoints.openai.api_server", "--model", model, "--served-model-name",
             SERVED_NAME, "--trust-remote-code", "--dtype", "bfloat16", "--max-model-len", "8192",
-            "--gpu-memory-utilization", "0.9", "--host", host, "--port", str(port)]
-    if upstream:
-        argv += ["--logits-processors", "vllm.model_executor.models.deepseek_ocr:NGramPerReqLogitsProcessor",
-                 "--no-enable-prefix-caching", "--mm-processor-cache-gb", "0"]
+            "--gpu-memory-utilization", "0.9", "--host", host, "--port", str(port),
+            "--logits-processors", "vllm.model_executor.models.deepseek_ocr:NGramPerReqLogitsProcessor",
+            "--no-enable-prefix-caching", "--mm-processor-cache-gb", "0"]
     if api_key:
         argv += ["--api-key", Secret(api_key)]
     return argv

@@ -184,27 +184,41 @@ def test_serve_over_ssh_survives_the_session(lab, tmp_path):
     assert p.returncode == 0 and "stopped" in p.stdout
 
 
-def test_deepseek_upstream_served_with_its_recipe_flags(site):
+def test_deepseek_served_on_upstream_vllm_with_its_recipe_flags(site):
     wd, inv = site
     provision(wd)
-    ds_env = wd / "deepseek-vllm-env"
-    shutil.copytree(wd / "vllm-ocr-env", ds_env, symlinks=True)
     model = wd / "models" / "DeepSeek-OCR"
     model.mkdir(parents=True)
     state = json.loads((wd / ".ocrdeploy" / "state.json").read_text())
     state["models"]["DeepSeek-OCR"] = {"path": str(model), "kind": "deepseek", "files": {}}
     (wd / ".ocrdeploy" / "state.json").write_text(json.dumps(state))
+    shutil.copytree(wd / "vllm-ocr-env", wd / "deepseek-ocr-env", symlinks=True)     # the 0.8.5 stack only
+    p = cli("serve", ["--backend", "deepseek"], inv)
+    out = " ".join(p.stdout.split())
+    assert p.returncode == 1 and "vLLM 0.8.5 (deepseek-ocr-env) cannot serve DeepSeek-OCR over the OpenAI API" in out
+    assert "`inv install --recipe deepseek-ocr` first" in out and "`inv deepseek-run`" in out
+    shutil.copytree(wd / "vllm-ocr-env", wd / "deepseek-vllm-env", symlinks=True)
     port = free_port()
-    p = cli("serve", ["--backend", "deepseek-upstream", "--port", str(port), "--json"], inv)
+    p = cli("serve", ["--backend", "deepseek", "--port", str(port), "--json"], inv)
     assert p.returncode == 0, p.stdout + p.stderr
     inst = json.loads(p.stdout)["hosts"]["localhost"]["instances"][0]
     assert inst["ready"] and inst["name"] == f"deepseek-ocr-{port}"
-    assert "--served-model-name deepseek-ai/DeepSeek-OCR --trust-remote-code --dtype bfloat16" in inst["command"]
-    assert "NGramPerReqLogitsProcessor --no-enable-prefix-caching --mm-processor-cache-gb 0" in inst["command"]
+    argv = inst["command"].split()
+    assert argv[0].startswith(f"{wd}/deepseek-vllm-env/bin/python") and argv[1:3] == [
+        "-m", "vllm.entrypoints.openai.api_server"]
+    assert argv[3:] == ["--model", str(model), "--served-model-name", "deepseek-ai/DeepSeek-OCR", "--trust-remote-code",
+                        "--dtype", "bfloat16", "--max-model-len", "8192", "--gpu-memory-utilization", "0.9", "--host",
+                        "127.0.0.1", "--port", str(port), "--logits-processors",
+                        "vllm.model_executor.models.deepseek_ocr:NGramPerReqLogitsProcessor",
+                        "--no-enable-prefix-caching", "--mm-processor-cache-gb", "0"]
     s = json.loads(cli("status", ["--json"], inv).stdout)["hosts"]["localhost"]["services"][0]
     assert s["ready"] and s["ids"] == ["deepseek-ai/DeepSeek-OCR"]
-    p = cli("serve", ["--backend", "deepseek"], inv)
-    assert p.returncode == 1 and "deepseek-ocr-env is not installed" in p.stdout
+    cli("stop", ["--grace", "2"], inv)
+    shutil.rmtree(wd / "deepseek-vllm-env")
+    shutil.rmtree(wd / "deepseek-ocr-env")
+    p = cli("serve", ["--backend", "deepseek-upstream"], inv)
+    assert p.returncode == 1 and "deepseek-vllm-env is not installed: `inv install --recipe deepseek-ocr` first" in \
+        " ".join(p.stdout.split())
 
 
 def test_an_old_log_line_never_restarts_todays_start(site):

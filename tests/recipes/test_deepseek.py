@@ -184,7 +184,7 @@ def test_flash_attn_build_tools_come_first():
 
 
 def test_upstream_server_flags():
-    argv = deepseek.vllm_server("/e/bin/python", "/m/DeepSeek-OCR", 8000, "127.0.0.1", upstream=True)
+    argv = deepseek.vllm_server("/e/bin/python", "/m/DeepSeek-OCR", 8000, "127.0.0.1")
     text = " ".join(argv)
     assert "--trust-remote-code --dtype bfloat16 --max-model-len 8192 --gpu-memory-utilization 0.9" in text
     assert "--logits-processors vllm.model_executor.models.deepseek_ocr:NGramPerReqLogitsProcessor" in text
