@@ -2,6 +2,10 @@
 
 Usage: python bench/deepseek_run.py [--repeat 5]
 
+The recorded RTX 5090 box (tests/fixtures/nvidia-smi/rtx5090-590) is on PATH: a run needs a GPU to
+be handed (the scripts go through recipes/deepseek_gpu.py, which gives them the chosen one).  A
+directory of three PDFs shows what each further file of a directory input costs.
+
 A work dir with a deepseek-ocr-env whose python is this interpreter, config.py with an absolute
 MODEL_PATH, and a run_dpsk_ocr_pdf.py that only writes its .mmd (so the figure is ocrdeploy's
 overhead: the probe, config.py swapped in and back, the log, the output listing).  Times the
@@ -72,7 +76,9 @@ def main():
         pdf.write_bytes(samples.deepseek_document())
         inv = tmp / "inv.yml"
         inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd)}}}))
-        env = dict(os.environ, OCRDEPLOY_INVENTORY=str(inv), OCRDEPLOY_PROBE_NO_NVML="1")
+        smi = ROOT / "tests" / "fixtures" / "nvidia-smi" / "rtx5090-590"
+        env = dict(os.environ, OCRDEPLOY_INVENTORY=str(inv), OCRDEPLOY_PROBE_NO_NVML="1",
+                   PATH=f"{smi}:{os.environ['PATH']}")
 
         direct_cfg = deepseek.render_config((vdir / "config.py").read_text(),
                                             {"INPUT_PATH": str(pdf), "OUTPUT_PATH": str(tmp / "direct")})
@@ -86,12 +92,20 @@ def main():
         t_local, out = median_time(cli, env, args.repeat)
         assert json.loads(out.stdout)["hosts"]["localhost"]["outputs"], out.stdout
         print(f"inv deepseek-run, local: {t_local:.2f} s ({t_local - t_direct:.2f} s around the script)")
+        docs = tmp / "docs"
+        docs.mkdir()
+        for i in range(3):
+            shutil.copy(pdf, docs / f"doc{i}.pdf")
+        t_dir, out = median_time(cli[:-3] + ["--input", str(docs), "--json"], env, args.repeat)
+        assert len(json.loads(out.stdout)["hosts"]["localhost"]["runs"]) == 3, out.stdout
+        print(f"inv deepseek-run, local, a directory of 3 PDFs: {t_dir:.2f} s "
+              f"({(t_dir - t_local) / 2:.2f} s per further file, its script run included)")
 
         from sshlab import SSHLab
 
         lab = SSHLab(tmp / "lab")
         try:
-            h = lab.start("h", "127.0.2.2")
+            h = lab.start("h", "127.0.2.2", path_prefix=str(smi))
             inv2 = tmp / "inv-ssh.yml"
             inv2.write_text(yaml.safe_dump({"all": {"hosts": {"h": lab.inventory_entry(h, workdir=str(wd))}}}))
             e = dict(env, OCRDEPLOY_INVENTORY=str(inv2), OCRDEPLOY_KNOWN_HOSTS=str(lab.known_hosts))

@@ -75,7 +75,8 @@ LAUNCHER = Path(deepseek_gpu.__file__).read_text(encoding="utf-8")
 
 def run_gpu(stack: Stack, gpu: str | None) -> str:
     """The GPU a run uses: --gpu, else the one config.py was sized for (deepseek-config records it), else
-    preflight's free GPU.  A recorded or picked GPU that is busy now is refused rather than shared."""
+    preflight's free GPU.  The recorded GPU is refused while another process holds it, rather than shared;
+    --gpu is taken as given."""
     from ..checks.preflight import free_gpu
 
     gpus = {str(g["index"]): g for g in (stack.facts.get("gpu") or {}).get("gpus") or []}
@@ -128,7 +129,8 @@ def plan_runs(input_path: str, kind: str, listing, evaluate: bool, out_dir: str)
     writes the same result.mmd and every run an images/ folder."""
     if evaluate:
         pick_script(input_path, kind, evaluate)
-        others = sorted(n for n in listing or {} if "/" not in n and not n.lower().endswith(IMAGE_SUFFIXES))
+        others = sorted({n.split("/")[0] + ("/" if "/" in n else "") for n in listing or {}
+                         if "/" in n or not n.lower().endswith(IMAGE_SUFFIXES)})
         if others:
             raise CannotRun(f"--eval opens every file in {input_path} as an image; not images: "
                             f"{', '.join(others[:5])}{' ...' if len(others) > 5 else ''}")

@@ -137,6 +137,11 @@ def test_eval_runs_the_benchmark_script_on_a_directory_only(site, tmp_path):
     (bench / "index.pdf").write_bytes(samples.deepseek_document())
     p = cli("deepseek-run", ["--input", str(bench), "--eval"], inv)
     assert p.returncode == 1 and "--eval opens every file in" in p.stdout and "not images: index.pdf" in p.stdout
+    (bench / "index.pdf").unlink()
+    (bench / "more").mkdir()
+    (bench / "more" / "9.png").write_bytes(samples.png())
+    p = cli("deepseek-run", ["--input", str(bench), "--eval"], inv)
+    assert p.returncode == 1 and "not images: more/" in p.stdout
 
 
 def test_out_of_memory_gets_deepseeks_remedy_with_the_next_step(site, tmp_path):
