@@ -38,7 +38,7 @@ PLACEHOLDERS = ("vllm_env", "sdk_env", "tf_env", "transformers_src", "vllm_src",
 MAX_WITHIN = 500
 REMEDIES = ("relink-cuda", "reinstall-transformers", "uninstall-torchcodec", "uninstall-flashinfer-cubin",
             "install-pypdfium2", "install-cccl", "restart-enforce-eager", "lower-gpu-memory-utilization",
-            "retry-half-jobs", "deepseek-oom-downgrade")
+            "retry-half-jobs", "deepseek-oom-downgrade", "restart-no-flashinfer-sampler")
 
 
 @dataclass
