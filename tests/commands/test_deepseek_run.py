@@ -67,7 +67,7 @@ def test_a_pdf_goes_through_the_pdf_script_and_the_config_comes_back(site, tmp_p
     assert r["output_dir"] == f"{wd}/deepseek-output" and r["outputs"] == [f"{wd}/deepseek-output/report.mmd"]
     assert "<--- Page Split --->" in Path(r["outputs"][0]).read_text()
     assert (vdir / "config.py").read_text() == original          # INPUT/OUTPUT_PATH were for this run only
-    assert "vision tokens" not in Path(r["log"]).read_text()     # the user's PRINT_NUM_VIS_TOKENS (False) held
+    assert "BASE:" not in Path(r["log"]).read_text()     # the user's PRINT_NUM_VIS_TOKENS (False) held
 
 
 def test_a_directory_runs_file_by_file_each_into_its_own_folder(site, tmp_path):
