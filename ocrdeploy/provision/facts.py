@@ -33,8 +33,8 @@ def probe_command(request: dict) -> Command:
 
 def gather(conn, request: dict, timeout: float = 120.0) -> dict:
     """Facts of the host behind ``conn``: in-process when local (unless the inventory names the
-    interpreter to probe with), one command otherwise."""
-    if conn.is_local and not conn.host.python_interpreter:
+    interpreter to probe with, or another user to become), one command otherwise."""
+    if conn.is_local and not conn.host.python_interpreter and not conn.host.become_user:
         raw = probe_module.collect(request)
     else:
         result = conn.run(probe_command(request), timeout=timeout, ok_codes=range(0, 256))
