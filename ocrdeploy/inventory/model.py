@@ -29,9 +29,10 @@ DEFAULT_WORKDIR = "~/ocrdeploy"
 
 # Vars with a known meaning and the type they must have.  Anything else is kept
 # as the user wrote it (recipes may read their own vars).
-_INT_VARS = ("ansible_port",)
+_INT_VARS = ("ansible_port", "ansible_ssh_port")
 _STR_VARS = (
     "ansible_host", "ansible_user", "ansible_ssh_private_key_file", "ansible_connection",
+    "ansible_ssh_host", "ansible_ssh_user", "ansible_private_key_file",
     "ansible_python_interpreter", "ansible_become_user",
     "workdir", "sdk_repo", "vllm_src", "transformers_src", "hf_endpoint",
     "http_proxy", "https_proxy", "no_proxy", "known_hosts_file",
@@ -68,25 +69,34 @@ class Host:
         if conn not in (None, "local"):
             return False
         if self.name in LOCAL_NAMES:
-            return self.vars.get("ansible_host") in (None, "localhost", "127.0.0.1", "::1")
+            return self._first("ansible_host", "ansible_ssh_host") in (None, "localhost", "127.0.0.1", "::1")
         return False
 
     @property
     def address(self) -> str:
-        return str(self.vars.get("ansible_host") or self.name)
+        return str(self._first("ansible_host", "ansible_ssh_host") or self.name)
+
+    @property
+    def explicit_port(self) -> int | None:
+        port = self._first("ansible_port", "ansible_ssh_port")
+        return int(port) if port else None
 
     @property
     def port(self) -> int:
-        return int(self.vars.get("ansible_port") or 22)
+        return self.explicit_port or 22
 
     @property
     def user(self) -> str | None:
-        return self.vars.get("ansible_user")
+        return self._first("ansible_user", "ansible_ssh_user")
 
     @property
     def key_file(self) -> str | None:
-        key = self.vars.get("ansible_ssh_private_key_file")
+        key = self._first("ansible_ssh_private_key_file", "ansible_private_key_file")
         return os.path.expanduser(key) if key else None
+
+    def _first(self, *names):
+        """A connection var by its name, else by the older name Ansible still accepts (ansible_ssh_host...)."""
+        return next((self.vars[n] for n in names if self.vars.get(n) not in (None, "")), None)
 
     @property
     def workdir(self) -> str:

@@ -325,7 +325,7 @@ class SSHConnection(Connection):
         import paramiko
 
         host, args = self.host, self.host.ssh_args
-        self.port = host.port if host.vars.get("ansible_port") else (args.port or host.port)
+        self.port = host.explicit_port or args.port or 22
         user = host.user or args.user
         keys = [k for k in (host.key_file, args.identity_file and os.path.expanduser(args.identity_file)) if k]
         if args.connect_timeout:

@@ -112,3 +112,16 @@ def test_the_readme_shows_one_inventory_in_both_formats(tmp_path):
     for name in a.hosts:
         assert a.hosts[name].vars == b.hosts[name].vars, name
         assert a.hosts[name].groups == b.hosts[name].groups
+
+
+def test_the_older_connection_var_names_still_work(tmp_path):
+    p = tmp_path / "old.ini"
+    p.write_text("[gpu]\nold ansible_ssh_host=10.0.0.5 ansible_ssh_port=2201 ansible_ssh_user=ops "
+                 "ansible_private_key_file=/keys/gpu.pem\nnew ansible_host=10.0.0.6 ansible_ssh_host=10.9.9.9\n"
+                 "bad ansible_ssh_port=http\n")
+    with pytest.raises(UsageError, match=r"old.ini:4: host 'bad': ansible_ssh_port must be a port number"):
+        load_inventory(p)
+    p.write_text(p.read_text().replace("bad ansible_ssh_port=http\n", ""))
+    old, new = load_inventory(p).hosts["old"], load_inventory(p).hosts["new"]
+    assert (old.address, old.port, old.user, old.key_file) == ("10.0.0.5", 2201, "ops", "/keys/gpu.pem")
+    assert new.address == "10.0.0.6"          # the current name wins over the older one
