@@ -233,7 +233,6 @@ class _Parser:
     def __init__(self, path: Path):
         self.path = path
         self.group_vars: dict[str, dict] = {}
-        self.group_hosts: dict[str, list[str]] = {}
         self.host_vars: dict[str, dict] = {}
         self.host_groups: dict[str, list[str]] = {}
         self.parents: dict[str, set[str]] = {}
@@ -256,7 +255,6 @@ class _Parser:
             self.fail(group, "vars", f"group {name!r}: vars must be a mapping")
         self._check_vars(vars_, f"group {name!r}")
         self.group_vars[name] = {**self.group_vars.get(name, {}), **vars_}
-        self.group_hosts.setdefault(name, [])
         hosts = group.get("hosts") or {}
         if isinstance(hosts, list):
             hosts = {h: None for h in hosts}
@@ -277,8 +275,6 @@ class _Parser:
                 self.host_vars.setdefault(host_name, {}).update(hvars)
                 if name not in self.host_groups.setdefault(host_name, []):
                     self.host_groups[host_name].append(name)
-                if host_name not in self.group_hosts[name]:
-                    self.group_hosts[name].append(host_name)
         children = group.get("children") or {}
         if not isinstance(children, dict):
             self.fail(group, "children", f"group {name!r}: children must be a mapping of groups")
@@ -348,8 +344,9 @@ class _Parser:
         inv = Inventory(path=self.path)
         inv._all_vars = dict(self.group_vars.get("all", {}))
         depth = {g: self._depth(g) for g in self.group_vars}
+        groups_of = {h: self._all_groups_of(h) for h in self.host_vars}
         for host_name, own in self.host_vars.items():
-            groups = self._all_groups_of(host_name)
+            groups = groups_of[host_name]
             merged: dict = {}
             for g in sorted(groups, key=lambda g: (depth.get(g, 0), g)):
                 merged.update(self.group_vars.get(g, {}))
@@ -357,8 +354,7 @@ class _Parser:
             inv.hosts[host_name] = Host(name=host_name, vars=merged,
                                         groups=sorted(groups - {"all"}))
         for g in self.group_vars:
-            members = [h for h in inv.hosts if g in self._all_groups_of(h)]
-            inv.groups[g] = members
+            inv.groups[g] = [h for h in inv.hosts if g in groups_of[h]]
         # Ansible's implicit group: the hosts that belong to no group but 'all'.
         inv.groups["ungrouped"] = [h for h, host in inv.hosts.items() if not set(host.groups) - {"ungrouped"}]
         return inv
@@ -390,11 +386,7 @@ def select_hosts(inv: Inventory, host: str | None = None, group: str | None = No
         raise UsageError(f"--host {host!r} selects no host")
     if not names and not group:
         names = ["localhost"]
-    seen: list[str] = []
-    for n in names:
-        if n not in seen:
-            seen.append(n)
-    hosts = [inv.host(n) for n in seen]
+    hosts = [inv.host(n) for n in dict.fromkeys(names)]  # each once, in order
     for h in hosts:
         key = h.key_file
         if key and not h.is_local:

@@ -26,8 +26,9 @@ class LineDict(dict):
         return self.key_lines.get(key, self.line)
 
 
-class _LineLoader(yaml.SafeLoader):
-    pass
+class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """libyaml's parser when PyYAML has it (an inventory of thousands of hosts: 10x faster), the
+    pure-Python one otherwise; both give the node marks the line numbers come from."""
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
