@@ -121,15 +121,17 @@ def test_proxy_jump_and_proxy_command_reach_the_host_and_the_rest_is_named(lab, 
 
 
 @pytest.mark.skipif(shutil.which("sudo") is None, reason="needs sudo (.ci/run installs it)")
-def test_become_and_the_interpreter_apply_to_a_local_host_too(tmp_path):
+@pytest.mark.parametrize("become", [True, False])
+def test_become_and_the_interpreter_apply_to_a_local_host_too(tmp_path, become):
     python = next((p for p in ("/usr/bin/python3.11", "/usr/bin/python3.12", "/usr/bin/python3.13")
                    if os.path.exists(p)), None)   # one nobody may run, named otherwise than /usr/bin/python3
     if python is None:
         pytest.skip("no /usr/bin/python3.1x")
+    setting = "ansible_become=true ansible_become_user=nobody" if become else f"ansible_python_interpreter={python}"
     inv = tmp_path / "hosts.ini"
-    inv.write_text(f"[here]\nlocalhost ansible_connection=local ansible_become=true ansible_become_user=nobody "
-                   f"ansible_python_interpreter={python} workdir=/tmp\n")
+    inv.write_text(f"[here]\nlocalhost ansible_connection=local {setting} workdir=/tmp\n")
     p = cli(["facts", "--json", "--raw"], inv)
     assert p.returncode == 0, p.stderr
     probe = json.loads(p.stdout)["localhost"]["facts"]
-    assert probe["host"]["uid"] == 65534 and probe["probe"]["python"] == python
+    assert probe["host"]["uid"] == (65534 if become else os.getuid())
+    assert (probe["probe"]["python"] == python) is not become
