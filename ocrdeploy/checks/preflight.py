@@ -7,7 +7,7 @@ recorded tool output.
 
 from __future__ import annotations
 
-from .requirements import Requirements
+from .requirements import TOOLS_PYTHON, PythonRule, Requirements
 from .result import FAIL, PASS, SKIP, WARN, CheckResult
 
 GIB = 1024 ** 3
@@ -142,35 +142,27 @@ def check_disk(facts: dict, req: Requirements) -> CheckResult:
     return CheckResult(name, PASS, f"{gib:.1f} GiB free at {where} (>= {req.min_disk_gib:g} GiB)", value=round(gib, 1))
 
 
-def _version_tuple(text: str) -> tuple:
-    out = []
-    for part in str(text).split("."):
-        digits = "".join(ch for ch in part if ch.isdigit())
-        if not digits:
-            break
-        out.append(int(digits))
-    return tuple(out)
-
-
 def check_pythons(facts: dict, req: Requirements) -> list[CheckResult]:
+    """Each env's interpreter by the same PythonRule the install plan follows, so the two cannot disagree."""
     results = []
     found = facts.get("pythons") or []
-    probe_kind = (facts.get("probe") or {}).get("kind")
-    for env, minimum in req.pythons.items():
-        name = f"python:{env}"
-        want = ".".join(map(str, minimum))
-        ok = [p for p in found if _version_tuple(p["version"])[:2] >= tuple(minimum)]
-        if probe_kind == "sh" and not found:
-            results.append(CheckResult(name, FAIL, f"no Python on the host; {env} needs >= {want}",
-                                       fix=f"install python{want} (e.g. apt-get install python{want} python{want}-venv)"))
-        elif ok:
-            best = max(ok, key=lambda p: _version_tuple(p["version"]))
-            results.append(CheckResult(name, PASS, f"{best['version']} at {best['path']} (>= {want})",
-                                       value=best["path"]))
+    have = ", ".join(p["version"] for p in found) or "none"
+    for env, rule in req.pythons.items():
+        rule = PythonRule.of(rule)
+        name, want = f"python:{env}", rule.describe()
+        pick = rule.pick(found)
+        if pick:
+            results.append(CheckResult(name, PASS, f"{pick['version']} at {pick['path']} ({want})", value=pick["path"]))
+        elif rule.managed and TOOLS_PYTHON.pick(found):
+            results.append(CheckResult(name, WARN, f"no {want} on the host (found: {have}); inv install installs a "
+                                                   f"managed CPython {rule.managed} with uv (no root; it lives in "
+                                                   f"~/.local/share/uv/python)", value=None))
         else:
-            have = ", ".join(p["version"] for p in found) or "none"
-            results.append(CheckResult(name, FAIL, f"{env} needs Python >= {want}; found {have}",
-                                       fix=f"install python{want} or newer (deadsnakes PPA, pyenv or uv)"))
+            how = (f"; uv, which would install {rule.managed}, needs a Python {TOOLS_PYTHON.spec} to run from"
+                   if rule.managed else "")
+            results.append(CheckResult(name, FAIL, f"{env} needs {want}; found {have}{how}",
+                                       fix=f"install {rule.package()} (the distribution's package with its -venv, "
+                                           f"the deadsnakes PPA, pyenv or uv)"))
     return results
 
 

@@ -7,12 +7,11 @@ import json
 from pathlib import Path
 
 from ..provision.command import Command, Script, remote_python
-from ..provision.kinds import STATE_FILE, PipInstall, Venv, venv_python
+from ..provision.kinds import STATE_FILE, TOOLS_ENV, PipInstall, Venv, venv_python
 from ..provision.step import Decision, NotYet, Request, Step, StepError, absolute, wd
 from . import hostside
 from .catalog import ModelSpec
 
-TOOLS_ENV = ".ocrdeploy/tools-env"
 HASH_CACHE = wd(".ocrdeploy/hash-cache.json")
 RELEASE_FIELDS = hostside.RELEASE_FIELDS
 

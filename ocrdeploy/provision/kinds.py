@@ -12,6 +12,7 @@ import json
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
+from ..checks.requirements import PythonRule
 from .command import Command, Script
 from .step import (Decision, NotYet, Request, Step, StepError, absolute, dist, file_fact, fingerprint, venv,
                    venv_request, wd)
@@ -62,43 +63,23 @@ class AptPackages(Step):
 
 
 # ------------------------------------------------------------------ venv
-def _pick_python(facts, spec: str):
-    """spec '3.13' = that minor exactly; '>=3.10' = the newest available from that minor on."""
-    found = facts.get("pythons") or []
-
-    def minor(p):
-        return tuple(int(x) for x in p["version"].split(".")[:2])
-
-    if spec.startswith(">="):
-        want = tuple(int(x) for x in spec[2:].split("."))
-        ok = [p for p in found if minor(p) >= want]
-        return max(ok, key=minor) if ok else None
-    want = tuple(int(x) for x in spec.split("."))
-    ok = [p for p in found if minor(p) == want]
-    return ok[0] if ok else None
-
-
 class Venv(Step):
-    def __init__(self, name, venv_name, python: str, after=()):
-        self.name, self.venv_name, self.python, self.after = name, venv_name, python, after
+    """A venv made with the interpreter its PythonRule picks from the host's (the rule preflight checks)."""
+
+    def __init__(self, name, venv_name, python, after=()):
+        self.name, self.venv_name, self.after = name, venv_name, after
+        self.rule = PythonRule.of(python)
 
     def request(self, v):
         return Request(paths={wd(f"{self.venv_name}/bin/python")}, venvs=venv_request(self.venv_name))
-
-    def _python_ok(self, have: str | None) -> bool:
-        if not have:
-            return False
-        hv = tuple(int(x) for x in have.split(".")[:2])
-        if self.python.startswith(">="):
-            return hv >= tuple(int(x) for x in self.python[2:].split("."))
-        return hv == tuple(int(x) for x in self.python.split("."))
 
     def needs(self, facts, v):
         ve = venv(facts, self.venv_name)
         if not ve:
             return Decision(True, f"{self.venv_name} does not exist")
-        if not self._python_ok(ve.get("python")):
-            return Decision(True, f"{self.venv_name} has Python {ve.get('python')}, want {self.python}: recreate")
+        if not self.rule.accepts(ve.get("python")):
+            return Decision(True, f"{self.venv_name} has Python {ve.get('python')}, want {self.rule.describe()}: "
+                                  f"recreate")
         if not file_fact(facts, wd(f"{self.venv_name}/bin/python"))["exists"]:
             return Decision(True, f"{self.venv_name} is broken (no bin/python): recreate")
         pip = ve["dists"].get("pip")
@@ -107,14 +88,37 @@ class Venv(Step):
         return Decision(False, f"exists with Python {ve.get('python')}")
 
     def commands(self, facts, v):
-        interp = _pick_python(facts, self.python)
+        interp = self.rule.pick(facts.get("pythons"))
         if interp is None:
             have = ", ".join(p["version"] for p in facts.get("pythons") or []) or "none"
-            # NotYet: an earlier step may install it (a managed Python 3.12 for DeepSeek-OCR)
-            raise NotYet(f"no Python {self.python} on the host (found: {have}); install python{self.python.lstrip('>=')}")
+            how = (f"an earlier step installs a managed {self.rule.managed} with uv" if self.rule.managed else
+                   f"install {self.rule.package()}")
+            # NotYet: an earlier step may install it (a managed Python through uv)
+            raise NotYet(f"no {self.rule.describe()} on the host (found: {have}); {how}")
         path = absolute(facts, wd(self.venv_name))
         recreate = venv(facts, self.venv_name) is not None
         return [Command([interp["path"], "-m", "venv", *(["--clear"] if recreate else []), path])]
+
+
+TOOLS_ENV = ".ocrdeploy/tools-env"     # ocrdeploy's own venv on the host: hub clients, uv
+
+
+class ManagedPython(Step):
+    """A Python minor for an env: the host's when it has one, else a standalone CPython from
+    `uv python install` (no root, nothing of the system touched; the probe finds it next run)."""
+
+    def __init__(self, name, minor, after=()):
+        self.name, self.minor, self.after = name, minor, after
+        self.rule = PythonRule.of(minor)
+
+    def needs(self, facts, v):
+        have = self.rule.pick(facts.get("pythons"))
+        if have:
+            return Decision(False, f"Python {have['version']} at {have['path']}")
+        return Decision(True, f"no Python {self.minor}: install a managed one with uv")
+
+    def commands(self, facts, v):
+        return [Command([absolute(facts, wd(f"{TOOLS_ENV}/bin/uv")), "python", "install", self.minor])]
 
 
 # ------------------------------------------------------------------ pip
@@ -164,6 +168,19 @@ class PipInstall(Step):
         for url in self.extra_index_urls:
             argv += ["--extra-index-url", url]
         return [Command(argv + self.raw)]
+
+
+class UvForPython(PipInstall):
+    """uv in the tools venv, needed only while one of the rules finds no interpreter on the host."""
+
+    def __init__(self, name, venv_name, rules, after=()):
+        super().__init__(name, venv_name, ["uv"], after=after)
+        self.rules = [PythonRule.of(r) for r in rules]
+
+    def needs(self, facts, v):
+        if all(r.pick(facts.get("pythons")) for r in self.rules):
+            return Decision(False, "not needed: the host has " + ", ".join(r.describe() for r in self.rules))
+        return super().needs(facts, v)
 
 
 def editable_source(d: dict | None) -> str | None:

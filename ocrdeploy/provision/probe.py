@@ -243,6 +243,11 @@ def _pythons(out):
         t.join()
     if fresh != cache:
         _save_cache(fresh)
+    system = shutil.which("python3")
+    system = _real_python(system) if system else None
+    for r in results:
+        if r and system and os.path.realpath(r["path"]) == os.path.realpath(system):
+            r["default"] = True          # what `python3` runs here
     out["pythons"] = [r for r in results if r]
 
 

@@ -31,13 +31,18 @@ def cu13_prefix(venv: str, python_minor: str = "3.13") -> str:
     return f"{venv}/lib/python{python_minor}/site-packages/nvidia/cu13"
 
 
+def link_target(target: str, cu: str, libcuda: str | None = None) -> str:
+    """What a link of LINKS must point to on this host."""
+    return target.format(cu=cu, libcuda=libcuda or DEFAULT_LIBCUDA)
+
+
 def link_commands(cu: str, missing, libcuda: str | None = None) -> list[Command]:
-    """ln commands for the named missing links (paths under cu13), each after its parent exists."""
+    """ln commands for the named links to (re)make (paths under cu13), each after its parent exists."""
     cmds = []
     for rel, target in LINKS:
         if rel not in missing:
             continue
-        tgt = target.format(cu=cu, libcuda=libcuda or DEFAULT_LIBCUDA)
+        tgt = link_target(target, cu, libcuda)
         parent = posixpath.dirname(rel)
         if parent and parent != "lib64" and parent != "lib":
             cmds.append(Command(["mkdir", "-p", f"{cu}/{parent}"]))
@@ -46,18 +51,18 @@ def link_commands(cu: str, missing, libcuda: str | None = None) -> list[Command]
 
 
 def repair_command(cu13: str, libcuda: str | None = None) -> Command:
-    """The whole repair as one guarded command, for when no facts were read (diagnose --fix)."""
+    """The whole repair as one guarded command, for when no facts were read (diagnose --fix): each link is
+    made where nothing is, re-pointed where it points elsewhere (`ln -sf`, as the guide), and a real file
+    is kept; nvvm/bin/cicc only when bin/cicc exists to point at."""
     lines = ['CU=$1; LIBCUDA=$2',
-             '[ -d "$CU" ] || { echo "no CUDA prefix at $CU (are the nvidia-cuda-* packages installed?)" >&2; exit 1; }']
+             '[ -d "$CU" ] || { echo "no CUDA prefix at $CU (are the nvidia-cuda-* packages installed?)" >&2; exit 1; }',
+             'link() { p="$CU/$1"; if [ -L "$p" ]; then [ "$(readlink "$p")" = "$2" ] && return 0; '
+             'elif [ -e "$p" ]; then return 0; fi; mkdir -p "$(dirname "$p")" && ln "$3" "$2" "$p"; }']
     for rel, target in LINKS:
         tgt = target.replace("{cu}", "$CU").replace("{libcuda}", "$LIBCUDA")
-        parent = posixpath.dirname(rel)
-        guard = f'[ -e "$CU/{rel}" ] || [ -L "$CU/{rel}" ]'
+        call = f'link "{rel}" "{tgt}" -{"sfn" if rel == "lib64" else "sf"}'
         if rel == "nvvm/bin/cicc":
-            guard = f'[ -e "$CU/{rel}" ] || [ ! -e "{tgt}" ]'
-        mk = f'mkdir -p "$CU/{parent}" && ' if parent not in ("", "lib", "lib64") else ""
-        if rel.startswith("lib64/"):
-            mk = f'mkdir -p "$CU/{parent}" && '
-        lines.append(f'{guard} || {{ {mk}ln -{"sfn" if rel == "lib64" else "sf"} "{tgt}" "$CU/{rel}"; }}')
+            call = f'[ ! -e "{tgt}" ] || {call}'
+        lines.append(call)
     return Command(["sh", "-c", Script("\n".join(lines) + "\n", "cu13 link repair"), "sh", cu13,
                     libcuda or DEFAULT_LIBCUDA])

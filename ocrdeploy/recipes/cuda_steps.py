@@ -12,7 +12,7 @@ import posixpath
 from ..provision.command import Command
 from ..provision.kinds import editable_source, venv_python
 from ..provision.step import Decision, NotYet, Request, Step, StepError, absolute, dist, file_fact, wd
-from .cuda_layout import LINKS, link_commands
+from .cuda_layout import LINKS, link_commands, link_target
 
 
 CU13_LINKS = tuple(rel for rel, _ in LINKS)
@@ -33,21 +33,36 @@ class CudaLayout(Step):
     def request(self, v):
         return Request(paths={self.cu} | {f"{self.cu}/{p}" for p in CU13_LINKS})
 
-    def missing(self, facts):
-        out = []
-        for p in CU13_LINKS:
-            f = file_fact(facts, f"{self.cu}/{p}")
-            if not f["exists"] or (f.get("type") == "link" and not f.get("resolves", True)
-                                   and p != "lib64/stubs/libcuda.so"):
-                out.append(p)
+    def problems(self, facts) -> dict:
+        """{path under cu13: why} for each link to (re)make: missing, dangling, or pointing elsewhere (the guide
+        always runs `ln -sf`, so a libcudart.so left pointing at .so.12 is re-pointed).  A real file or
+        directory is kept (nvvm/bin/cicc ships in the nvvm wheel)."""
+        cu = absolute(facts, self.cu)
+        out = {}
+        for rel, target in LINKS:
+            f = file_fact(facts, f"{self.cu}/{rel}")
+            want = link_target(target, cu, facts.get("libcuda"))
+            if not f["exists"]:
+                out[rel] = "missing"
+            elif f.get("type") != "link":
+                continue
+            elif f.get("target") != want:
+                out[rel] = f"points to {f.get('target')}, not {want}"
+            elif not f.get("resolves", True) and rel != "lib64/stubs/libcuda.so":
+                out[rel] = "dangling"
         return out
+
+    def missing(self, facts):
+        return list(self.problems(facts))
 
     def needs(self, facts, v):
         if not file_fact(facts, self.cu)["exists"]:
             return Decision(True, "nvidia/cu13 not installed yet (the CUDA pip packages come first)")
-        missing = self.missing(facts)
-        if missing:
-            return Decision(True, "missing: " + ", ".join(missing))
+        problems = self.problems(facts)
+        if problems:
+            gone = [p for p, why in problems.items() if why == "missing"]
+            other = [f"{p} {why}" for p, why in problems.items() if why != "missing"]
+            return Decision(True, "; ".join((["missing: " + ", ".join(gone)] if gone else []) + other))
         return Decision(False, "cu13 layout complete")
 
     def commands(self, facts, v):

@@ -15,12 +15,13 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from ..errors import UsageError
 from ..provision.command import Command, Secret
-from ..provision.kinds import GitClone, PipInstall, RecordedCheck, Venv, satisfied, venv_python
+from ..provision.kinds import (TOOLS_ENV, GitClone, ManagedPython, PipInstall, RecordedCheck, Venv, satisfied,
+                               venv_python)
 from ..provision.plan import Plan
 from ..provision.step import Decision, NotYet, Step, StepError, absolute, dist, wd
 
 ENV, UPSTREAM_ENV = "deepseek-ocr-env", "deepseek-vllm-env"
-TOOLS = ".ocrdeploy/tools-env"
+TOOLS = TOOLS_ENV
 CU118_INDEX = "https://download.pytorch.org/whl/cu118"
 TORCH_PINS = ["torch==2.6.0", "torchvision==0.21.0", "torchaudio==2.6.0"]
 VLLM_WHEEL = ("https://github.com/vllm-project/vllm/releases/download/v0.8.5/"
@@ -47,22 +48,6 @@ VERIFY_085 = ("import torch\nprint('PyTorch:', torch.__version__, 'CUDA:', torch
               "from flash_attn import flash_attn_func\nprint('CUDA kernels available')")
 VERIFY_UPSTREAM = ("import vllm\nfrom vllm.model_executor.models.deepseek_ocr import NGramPerReqLogitsProcessor\n"
                    "print('vLLM', vllm.__version__, 'with DeepSeek-OCR')")
-
-
-class ManagedPython(Step):
-    """Python 3.12 for the env: the host's when it has one, else one installed with `uv python install`."""
-
-    def __init__(self, name, minor="3.12", after=()):
-        self.name, self.minor, self.after = name, minor, after
-
-    def needs(self, facts, v):
-        have = [p for p in facts.get("pythons") or [] if p["version"].startswith(self.minor + ".")]
-        if have:
-            return Decision(False, f"Python {have[0]['version']} at {have[0]['path']}")
-        return Decision(True, f"no Python {self.minor}: install a managed one with uv")
-
-    def commands(self, facts, v):
-        return [Command([absolute(facts, wd(f"{TOOLS}/bin/uv")), "python", "install", self.minor])]
 
 
 class WheelInstall(PipInstall):
@@ -146,7 +131,7 @@ def vllm085_steps(v) -> list[Step]:
     return [
         Venv("tools-venv", TOOLS, ">=3.10"),
         PipInstall("tools-uv", TOOLS, ["uv"], after=("tools-venv",)),
-        ManagedPython("python312", after=("tools-uv",)),
+        ManagedPython("python312", "3.12", after=("tools-uv",)),
         Venv("ds-venv", ENV, "3.12", after=("python312",)),
         PipInstall("ds-torch", ENV, TORCH_PINS, index_url=CU118_INDEX, after=("ds-venv",)),
         WheelInstall("ds-vllm", ENV, "vllm==0.8.5+cu118", wheel, after=("ds-torch",)),

@@ -1,6 +1,6 @@
-"""The MiniCPM-OCR 1.0 environments of seed 000 (sections 3 and 7), as step plans.
+"""The MiniCPM-OCR 1.0 environments of the MiniCPM-OCR guide (sections 3 and 7), as step plans.
 
-Pins, flags and the order are the seed's: torch and the build tools, the CUDA 13
+Pins, flags and the order are the guide's: torch and the build tools, the CUDA 13
 pip packages (cccl included), the cu13 layout repair, the vLLM compile, and only
 then feat-ocr transformers with --no-deps (it must read 5.19.0.dev0).  The SDK
 gets its own venv: it must never share one with torch or vLLM.
@@ -9,13 +9,16 @@ gets its own venv: it must never share one with torch or vLLM.
 from __future__ import annotations
 
 from ..errors import UsageError
-from ..provision.kinds import AptPackages, GitClone, PipEditable, PipInstall, RecordedCheck, Venv
+from ..provision.kinds import (TOOLS_ENV, AptPackages, GitClone, ManagedPython, PipEditable, PipInstall,
+                               RecordedCheck, UvForPython, Venv)
 from ..provision.plan import Plan
 from ..provision.step import Decision, Step, dist, wd
 from .cuda_steps import CudaCrtFiles, CudaLayout, VllmCompile
+from .registry import SDK_PYTHON, TF_PYTHON
+from .registry import VLLM_PYTHON as VLLM_PYTHON_RULE
 
 VLLM_ENV, SDK_ENV, TF_ENV, MERGED_ENV = "vllm-ocr-env", "sdk-env", "tf-ocr-env", "ocr-env"
-VLLM_PYTHON = "3.13"
+VLLM_PYTHON = VLLM_PYTHON_RULE.managed     # the minor: the CUDA prefix is under lib/python3.13
 FEAT_OCR_VERSION = "5.19.0.dev0"
 PADDLE_GPU_INDEX = "https://www.paddlepaddle.org.cn/packages/stable/cu129/"
 TORCH_PINS = ["torch==2.14.0", "torchaudio==2.11.0", "torchvision==0.29.0"]
@@ -92,7 +95,7 @@ class Paddle(PipInstall):
 def sdk_steps(v) -> list[Step]:
     repo_dir = wd("minicpmvocr-sdk")
     return [
-        Venv("sdk-venv", SDK_ENV, ">=3.10"),
+        Venv("sdk-venv", SDK_ENV, SDK_PYTHON),
         SdkVenvGuard("sdk-venv-guard", after=("sdk-venv",)),
         Paddle("sdk-paddle", after=("sdk-venv-guard",)),
         GitClone("sdk-clone", v["sdk_repo"], repo_dir, commit=v.get("sdk_commit")),
@@ -109,7 +112,10 @@ def sdk_steps(v) -> list[Step]:
 def vllm_steps(v, env=VLLM_ENV) -> list[Step]:
     return [
         AptPackages("toolchain", TOOLCHAIN, ppa="ppa:ubuntu-toolchain-r/test", ppa_for=("gcc-13", "g++-13")),
-        Venv("vllm-venv", env, VLLM_PYTHON),
+        Venv("tools-venv", TOOLS_ENV, ">=3.10"),
+        UvForPython("tools-uv", TOOLS_ENV, [VLLM_PYTHON_RULE], after=("tools-venv",)),
+        ManagedPython("python313", VLLM_PYTHON, after=("tools-uv",)),
+        Venv("vllm-venv", env, VLLM_PYTHON_RULE, after=("python313",)),
         PipInstall("torch", env, TORCH_PINS, after=("vllm-venv",)),
         PipInstall("transformers-release", env, TRANSFORMERS_RANGE, after=("torch",)),
         PipInstall("build-tools", env, BUILD_TOOLS, after=("vllm-venv",)),
@@ -130,7 +136,7 @@ def vllm_steps(v, env=VLLM_ENV) -> list[Step]:
 def tf_steps(v) -> list[Step]:
     serving = v.get("transformers_serving", True)
     return [
-        Venv("tf-venv", TF_ENV, ">=3.10"),
+        Venv("tf-venv", TF_ENV, TF_PYTHON),
         PipInstall("tf-torch", TF_ENV, ["torch==2.14.0", "torchvision"], after=("tf-venv",)),
         PipEditable("tf-transformers", TF_ENV, v["transformers_src"], "transformers",
                     expect_version=FEAT_OCR_VERSION, extras="serving" if serving else None,
@@ -174,7 +180,8 @@ def build_plan(recipe: str, v: dict) -> Plan:
     from ..models.plan import build_models_plan
 
     models = build_models_plan(v, names=MODELS_FOR[recipe], source=v.get("model_source", "hf"))
-    return Plan(recipe, plan.steps + models.steps)
+    have = {s.name for s in plan.steps}            # the tools venv may come with the vLLM env already
+    return Plan(recipe, plan.steps + [s for s in models.steps if s.name not in have])
 
 
 def _env_plan(recipe: str, v: dict) -> Plan:

@@ -1,6 +1,6 @@
 """The recipes by name and the host requirements each one brings.
 
-Thresholds are data of the recipe (seed 000 section 2; seed 003 section 1.1),
+Thresholds are data of the recipe (the MiniCPM-OCR guide section 2; the DeepSeek-OCR guide section 1.1),
 not constants inside the checks, so a recipe with other needs (DeepSeek-OCR on
 CUDA 11.8, an SDK-only client) states them here and the same checks apply.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..checks.requirements import Requirements
+from ..checks.requirements import TOOLS_PYTHON, PythonRule, Requirements
 from ..errors import UsageError
 from .deepseek import MODE_BY_SIZE
 
@@ -21,8 +21,16 @@ class Recipe:
     requirements: Requirements
 
 
+# The MiniCPM-OCR guide, sections 2 and 3: vLLM needs Python >= 3.11 and the guide builds it with
+# `python3.13 -m venv` (its verified 3.13.9; the CUDA prefix lives under lib/python3.13): exactly 3.13,
+# a managed one from uv where the host has none.  The SDK and transformers envs are `python3 -m venv`:
+# the host's python3 when it is >= 3.10.
+VLLM_PYTHON = PythonRule("==3.13.*", managed="3.13")
+SDK_PYTHON = PythonRule(">=3.10", system_first=True)
+TF_PYTHON = SDK_PYTHON
+
 _MINICPM_VLLM = Requirements(
-    pythons={"vllm-ocr-env": (3, 11), "sdk-env": (3, 10)},
+    pythons={"vllm-ocr-env": VLLM_PYTHON, "sdk-env": SDK_PYTHON},
     needs_gcc13=True, needs_github=True)
 
 _RECIPES = {
@@ -31,18 +39,19 @@ _RECIPES = {
                _MINICPM_VLLM),
         Recipe("standard", "MiniCPM-OCR 1.0: sdk-env + vllm-ocr-env, no speculative decoding", _MINICPM_VLLM),
         Recipe("transformers", "MiniCPM-OCR 1.0: sdk-env + tf-ocr-env (transformers serve, no vLLM compile)",
-               Requirements(pythons={"tf-ocr-env": (3, 10), "sdk-env": (3, 10)})),
+               Requirements(pythons={"tf-ocr-env": TF_PYTHON, "sdk-env": SDK_PYTHON})),
         Recipe("merged", "MiniCPM-OCR 1.0: one ocr-env with vLLM and feat-ocr transformers (two-end verification)",
-               Requirements(pythons={"ocr-env": (3, 11), "sdk-env": (3, 10)}, needs_gcc13=True, needs_github=True)),
+               Requirements(pythons={"ocr-env": VLLM_PYTHON, "sdk-env": SDK_PYTHON}, needs_gcc13=True,
+                            needs_github=True)),
         Recipe("sdk-only", "MiniCPM-OCR 1.0: sdk-env only, against an existing llama.cpp/OpenAI-compatible server",
-               Requirements(needs_gpu=False, min_disk_gib=5.0, pythons={"sdk-env": (3, 10)})),
+               Requirements(needs_gpu=False, min_disk_gib=5.0, pythons={"sdk-env": SDK_PYTHON})),
         # python: 3.12 is wanted, but a host without it gets a managed one (uv), so >= 3.10 runs the tools
         Recipe("deepseek-ocr-vllm085", "DeepSeek-OCR: Python 3.12, torch 2.6.0 cu118, vLLM 0.8.5, flash-attn 2.7.3",
                Requirements(min_vram_gib=0, advised_vram_gib=32.0, min_driver=520, driver_fallback_floor=None,
-                            min_disk_gib=20.0, pythons={"tools-env": (3, 10)}, vram_modes=MODE_BY_SIZE)),
+                            min_disk_gib=20.0, pythons={"tools-env": TOOLS_PYTHON}, vram_modes=MODE_BY_SIZE)),
         Recipe("deepseek-ocr", "DeepSeek-OCR on upstream vLLM (>= 0.11.1, prebuilt from the package index)",
                Requirements(min_vram_gib=0, advised_vram_gib=32.0, min_driver=580, driver_fallback_floor=None,
-                            min_disk_gib=30.0, pythons={"deepseek-vllm-env": (3, 10)}, vram_modes=MODE_BY_SIZE)),
+                            min_disk_gib=30.0, pythons={"deepseek-vllm-env": TOOLS_PYTHON}, vram_modes=MODE_BY_SIZE)),
     )
 }
 

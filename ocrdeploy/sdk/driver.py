@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 
 from ..services.argv import SERVED_NAME
+from . import samples
 
 CONFIG_FOR = {"dspark": "vllm.yaml", "standard": "vllm.yaml", "transformers": "openai.yaml", "openai": "openai.yaml",
               "llamacpp": "llamacpp.yaml"}
@@ -57,8 +58,101 @@ def parse_job(minicpmvocr: str, sdk_repo: str, backend: str, server_urls, input_
 LATEX = re.compile(r"\\frac|\\sum|\\sqrt|\$[^$]+\$|\\\[|\\\(|\^\{|_\{")
 
 
+
+
+# What a correct parse of the project's own pages must contain (samples.py holds the truth), and how much of it.
+TEXT_RECALL_MIN = 0.85      # share of the text page's distinct words found in the output
+TABLE_CELLS_MIN = 0.85      # share of the table's cells found as <td>/<th> cells
+FORMULA_TOKENS_MIN = 1.0    # every token of the formula, numerator and denominator in their places
+
+_WORD = re.compile(r"[a-z0-9]+")
+_CELL = re.compile(r"(?is)<t[dh]\b[^>]*>(.*?)</t[dh]>")
+_TAG = re.compile(r"<[^>]+>")
+_MATH = re.compile(r"(?s)\$\$(.+?)\$\$|\$(.+?)\$|\\\[(.+?)\\\]|\\\((.+?)\\\)")
+_TEX_TOKEN = re.compile(r"\\[A-Za-z]+|[A-Za-z0-9]|[=+\-]")
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def _norm_cell(text: str) -> str:
+    return " ".join(_TAG.sub(" ", text).split()).lower()
+
+
+def _missing(items, limit=8) -> str:
+    items = list(items)
+    return ", ".join(repr(i) for i in items[:limit]) + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def text_recall(md: str) -> tuple[bool, str]:
+    want = list(dict.fromkeys(words(" ".join(samples.TEXT))))
+    have = set(words(md))
+    missing = [w for w in want if w not in have]
+    recall = 1 - len(missing) / len(want)
+    detail = f"{recall:.0%} of the page's {len(want)} words (>= {TEXT_RECALL_MIN:.0%})"
+    return recall >= TEXT_RECALL_MIN, detail + (f"; missing {_missing(missing)}" if missing else "")
+
+
+def table_cells(md: str) -> tuple[bool, str]:
+    want = [_norm_cell(c) for row in samples.TABLE for c in row]
+    have = {_norm_cell(c) for c in _CELL.findall(md)}
+    missing = [c for c in want if c not in have]
+    share = 1 - len(missing) / len(want)
+    detail = f"{len(want) - len(missing)} of {len(want)} cells (>= {TABLE_CELLS_MIN:.0%})"
+    return share >= TABLE_CELLS_MIN, detail + (f"; missing {_missing(missing)}" if missing else "")
+
+
+def _braced(text: str, start: int) -> tuple[str | None, int]:
+    """The {...} group opening at text[start] (nested braces kept), and where it ends."""
+    if start >= len(text) or text[start] != "{":
+        return None, start
+    depth = 0
+    for i in range(start, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[start + 1:i], i + 1
+    return None, start
+
+
+def formula_tokens(md: str) -> tuple[bool, str]:
+    """The formula page's x = (a + b) / 2c as LaTeX: its tokens, a+b over 2c in a \\frac."""
+    spans = [next(g for g in m.groups() if g is not None) for m in _MATH.finditer(md)]
+    tex = " ".join(spans)
+    have = _TEX_TOKEN.findall(tex)
+    want = list(samples.FORMULA["tokens"])
+    missing = [t for t in want if t not in have]
+    placed = []
+    num_want = _TEX_TOKEN.findall(samples.FORMULA["numerator"])
+    den_want = _TEX_TOKEN.findall(samples.FORMULA["denominator"])
+    at = tex.find("\\frac")
+    if at >= 0:
+        num, end = _braced(tex, at + len("\\frac"))
+        den, _ = _braced(tex, end)
+        num_t, den_t = _TEX_TOKEN.findall(num or ""), _TEX_TOKEN.findall(den or "")
+        placed = [f"{t!r} not in the numerator" for t in num_want if t not in num_t]
+        placed += [f"{t!r} not in the denominator" for t in den_want if t not in den_t]
+    share = 1 - len(missing) / len(want)
+    ok = share >= FORMULA_TOKENS_MIN and not placed
+    if not spans:
+        return False, "no LaTeX math ($...$, $$...$$, \\[...\\]) in the output"
+    detail = f"{len(want) - len(missing)} of {len(want)} formula tokens (>= {FORMULA_TOKENS_MIN:.0%})"
+    if missing:
+        detail += f"; missing {_missing(missing)}"
+    if placed:
+        detail += "; " + ", ".join(placed)
+    return ok, detail
+
+
+CONTENT = {"text": ("the text page's words", text_recall), "table": ("the table's cells", table_cells),
+           "formula": ("the formula's tokens", formula_tokens)}
+
+
 def check_output(md: str, page: str) -> list[tuple[str, bool, str]]:
-    """(check, passed, detail) for the output of one page; page is text, table, formula or any."""
+    """(check, passed, detail) for the output of one page; page is text, table, formula or any.
+
+    The shape checks of the guide's section 6, then, for the project's own sample pages, their content:
+    a page of `aaa bbb`, an empty <table> or an x^{2} passes the shape and fails here."""
     out = [("non-empty", bool(md.strip()), f"{len(md)} chars")]
     out.append(("no <otsl> left", "<otsl>" not in md, "OTSL not converted to HTML" if "<otsl>" in md else "ok"))
     if page == "table":
@@ -69,9 +163,13 @@ def check_output(md: str, page: str) -> list[tuple[str, bool, str]]:
         out.append(("LaTeX on the formula page", bool(m), m.group(0) if m else "no LaTeX (e.g. \\frac)"))
     if page == "text":
         letters = sum(ch.isalpha() for ch in md)
-        words = re.findall(r"[A-Za-z]{3,}", md)
+        found = re.findall(r"[A-Za-z]{3,}", md)
         repeated = re.search(r"(.{2,8}?)\1{8,}", md)
-        ok = letters >= 40 and letters / max(1, len(md.strip())) > 0.5 and len(words) >= 8 and not repeated
-        out.append(("readable text on the text page", ok, f"{len(words)} words" + (
+        ok = letters >= 40 and letters / max(1, len(md.strip())) > 0.5 and len(found) >= 8 and not repeated
+        out.append(("readable text on the text page", ok, f"{len(found)} words" + (
             f", repeated {repeated.group(1)!r}" if repeated else "")))
+    if page in CONTENT:
+        what, check = CONTENT[page]
+        ok, detail = check(md)
+        out.append((what, ok, detail))
     return out

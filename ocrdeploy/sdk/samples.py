@@ -11,6 +11,9 @@ TEXT = ["Document parsing with MiniCPM-OCR", "",
         "turns scanned pages into text that can be searched, copied and indexed.",
         "This page holds plain paragraphs only, set in a common sans-serif face."]
 TABLE = [["Model", "Params", "Accept length"], ["MiniCPM-OCR 1.0", "1.3B", "6.2"], ["DSpark draft", "0.1B", "-"]]
+# x = (a + b) / 2c, drawn as a displayed fraction; a parse must give it back as LaTeX with these tokens
+FORMULA = {"lhs": "x =", "numerator": "a + b", "denominator": "2c", "latex": r"x = \frac{a + b}{2c}",
+           "tokens": ("x", "=", "\\frac", "a", "+", "b", "2", "c")}
 
 
 def pdf(content, *more) -> bytes:
@@ -82,8 +85,8 @@ def formula_page() -> bytes:
 
 def formula_content() -> str:
     c = _text(72, 720, "Equation 1", 16)
-    c += _text(200, 640, "a + b", 18, "F2") + "190 632 m 260 632 l S\n" + _text(212, 612, "2c", 18, "F2")
-    c += _text(150, 622, "x =", 18, "F2")
+    c += _text(200, 640, FORMULA["numerator"], 18, "F2") + "190 632 m 260 632 l S\n"
+    c += _text(212, 612, FORMULA["denominator"], 18, "F2") + _text(150, 622, FORMULA["lhs"], 18, "F2")
     c += _text(72, 560, "where the mean of n samples is the sum of x_i divided by n.")
     return c
 

@@ -10,6 +10,7 @@ from ocrdeploy.provision import probe
 from ocrdeploy.recipes import get_recipe
 
 DSPARK = get_recipe("dspark").requirements
+FIX = Path(__file__).parents[1] / "fixtures"
 
 
 @pytest.fixture
@@ -91,8 +92,52 @@ def test_disk_threshold_comes_from_the_recipe():
 
 def test_python_versions_per_env():
     r = by_name(pf.check_pythons(base_facts(), DSPARK))
-    assert r["python:vllm-ocr-env"].status == "fail" and "3.10.12" in r["python:vllm-ocr-env"].message
+    # no 3.13: inv install gets a managed one with uv, so preflight says so instead of passing or failing
+    assert r["python:vllm-ocr-env"].status == "warn" and "3.10.12" in r["python:vllm-ocr-env"].message
+    assert "managed CPython 3.13 with uv" in r["python:vllm-ocr-env"].message
     assert r["python:sdk-env"].status == "pass"
+    r = by_name(pf.check_pythons(base_facts(pythons=[{"path": "/usr/bin/python3.8", "version": "3.8.10"}]), DSPARK))
+    assert r["python:vllm-ocr-env"].status == "fail" and "uv" in r["python:vllm-ocr-env"].message
+    assert r["python:sdk-env"].status == "fail" and r["python:sdk-env"].fix.startswith("install python3 (>=3.10)")
+
+
+def _plan(tmp_path, pythons, *extra):
+    """`inv install --check` (preflight included) on the bare box's facts with these interpreters."""
+    import json
+    import subprocess
+    import sys
+
+    facts = json.loads((FIX / "facts" / "ubuntu2204-rtx5090-bare.json").read_text())
+    facts["pythons"] = pythons
+    path = tmp_path / f"facts-{len(list(tmp_path.iterdir()))}.json"
+    path.write_text(json.dumps(facts))
+    p = subprocess.run([sys.executable, "-m", "ocrdeploy", "install", "--check", "--json", "--facts", str(path),
+                        "--set", "sdk_repo=https://example.invalid/sdk.git", "--set", "vllm_src=/src/vllm",
+                        "--set", "transformers_src=/src/transformers", *extra],
+                       capture_output=True, text=True, cwd=tmp_path)
+    host = json.loads(p.stdout)["hosts"]["localhost"]
+    return ({c["name"]: c for c in host["preflight"]}, {s["step"]: s for s in host["steps"]})
+
+
+def test_preflight_and_the_plan_follow_one_python_rule(tmp_path):
+    """The audit's host: Python 3.12.3 and no 3.13.  Preflight may not pass while the plan has no way to 3.13."""
+    py312 = [{"path": "/usr/bin/python3.12", "version": "3.12.3", "default": True}]
+    checks, steps = _plan(tmp_path, py312)
+    assert checks["python:vllm-ocr-env"]["status"] == "warn"
+    assert steps["tools-uv"]["status"] == "changed"
+    assert steps["python313"]["commands"][0].endswith("/.ocrdeploy/tools-env/bin/uv python install 3.13")
+    assert "commands decided after python313" in steps["vllm-venv"]["reason"]
+    assert steps["sdk-venv"]["commands"][0].startswith("/usr/bin/python3.12 -m venv")   # the host's python3
+    both = [{"path": "/usr/bin/python3.10", "version": "3.10.12", "default": True},
+            {"path": "/usr/bin/python3.13", "version": "3.13.9"}]
+    checks, steps = _plan(tmp_path, both)
+    assert checks["python:vllm-ocr-env"]["status"] == "pass" and steps["python313"]["status"] == "ok"
+    assert steps["tools-uv"]["status"] == "ok" and steps["vllm-venv"]["commands"][0].startswith("/usr/bin/python3.13 ")
+    assert steps["sdk-venv"]["commands"][0].startswith("/usr/bin/python3.10 -m venv")   # python3 -m venv sdk-env
+    old = [{"path": "/usr/bin/python3.8", "version": "3.8.10", "default": True}]
+    checks, steps = _plan(tmp_path, old, "--skip-preflight")
+    assert checks["python:vllm-ocr-env"]["status"] == "fail"
+    assert steps["tools-venv"]["status"] == "failed" and steps["vllm-venv"]["status"] == "skipped"
 
 
 def test_gcc13_installable_with_sudo_on_ubuntu():

@@ -15,30 +15,38 @@ from ocrdeploy.sdk.client import OcrClient, ServiceError  # noqa: E402
 from ocrdeploy.sdk.driver import check_output, parse_job  # noqa: E402
 
 STANDIN_SDK = r'''#!{python}
-"""Stand-in for the minicpmvocr CLI: records argv and env, writes an output like the SDK's per sample page."""
+"""Stand-in for the minicpmvocr CLI: records argv and env, writes the output given per sample page
+(outputs.json beside it: what a faithful SDK run gives, unless a test says otherwise)."""
 import json, os, sys
+here = os.path.dirname(os.path.abspath(__file__))
 args = sys.argv[1:]
-with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "calls.jsonl"), "a") as fh:
+with open(os.path.join(here, "calls.jsonl"), "a") as fh:
     fh.write(json.dumps({{"argv": args, "env": {{k: os.environ.get(k) for k in
              ("OCR_LAYOUT_MODEL_DIR", "PADDLE_PDX_DISABLE_MODEL_SOURCE_CHECK")}}}}) + "\n")
 inp, out = args[args.index("--input") + 1], args[args.index("--output") + 1]
 page = os.path.basename(inp).split(".")[0]
-text = {{"text": "# Document parsing\n\nThe quick brown fox jumps over the lazy dog. Optical character recognition "
-                 "turns scanned pages into text that can be searched.",
-        "table": "{table}",
-        "formula": "Equation 1\n\n$$x = \\frac{{a + b}}{{2c}}$$"}}[page]
-open(out, "w").write(text)
+with open(os.path.join(here, "outputs.json")) as fh:
+    open(out, "w").write(json.load(fh)[page])
 '''
 
+# What the SDK writes for the project's sample pages when it reads them right (HTML tables, LaTeX formulas).
+FAITHFUL = {
+    "text": "# " + samples.TEXT[0] + "\n\n" + " ".join(samples.TEXT[2:]),
+    "table": "Table 1: speculative decoding\n\n<table>" + "".join(
+        "<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in samples.TABLE) + "</table>",
+    "formula": "Equation 1\n\n$$x = \\frac{a + b}{2c}$$\n\nwhere the mean of n samples is the sum of x_i divided by n.",
+}
 
-def sdk_env(wd: Path, table="<table><tr><td>Model</td></tr></table>"):
+
+def sdk_env(wd: Path, **outputs):
     b = wd / "sdk-env" / "bin"
     b.mkdir(parents=True)
     paddle = wd / "sdk-env" / "lib" / "python3.10" / "site-packages" / "paddlepaddle-3.2.1.dist-info"
     paddle.mkdir(parents=True)
     (wd / "sdk-env" / "pyvenv.cfg").write_text("version = 3.10.12\n")
     script = b / "minicpmvocr"
-    script.write_text(STANDIN_SDK.format(python=sys.executable, table=table))
+    script.write_text(STANDIN_SDK.format(python=sys.executable))
+    (b / "outputs.json").write_text(json.dumps({**FAITHFUL, **outputs}))
     script.chmod(0o755)
     (wd / "minicpmvocr-sdk" / "configs" / "backends").mkdir(parents=True)
     layout = wd / "models" / "PP-DocLayoutV3_infer"
@@ -159,9 +167,31 @@ def test_parse_job_follows_the_guide():
 
 
 def test_output_checks():
-    assert all(ok for _, ok, _ in check_output("<table><tr><td>x</td></tr></table>", "table"))
+    assert all(ok for _, ok, _ in check_output(FAITHFUL["table"], "table"))
     assert not dict((c, ok) for c, ok, _ in check_output("<otsl>x</otsl>", "table"))["no <otsl> left"]
     assert dict((c, ok) for c, ok, _ in check_output("$x=\\frac{a}{b}$", "formula"))["LaTeX on the formula page"]
+    for page in ("text", "table", "formula"):
+        assert all(ok for _, ok, _ in check_output(FAITHFUL[page], page)), check_output(FAITHFUL[page], page)
+
+
+def test_output_checks_read_the_content_of_the_sample_pages():
+    """Right shape, wrong content: the audit's outputs pass the shape checks and fail here, saying what is missing."""
+    def content(md, page):
+        return check_output(md, page)[-1]
+    check, ok, detail = content("aaa bbb ccc ddd eee fff ggg hhh iii jjj kkk lll mmm nnn ooo", "text")
+    assert not ok and check == "the text page's words" and "'quick'" in detail and "missing" in detail
+    check, ok, detail = content("<table></table>", "table")
+    assert not ok and check == "the table's cells" and "0 of 9 cells" in detail and "'minicpm-ocr 1.0'" in detail
+    check, ok, detail = content("$$x^{2}$$", "formula")
+    assert not ok and check == "the formula's tokens" and "'\\\\frac'" in detail and "'+'" in detail
+    # a near miss on each page is still judged by its threshold
+    one_word_off = FAITHFUL["text"].replace("lazy", "hazy")
+    assert content(one_word_off, "text")[1]                                  # 1 of ~40 words: above 85 %
+    swapped = "$$x = \\frac{2c}{a + b}$$"
+    ok, detail = content(swapped, "formula")[1:]
+    assert not ok and "'a' not in the numerator" in detail
+    half = FAITHFUL["table"].replace("<td>6.2</td>", "<td></td>").replace("<td>0.1B</td>", "<td>?</td>")
+    assert not content(half, "table")[1]                                     # 7 of 9 < 85 %
     garbage = "的的的的的的的的的的的的的的的的的的的的的的" * 5
     assert not dict((c, ok) for c, ok, _ in check_output(garbage, "text"))["readable text on the text page"]
     assert not dict((c, ok) for c, ok, _ in check_output("", "text"))["non-empty"]

@@ -1,7 +1,9 @@
 """The probe and the nvidia-smi parsers against recorded outputs (tests/fixtures/nvidia-smi)."""
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 from ocrdeploy.provision import facts as facts_mod
@@ -89,6 +91,19 @@ def test_pythons_are_real_interpreters(tmp_path):
                              capture_output=True, text=True, check=True).stdout.strip()
         assert out == p["version"]
         assert "/shims/" not in p["path"]
+
+
+def test_the_hosts_python3_is_marked(tmp_path, monkeypatch):
+    """The guide makes the SDK env with `python3 -m venv`: the probe says which interpreter that is."""
+    real = os.path.realpath(sys.executable)
+    d = tmp_path / "bin"
+    d.mkdir()
+    os.symlink(real, d / ("python%d.%d" % sys.version_info[:2]))
+    os.symlink(real, d / "python3")
+    monkeypatch.setenv("PATH", f"{d}:/usr/bin:/bin")
+    facts = local_facts(tmp_path, net_timeout=0)
+    marked = [p for p in facts["pythons"] if p.get("default")]
+    assert [os.path.realpath(p["path"]) for p in marked] == [real]
 
 
 def test_proxy_facts_mask_credentials(monkeypatch, tmp_path):

@@ -79,3 +79,32 @@ def test_guarded_script_repair_agrees_with_the_step(tmp_path):
     subprocess.run(["sh", "-c", *repair_command(str(cu), "/lib/libcuda.so.1").argv[2:]], check=True)
     assert os.readlink(cu / "lib64") == "lib" and (cu / "nvvm" / "bin" / "cicc").read_text() == "binary"
     assert os.readlink(cu / "lib64" / "stubs" / "libcuda.so") == "/lib/libcuda.so.1"
+
+
+def test_a_wrong_existing_link_is_repointed(tmp_path):
+    """The guide always runs `ln -sf`: libcudart.so left pointing at .so.12 is not "complete"."""
+    wd = tmp_path / "wd"
+    cu = wheel_tree(wd)
+    libcuda = tmp_path / "libcuda.so.1"
+    libcuda.write_text("driver")
+    (cu / "lib" / "libcudart.so.12").write_text("old runtime")
+    os.symlink(str(cu / "lib" / "libcudart.so.12"), cu / "lib" / "libcudart.so")
+    host = Host("localhost", vars={"workdir": str(wd)})
+    step = CudaLayout("cuda-layout", "vllm-ocr-env")
+    r = Applier(LocalConnection(host), host, [step], host.vars).apply().results[0]
+    assert r.status == "changed", r
+    assert f"lib/libcudart.so points to {cu}/lib/libcudart.so.12, not {cu}/lib/libcudart.so.13" in r.reason
+    assert os.readlink(cu / "lib" / "libcudart.so") == str(cu / "lib" / "libcudart.so.13")
+    assert (cu / "nvvm" / "bin" / "cicc").read_text() == "binary"        # a real file is still kept
+    assert Applier(LocalConnection(host), host, [step], host.vars).apply().results[0].status == "ok"
+
+
+def test_guarded_script_repoints_a_wrong_link_too(tmp_path):
+    cu = wheel_tree(tmp_path / "wd")
+    (cu / "lib" / "libnvrtc.so.12").write_text("old")
+    os.symlink("libnvrtc.so.12", cu / "lib" / "libnvrtc.so")
+    subprocess.run(["sh", "-c", *repair_command(str(cu), "/lib/libcuda.so.1").argv[2:]], check=True)
+    assert os.readlink(cu / "lib" / "libnvrtc.so") == f"{cu}/lib/libnvrtc.so.13"
+    assert (cu / "nvvm" / "bin" / "cicc").read_text() == "binary"
+    subprocess.run(["sh", "-c", *repair_command(str(cu), "/lib/libcuda.so.1").argv[2:]], check=True)   # idempotent
+    assert os.readlink(cu / "lib64") == "lib" and not (cu / "lib" / "lib").exists()
