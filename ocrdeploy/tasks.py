@@ -322,19 +322,24 @@ def stop(c, host=None, inventory=None, name=None, grace=30, json=False, accept_n
         raise Exit(code=code)
 
 
-@task(help={**SERVE_HELP, "name": "Verify this service (default: the first ready one)", "api-key": "The server's key",
-            "verify-transformers": "Path on the host of verify_transformers.py (feat-ocr source), for two-end checks",
-            "verify-vllm": "Path on the host of verify_vllm.py (feat-ocr source), for two-end checks"})
+@task(iterable=["server_url"], help={
+    **SERVE_HELP, "name": "Verify this service (default: the first ready one)", "api-key": "The server's key",
+    "verify-transformers": "Path on the host of verify_transformers.py (feat-ocr source), for two-end checks",
+    "verify-vllm": "Path on the host of verify_vllm.py (feat-ocr source), for two-end checks",
+    "server-url": "Verify an existing server instead (llama.cpp, any OpenAI-compatible one), as the host's SDK "
+                  "reaches it (repeatable)",
+    "backend": "With --server-url: the SDK config, openai (default), llamacpp or vllm"})
 @cli_errors
 @host_options
 def verify(c, host=None, inventory=None, name=None, api_key=None, verify_transformers=None, verify_vllm=None,
-           json=False, accept_new_host_keys=False, connect_timeout=10):
+           json=False, accept_new_host_keys=False, connect_timeout=10, server_url=None, backend=None):
     """Readiness, a smoke request, DSpark counters, sample pages through the SDK; each check passed/failed/not run."""
     from .commands.verify import run_verify
 
     code = run_verify(host=host, inventory=inventory, name=name, api_key=api_key,
                       scripts=(verify_transformers, verify_vllm) if verify_transformers or verify_vllm else None,
-                      as_json=json, accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout)
+                      as_json=json, accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout,
+                      server_urls=list(server_url or []), backend=backend)
     if code:
         raise Exit(code=code)
 

@@ -9,8 +9,8 @@ import time
 from ..errors import UsageError
 from ..provision.command import Command
 from ..provision.kinds import STATE_FILE
-from ..provision.step import absolute, dist, wd
-from ..sdk.driver import check_output, parse_job
+from ..provision.step import absolute, wd
+from ..sdk.driver import check_output, layout_device, parse_job
 from .verify import _facts
 
 
@@ -46,14 +46,13 @@ def run_parse(*, host, inventory, input_path, output, backend, server_urls, all_
                 return {"error": "no ready service on this host: inv serve, or give --server-url"}
             urls = [f"http://127.0.0.1:{s['port']}" for s in ready]
             kind = kind or ready[0].get("kind") or "dspark"
-        cpu = bool(dist(facts, "sdk-env", "paddlepaddle")) and not dist(facts, "sdk-env", "paddlepaddle-gpu")
         tag = time.strftime("parse-%Y%m%d-%H%M%S")
         steps = []
         for limit_one in ([True, False] if all_pages else [True]):
             out = output if not limit_one or not all_pages else f"{posixpath.splitext(output)[0]}.page1.md"
             job = parse_job(absolute(facts, wd("sdk-env/bin/minicpmvocr")), absolute(facts, wd("minicpmvocr-sdk")),
                             kind or "dspark", urls, input_path, out, layout_dir=layout["path"], limit_one=limit_one,
-                            cpu_layout=cpu, run_root=run_root, run_tag=f"{tag}-{'first' if limit_one else 'all'}")
+                            layout_device=layout_device(facts), run_root=run_root, run_tag=f"{tag}-{'first' if limit_one else 'all'}")
             con.print(f"[dim]{h.name} | {'first page' if limit_one else 'all pages'}: {Command(job.argv)}[/dim]")
             r = conn.run(Command(job.argv, env=job.env), timeout=24 * 3600, ok_codes=range(0, 256))
             md = conn.run(["cat", out], ok_codes=range(0, 256)).stdout if r.exit_code == 0 else ""

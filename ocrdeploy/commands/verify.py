@@ -1,4 +1,4 @@
-"""`inv verify`: prove the service works, and report only what was checked (seed 000 sections 6, 7, 10).
+"""`inv verify`: prove the service works, and report only what was checked (the MiniCPM-OCR guide, sections 6, 7, 10).
 
 Readiness, one smoke request, the DSpark counters read before and after it, a parse of the
 project's own sample pages through the SDK with the output checks, and the two-end
@@ -9,17 +9,18 @@ failed or not run, with why.
 from __future__ import annotations
 
 import json as _json
-import re
 import time
 
 from ..provision.command import Command
 from ..provision.kinds import STATE_FILE, venv_python
 from ..services.control import accept_length, status_all
 from ..provision.step import absolute, dist, wd
-from ..services.argv import SERVED_NAME
+from ..services.argv import MM_PROCESSOR_KWARGS, SERVED_NAME
 from ..sdk import samples
 from ..sdk.client import OcrClient, ServiceError
-from ..sdk.driver import check_output, parse_job
+from ..errors import UsageError
+from ..sdk import twoend
+from ..sdk.driver import CONFIG_FOR, check_output, layout_device, parse_job, sends_mm_kwargs
 
 PASSED, FAILED, NOT_RUN = "passed", "failed", "not run"
 OTSL_PROMPT = "请识别图中的表格并输出 OTSL"
@@ -33,6 +34,10 @@ def _facts(conn, host):
     return facts_mod.gather(conn, req)
 
 
+REST = ["smoke request", "DSpark counters", "parse: text page", "parse: table page", "parse: formula page",
+        "two-end verification"]
+
+
 def verify_host(conn, host, *, name=None, api_key=None, scripts=None, timeout=600) -> list[dict]:
     checks = []
 
@@ -43,49 +48,125 @@ def verify_host(conn, host, *, name=None, api_key=None, scripts=None, timeout=60
     wdir = facts["workdir"]["path"]
     services = [s for s in status_all(conn, wdir, name, api_key)["services"] if s.get("alive")]
     ready = [s for s in services if s.get("ready")]
-    rest = ["smoke request", "DSpark counters", "parse: text page", "parse: table page", "parse: formula page",
-            "two-end verification"]
     if not ready:
         add("readiness", FAILED, "no running service lists " + SERVED_NAME + (
             f" ({', '.join(s['name'] for s in services)} not ready)" if services else " (start one with inv serve)"))
-        for c in rest:
+        for c in REST:
             add(c, NOT_RUN, "the service is not ready")
         return checks
     svc = ready[0]
+    kind = svc.get("kind") or "dspark"
     add("readiness", PASSED, f"{svc['name']}: /v1/models lists {svc.get('served_name') or SERVED_NAME} "
                              f"(pid {svc['pid']}, port {svc['port']})")
     state = _json.loads((facts.get("reads") or {}).get(STATE_FILE) or "{}")
     with conn.forward(svc["port"]) as local_port, OcrClient(f"http://127.0.0.1:{local_port}", api_key,
                                                             timeout=timeout,
                                                             model=svc.get("served_name") or SERVED_NAME) as client:
-        before = accept_length(_metrics(client))
-        try:
-            answer = client.chat_image(samples.png(), "Read all text in the image.", max_tokens=64)
-            add("smoke request", PASSED if answer.strip() else FAILED,
-                f"choices[0].message.content: {answer.strip()[:60]!r}" if answer.strip() else "empty answer")
-        except ServiceError as exc:
-            add("smoke request", FAILED, str(exc))
-        except Exception as exc:  # noqa: BLE001 - a transport error is a failed check, said plainly
-            add("smoke request", FAILED, f"{type(exc).__name__}: {exc}")
-        after = accept_length(_metrics(client))
-    if svc.get("kind") == "dspark" or after.get("state") in ("ok", "no drafts yet"):
-        if after.get("state") == "not started with --speculative-config":
-            add("DSpark counters", FAILED, "spec_decode counters absent: not started with --speculative-config")
-        elif after.get("drafts", 0) > before.get("drafts", 0):
-            add("DSpark counters", PASSED, f"drafts {before.get('drafts', 0):.0f} -> {after['drafts']:.0f}, accepted "
-                                           f"{before.get('accepted', 0):.0f} -> {after['accepted']:.0f}; accept "
-                                           f"length {after.get('accept_length')}")
-        else:
-            add("DSpark counters", FAILED, f"the counters did not increase ({after.get('state')})")
-    else:
-        add("DSpark counters", NOT_RUN, f"{svc.get('kind')} service: no speculative decoding to check")
-    if str(svc.get("kind") or "").startswith("deepseek"):
+        checks += smoke_and_counters(client, kind, expect_dspark=kind == "dspark")
+    if kind.startswith("deepseek"):
         checks += [{"check": c, "status": NOT_RUN, "detail": "a DeepSeek-OCR service: its pages are checked by "
-                    "inv deepseek-verify"} for c in rest[2:]]
+                    "inv deepseek-verify"} for c in REST[2:]]
         return checks
-    checks += parse_pages(conn, host, facts, state, svc, wdir)
-    checks += two_end(conn, host, facts, state, svc, scripts)
+    checks += parse_pages(conn, facts, state, kind, [f"http://127.0.0.1:{svc['port']}"])
+    checks += two_end(conn, facts, state, scripts)
     return checks
+
+
+def verify_url(conn, host, urls, *, api_key=None, backend="openai", scripts=None, timeout=600) -> list[dict]:
+    """An existing server (llama.cpp, any OpenAI-compatible one; the guide's SDK-only row), as the host's SDK
+    sees it: readiness, the smoke request, the counters where it has them, the sample pages through the SDK."""
+    checks = []
+    facts = _facts(conn, host)
+    state = _json.loads((facts.get("reads") or {}).get(STATE_FILE) or "{}")
+    for url in urls:
+        with reach(conn, url) as base, OcrClient(base, api_key, timeout=timeout) as client:
+            try:
+                ids = client.models()
+            except ServiceError as exc:
+                ids, why = None, str(exc) + (" (give the server's key with --api-key)" if exc.status == 401 else "")
+            except Exception as exc:  # noqa: BLE001 - not reachable, not an OpenAI server: a failed check
+                ids, why = None, f"{type(exc).__name__}: {exc}"
+            if ids is None:
+                checks.append({"check": "readiness", "status": FAILED, "detail": f"{url}/v1/models: {why}"})
+                checks += [{"check": c, "status": NOT_RUN, "detail": f"{url} is not ready"} for c in REST[:2]]
+                continue
+            note = "" if SERVED_NAME in ids else f" (the SDK asks for {SERVED_NAME}; a server that serves one " \
+                                                 f"model answers it whatever the name)"
+            checks.append({"check": "readiness", "status": PASSED,
+                           "detail": f"{url}/v1/models lists {', '.join(map(str, ids)) or 'no model'}{note}"})
+            checks += smoke_and_counters(client, backend, expect_dspark=False)
+    if any(c["check"] == "readiness" and c["status"] == FAILED for c in checks):
+        return checks + [{"check": c, "status": NOT_RUN, "detail": "the server is not ready"} for c in REST[2:]]
+    checks += parse_pages(conn, facts, state, backend, list(urls))
+    checks += two_end(conn, facts, state, scripts)
+    return checks
+
+
+def reach(conn, url):
+    """The URL as this machine reaches it: a loopback URL of a remote host through an SSH tunnel."""
+    import contextlib
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if conn.is_local or parts.hostname not in ("127.0.0.1", "localhost", "::1"):
+        return contextlib.nullcontext(url)
+
+    @contextlib.contextmanager
+    def tunnel():
+        with conn.forward(parts.port or (443 if parts.scheme == "https" else 80)) as local:
+            yield f"{parts.scheme}://127.0.0.1:{local}{parts.path}"
+
+    return tunnel()
+
+
+def smoke_and_counters(client, backend, expect_dspark) -> list[dict]:
+    """One request the way the SDK makes it, and the spec-decode counters read before and after it."""
+    before = accept_length(_metrics(client))
+    smoke = smoke_request(client, backend)
+    after = accept_length(_metrics(client))
+    if expect_dspark or after.get("state") in ("ok", "no drafts yet"):
+        if after.get("state") in ("not started with --speculative-config", "no metrics"):
+            counters = (FAILED, "spec_decode counters absent: not started with --speculative-config")
+        elif after.get("drafts", 0) > before.get("drafts", 0):
+            counters = (PASSED, f"drafts {before.get('drafts', 0):.0f} -> {after['drafts']:.0f}, accepted "
+                                f"{before.get('accepted', 0):.0f} -> {after['accepted']:.0f}; accept length "
+                                f"{after.get('accept_length')}")
+        else:
+            counters = (FAILED, f"the counters did not increase ({after.get('state')})")
+    else:
+        counters = (NOT_RUN, f"{backend} server without spec-decode counters: no speculative decoding to check")
+    return [smoke, {"check": "DSpark counters", "status": counters[0], "detail": counters[1]}]
+
+
+def smoke_request(client, backend) -> dict:
+    """An image request as the SDK sends it: for vLLM with the per-request mm_processor_kwargs, so a server
+    started without --trust-request-mm-kwargs fails here and not on every page later."""
+    mm = MM_PROCESSOR_KWARGS if sends_mm_kwargs(backend) else None
+
+    def ask(kwargs):
+        return client.chat_image(samples.png(), "Read all text in the image.", max_tokens=64,
+                                 mm_processor_kwargs=kwargs)
+
+    sent = f" (with mm_processor_kwargs {_json.dumps(mm)})" if mm else ""
+    try:
+        answer = ask(mm).strip()
+    except ServiceError as exc:
+        detail = str(exc)
+        if exc.status == 400 and mm:
+            try:
+                ask(None)
+                detail += ("; the same request without mm_processor_kwargs is answered: the server was started "
+                           "without --trust-request-mm-kwargs, so it rejects every request the SDK sends (the SDK "
+                           "retries until its 600 s timeout, which looks stuck); restart it with "
+                           "--trust-request-mm-kwargs (inv serve passes it)")
+            except Exception:  # noqa: BLE001 - it fails either way: the first answer says why
+                pass
+        return {"check": "smoke request", "status": FAILED, "detail": detail + sent}
+    except Exception as exc:  # noqa: BLE001 - a transport error is a failed check, said plainly
+        return {"check": "smoke request", "status": FAILED, "detail": f"{type(exc).__name__}: {exc}"}
+    if not answer:
+        return {"check": "smoke request", "status": FAILED, "detail": "empty answer" + sent}
+    return {"check": "smoke request", "status": PASSED, "detail": f"choices[0].message.content: {answer[:60]!r}{sent}"}
 
 
 def _metrics(client):
@@ -95,7 +176,7 @@ def _metrics(client):
         return None
 
 
-def parse_pages(conn, host, facts, state, svc, wdir) -> list[dict]:
+def parse_pages(conn, facts, state, backend, urls) -> list[dict]:
     pages = ("text", "table", "formula")
     names = [f"parse: {p} page" for p in pages]
     files = facts.get("files") or {}
@@ -106,7 +187,7 @@ def parse_pages(conn, host, facts, state, svc, wdir) -> list[dict]:
     layout = (state.get("models") or {}).get("PP-DocLayoutV3_infer")
     if not layout:
         return [{"check": n, "status": NOT_RUN, "detail": "layout model not verified (inv models)"} for n in names]
-    cpu = bool(dist(facts, "sdk-env", "paddlepaddle")) and not dist(facts, "sdk-env", "paddlepaddle-gpu")
+    wdir = facts["workdir"]["path"]
     tag = time.strftime("verify-%Y%m%d-%H%M%S")
     base = f"{wdir}/.ocrdeploy/verify/{tag}"
     conn.run(["mkdir", "-p", base])
@@ -114,8 +195,8 @@ def parse_pages(conn, host, facts, state, svc, wdir) -> list[dict]:
     for page in pages:
         conn.put_data(samples.PAGES[page](), f"{base}/{page}.pdf")
         job = parse_job(absolute(facts, wd("sdk-env/bin/minicpmvocr")), absolute(facts, wd("minicpmvocr-sdk")),
-                        svc.get("kind") or "dspark", [f"http://127.0.0.1:{svc['port']}"], f"{base}/{page}.pdf",
-                        f"{base}/{page}.md", layout_dir=layout["path"], cpu_layout=cpu, run_tag=f"{tag}-{page}")
+                        backend, urls, f"{base}/{page}.pdf", f"{base}/{page}.md", layout_dir=layout["path"],
+                        layout_device=layout_device(facts), run_tag=f"{tag}-{page}")
         r = conn.run(Command(job.argv, env=job.env, cwd=base), timeout=1800, ok_codes=range(0, 256))
         if r.exit_code != 0:
             out.append({"check": f"parse: {page} page", "status": FAILED,
@@ -125,53 +206,76 @@ def parse_pages(conn, host, facts, state, svc, wdir) -> list[dict]:
         results = check_output(md, page)
         bad = [f"{c}: {d}" for c, ok, d in results if not ok]
         out.append({"check": f"parse: {page} page", "status": FAILED if bad else PASSED,
-                    "detail": "; ".join(bad) if bad else ", ".join(f"{c}" for c, _, _ in results),
+                    "detail": "; ".join(bad) if bad else "; ".join(f"{c}: {d}" for c, _, d in results[-1:]),
                     "argv": job.argv})
     return out
 
 
-TOKENS = re.compile(r"(?i)prompt[ _]?tokens?\D{0,5}(\d+)")
+TF_SIDE, VLLM_SIDE = ("tf-ocr-env", "ocr-env"), ("vllm-ocr-env", "ocr-env")   # the guide: "or the merged env"
 
 
-def two_end(conn, host, facts, state, svc, scripts) -> list[dict]:
+def two_end(conn, facts, state, scripts) -> list[dict]:
+    """The guide's section 7: both feat-ocr scripts on a free GPU, transformers from tf-ocr-env (or the merged
+    ocr-env), vLLM from vllm-ocr-env (or ocr-env) with CUDA_HOME set as in section 4; judged by sdk.twoend."""
+    from ..checks.preflight import free_gpus
+    from ..provision.step import venv
+    from ..recipes.cuda_steps import cu13_dir
+
     name = "two-end verification"
+
+    def failed(detail):
+        return [{"check": name, "status": FAILED, "detail": detail}]
+
     if not scripts or not all(scripts):
         return [{"check": name, "status": NOT_RUN, "detail": "verify_transformers.py and verify_vllm.py not given: "
                                                               "the two ends are not claimed to agree"}]
     main = (state.get("models") or {}).get("MiniCPM-OCR-1.0")
-    tf_py = venv_python(facts, "tf-ocr-env")
-    vllm_py = venv_python(facts, "vllm-ocr-env")
+    if not main:
+        return failed("MiniCPM-OCR-1.0 is not verified on this host (inv models)")
+    tf_env = next((e for e in TF_SIDE if venv(facts, e)), None)
+    vllm_env = next((e for e in VLLM_SIDE if venv(facts, e)), None)
+    if not tf_env or not vllm_env:
+        return failed(f"no {' or '.join(TF_SIDE if not tf_env else VLLM_SIDE)} on this host for the "
+                      f"{'transformers' if not tf_env else 'vLLM'} side (inv install --recipe "
+                      f"{'transformers' if not tf_env else 'dspark'}, or --recipe merged for both)")
+    free = free_gpus(facts)
+    if (facts.get("gpu") or {}).get("gpus") and not free:
+        busy = ", ".join(f"GPU {g['index']}" for g in facts["gpu"]["gpus"])
+        return failed(f"no free GPU for the scripts ({busy} busy; the service holds its card): stop a process "
+                      f"or the service first")
+    gpu = str(free[0]["index"]) if free else "0"
+    minor = ".".join(str(venv(facts, vllm_env).get("python") or "3.13").split(".")[:2])
+    cu = absolute(facts, cu13_dir(vllm_env, minor))
+    path = f"{absolute(facts, wd(vllm_env + '/bin'))}:{cu}/bin:{facts.get('env_path') or '/usr/local/bin:/usr/bin:/bin'}"
     wdir = facts["workdir"]["path"]
     img = f"{wdir}/.ocrdeploy/verify/table.png"
     conn.run(["mkdir", "-p", f"{wdir}/.ocrdeploy/verify"])
     conn.put_data(samples.png(), img)
-    env = {"CUDA_VISIBLE_DEVICES": str(svc.get("gpu") or "0")}
     runs = {}
-    for side, py, script, extra in (("transformers", tf_py, scripts[0], ["--attn", "sdpa", "--max-new-tokens", "512"]),
-                                    ("vllm", vllm_py, scripts[1], ["--max-tokens", "512"])):
-        r = conn.run(Command([py, script, "--model", main["path"], "--image", img, "--prompt", OTSL_PROMPT, *extra],
-                             env=env), timeout=3600, ok_codes=range(0, 256))
-        runs[side] = r
+    for side, env_name, script, extra, env in (
+            ("transformers", tf_env, scripts[0], ["--attn", "sdpa", "--max-new-tokens", "512"],
+             {"CUDA_VISIBLE_DEVICES": gpu}),
+            ("vllm", vllm_env, scripts[1], ["--max-tokens", "512"],
+             {"CUDA_VISIBLE_DEVICES": gpu, "CUDA_HOME": cu, "PATH": path})):
+        argv = [venv_python(facts, env_name), script, "--model", main["path"], "--image", img, "--prompt",
+                OTSL_PROMPT, *extra]
+        runs[side] = conn.run(Command(argv, env=env), timeout=3600, ok_codes=range(0, 256))
     if any(r.exit_code != 0 for r in runs.values()):
-        return [{"check": name, "status": FAILED, "detail": "; ".join(
-            f"{s} exited {r.exit_code}: {r.tail(2)}" for s, r in runs.items() if r.exit_code != 0)}]
-
-    def parsed(text):
-        tokens = TOKENS.findall(text)
-        m = re.search(r"<otsl>.*</otsl>", text, re.S)
-        return (tokens[0] if tokens else None), (m.group(0) if m else text.strip())
-
-    (tt, to), (vt, vo) = parsed(runs["transformers"].stdout), parsed(runs["vllm"].stdout)
-    problems = []
-    if tt is None or vt is None or tt != vt:
-        problems.append(f"prompt tokens transformers={tt} vllm={vt}")
-    if to != vo:
-        problems.append("outputs differ")
-    if not (to.endswith("</otsl>") and vo.endswith("</otsl>")):
-        problems.append("an output does not end with </otsl>")
-    detail = "; ".join(problems) if problems else f"same prompt tokens ({tt}), identical outputs ({len(to)} chars), " \
-                                                  f"both end with </otsl>"
-    return [{"check": name, "status": FAILED if problems else PASSED, "detail": detail}]
+        return failed("; ".join(f"{s} ({env}) exited {r.exit_code}: {r.tail(2)}"
+                                for (s, r), env in zip(runs.items(), (tf_env, vllm_env)) if r.exit_code != 0))
+    tf_text = runs["transformers"].stdout + "\n" + runs["transformers"].stderr
+    vllm_text = runs["vllm"].stdout + "\n" + runs["vllm"].stderr
+    problems = twoend.compare(tf_text, vllm_text)
+    where = f"GPU {gpu}; transformers in {tf_env}, vLLM in {vllm_env}"
+    if problems:
+        return failed("; ".join(problems) + f" ({where})")
+    out = twoend.output(tf_text)
+    counts = ", ".join(f"{k} {twoend.count(tf_text, k)}" for k in ("vision", "generation")
+                       if twoend.count(tf_text, k) is not None)
+    return [{"check": name, "status": PASSED,
+             "detail": f"same prompt tokens ({twoend.count(tf_text, 'prompt')}), identical outputs ({len(out)} chars), "
+                       f"both end with </otsl>; no missing, unexpected or mismatched keys; "
+                       f"{twoend.parameters(tf_text)} parameters{'; ' + counts if counts else ''} ({where})"}]
 
 
 def report_checks(fn, title: str, *, host, inventory, as_json, accept_new_host_keys, connect_timeout) -> int:
@@ -197,7 +301,32 @@ def report_checks(fn, title: str, *, host, inventory, as_json, accept_new_host_k
     return run.exit_code()
 
 
-def run_verify(*, host, inventory, name, api_key, scripts, as_json, accept_new_host_keys, connect_timeout) -> int:
-    return report_checks(lambda conn, h: verify_host(conn, h, name=name, api_key=api_key, scripts=scripts),
-                         "verification", host=host, inventory=inventory, as_json=as_json,
+def run_verify(*, host, inventory, name, api_key, scripts, as_json, accept_new_host_keys, connect_timeout,
+               server_urls=None, backend=None) -> int:
+    if server_urls:
+        urls = [check_url(u) for u in server_urls]
+        backend = backend or "openai"
+        if backend not in CONFIG_FOR:
+            raise UsageError(f"--backend {backend!r}: choose {', '.join(CONFIG_FOR)} (the SDK config to use)")
+        if name:
+            raise UsageError("--name picks a service `inv serve` started; --server-url checks a server by its URL")
+        fn = lambda conn, h: verify_url(conn, h, urls, api_key=api_key, backend=backend, scripts=scripts)  # noqa: E731
+    else:
+        if backend:
+            raise UsageError("--backend goes with --server-url (a service `inv serve` started knows its own)")
+        fn = lambda conn, h: verify_host(conn, h, name=name, api_key=api_key, scripts=scripts)  # noqa: E731
+    return report_checks(fn, "verification", host=host, inventory=inventory, as_json=as_json,
                          accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout)
+
+
+def check_url(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(str(url))
+    try:
+        parts.port
+    except ValueError:
+        raise UsageError(f"--server-url {url!r}: the port is not a number 1-65535")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"--server-url {url!r}: give the server's base URL, e.g. http://127.0.0.1:18499")
+    return str(url).rstrip("/")

@@ -11,8 +11,30 @@ from dataclasses import dataclass
 from ..services.argv import SERVED_NAME
 from . import samples
 
-CONFIG_FOR = {"dspark": "vllm.yaml", "standard": "vllm.yaml", "transformers": "openai.yaml", "openai": "openai.yaml",
-              "llamacpp": "llamacpp.yaml"}
+CONFIG_FOR = {"dspark": "vllm.yaml", "standard": "vllm.yaml", "vllm": "vllm.yaml", "transformers": "openai.yaml",
+              "openai": "openai.yaml", "llamacpp": "llamacpp.yaml"}
+
+
+def sends_mm_kwargs(backend: str | None) -> bool:
+    """The SDK's vLLM config sends per-request mm_processor_kwargs (the server needs --trust-request-mm-kwargs)."""
+    return CONFIG_FOR.get(backend or "") == "vllm.yaml"
+
+
+def layout_device(facts: dict, sdk_env: str = "sdk-env") -> str | None:
+    """--set layout.device for the SDK on this host (the guide, sections 3.1 and 5): cpu with CPU paddle;
+    with GPU paddle cuda:N for the card the layout model should use, a free one first (layout uses GPU 0
+    by default, which the service may hold), else the one with the most free memory."""
+    from ..checks.preflight import free_gpus
+    from ..provision.step import dist
+
+    if dist(facts, sdk_env, "paddlepaddle") and not dist(facts, sdk_env, "paddlepaddle-gpu"):
+        return "cpu"
+    gpus = (facts.get("gpu") or {}).get("gpus") or []
+    if not gpus:
+        return None
+    free = free_gpus(facts)
+    best = free[0] if free else max(gpus, key=lambda g: (g.get("memory_free_mib") or 0, -g["index"]))
+    return f"cuda:{best['index']}"
 NO_THINKING = json.dumps({"chat_template_kwargs": {"enable_thinking": False}}, separators=(",", ":"))
 
 
@@ -25,7 +47,7 @@ class ParseJob:
 
 
 def parse_job(minicpmvocr: str, sdk_repo: str, backend: str, server_urls, input_path: str, output_path: str, *,
-              layout_dir: str, limit_one=True, cpu_layout=False, run_root: str | None = None,
+              layout_dir: str, limit_one=True, layout_device: str | None = None, run_root: str | None = None,
               run_tag: str | None = None) -> ParseJob:
     """`minicpmvocr parse` with every rule of the guide: the backend's config, one --server-url per instance,
     --model matching the served name, absolute --set paths, input.limit=1 first, thinking off with openai.yaml,
@@ -45,8 +67,8 @@ def parse_job(minicpmvocr: str, sdk_repo: str, backend: str, server_urls, input_
         argv += ["--set", "input.limit=1"]
     if CONFIG_FOR[backend] == "openai.yaml":
         argv += ["--set", f"engine.extra_body={NO_THINKING}"]
-    if cpu_layout:
-        argv += ["--set", "layout.device=cpu"]
+    if layout_device:
+        argv += ["--set", f"layout.device={layout_device}"]
     argv += ["--set", f"run.run_tag={tag}"]
     if run_root:
         argv += ["--set", f"run.run_root={run_root}"]

@@ -14,6 +14,9 @@ from ..provision.command import Secret
 SERVED_NAME = "minicpm-ocr"
 DEFAULT_PORT = 18499
 DSPARK_TOKENS = 15
+# The per-request processor options the SDK's vLLM config sends (and the server's default, section 4.1);
+# a server without --trust-request-mm-kwargs answers 400 to a request carrying them.
+MM_PROCESSOR_KWARGS = {"downsample_mode": "4x"}
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,7 @@ def vllm_dspark(python: str, main: str, draft: str, port: int, host: str, *, tun
             "--max-num-seqs", str(tuning.max_num_seqs or 1),
             "--attention-backend", "FLASH_ATTN",
             "--mm-encoder-attn-backend", "FLASH_ATTN",
-            "--mm-processor-kwargs", json.dumps({"downsample_mode": "4x"}, separators=(",", ":")),
+            "--mm-processor-kwargs", json.dumps(MM_PROCESSOR_KWARGS, separators=(",", ":")),
             "--gpu-memory-utilization", _utilization(tuning),
             "--trust-request-mm-kwargs",
             "--speculative-config", json.dumps({"method": "dspark", "model": draft,

@@ -2,13 +2,14 @@
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_services import cli, free_port, provision, site  # noqa: E402,F401 - `site` is a shared fixture
+from test_services import FIX, cli, free_port, provision, site  # noqa: E402,F401 - `site` is a shared fixture
 
 from ocrdeploy.sdk import samples  # noqa: E402
 from ocrdeploy.sdk.client import OcrClient, ServiceError  # noqa: E402
@@ -102,21 +103,177 @@ def test_verify_fails_on_otsl_and_never_claims_what_it_did_not_run(site):
     assert c["DSpark counters"]["status"] == "not run"      # a standard service has none to prove
 
 
-def test_two_end_verification_with_the_users_scripts(site, tmp_path):
+# What the feat-ocr scripts print, as the guide's section 7 shows it (reference values for a 1080x1080 table
+# image: prompt 1975 tokens, vision 1936 tokens, generation 284 tokens, output 677 characters; 1.300B
+# parameters on the transformers side).  The scripts are not public: these stand-ins print those lines and
+# record where they ran (interpreter, CUDA_VISIBLE_DEVICES, CUDA_HOME).
+SIDE_SCRIPT = r"""import json, os, sys
+side = os.path.basename(__file__).split(".")[0]
+with open(__file__ + ".json", "w") as fh:
+    json.dump({"python": sys.executable, "argv": sys.argv[1:],
+               "env": {k: os.environ.get(k) for k in ("CUDA_VISIBLE_DEVICES", "CUDA_HOME", "PATH")}}, fh)
+print(%r, file=sys.stderr)
+print("prompt %d tokens, vision 1936 tokens, generation 284 tokens, output 677 characters")
+print("<otsl><ched>Model<ched>Params<nl><fcel>MiniCPM-OCR 1.0<fcel>1.3B<nl></otsl>")
+"""
+TF_LOAD_OK = "Loading weights: 100%| 1021/1021\nMiniCPMOCRForConditionalGeneration parameters: 1.300B"
+
+
+def sides(tmp_path, tf_log=TF_LOAD_OK, tf_prompt=1975, vllm_prompt=1975):
+    tf, vl = tmp_path / "verify_transformers.py", tmp_path / "verify_vllm.py"
+    tf.write_text(SIDE_SCRIPT % (tf_log, tf_prompt))
+    vl.write_text(SIDE_SCRIPT % ("INFO vLLM engine ready", vllm_prompt))
+    return tf, vl
+
+
+def merged_env(wd):
+    """An ocr-env (the guide's merged env) whose python runs the scripts; no tf-ocr-env, no vllm-ocr-env."""
+    env = wd / "ocr-env"
+    (env / "bin").mkdir(parents=True)
+    os.symlink(os.path.realpath(sys.executable), env / "bin" / "python")
+    (env / "pyvenv.cfg").write_text("version = 3.13.9\n")
+    return env
+
+
+def test_two_end_verification_in_the_merged_env_on_a_free_gpu(site, tmp_path):
     wd, inv = site
     provision(wd)
-    for env in ("tf-ocr-env",):
-        (wd / env / "bin").mkdir(parents=True)
-        os.symlink(sys.executable, wd / env / "bin" / "python")
-    script = tmp_path / "verify_side.py"
-    script.write_text("print('prompt tokens: 1975')\nprint('<otsl><ched>a<nl></otsl>')\n")
+    merged = merged_env(wd)
+    box = FIX / "nvidia-smi" / "3gpu-busy0"          # GPU 0 busy (pid 48213); the service is put there too
+    env = {"PATH": f"{box}:{os.environ['PATH']}"}
+    assert cli("serve", ["--port", str(free_port()), "--gpu", "0"], inv, env=env).returncode == 0
+    import shutil
+    shutil.rmtree(wd / "vllm-ocr-env")                 # the running service keeps its files open; only ocr-env left
+    tf, vl = sides(tmp_path)
+    p = cli("verify", ["--json", "--verify-transformers", str(tf), "--verify-vllm", str(vl)], inv, env=env)
+    c = checks_of(p)["two-end verification"]
+    assert c["status"] == "passed", c
+    assert "same prompt tokens (1975)" in c["detail"] and "1.300B parameters" in c["detail"]
+    ran = {side: json.loads(Path(f"{s}.json").read_text()) for side, s in (("tf", tf), ("vllm", vl))}
+    for side in ran.values():
+        assert side["python"] == str(merged / "bin" / "python") or os.path.realpath(side["python"]) == \
+            os.path.realpath(sys.executable)
+        assert side["env"]["CUDA_VISIBLE_DEVICES"] in ("1", "2")       # a free card, not the service's GPU 0
+        assert side["argv"][side["argv"].index("--prompt") + 1] == "请识别图中的表格并输出 OTSL"
+    cu = f"{merged}/lib/python3.13/site-packages/nvidia/cu13"
+    assert ran["vllm"]["env"]["CUDA_HOME"] == cu and ran["vllm"]["env"]["PATH"].startswith(f"{merged}/bin:{cu}/bin:")
+    assert ran["tf"]["env"]["CUDA_HOME"] is None or ran["tf"]["env"]["CUDA_HOME"] != cu
+    assert "--attn" in ran["tf"]["argv"] and "--max-tokens" in ran["vllm"]["argv"]
+
+
+@pytest.mark.parametrize("tf_log, tf_prompt, says", [
+    # a transformers 5 load report (its shape from a real run: "BertForQuestionAnswering LOAD REPORT from:
+    # bert-base-uncased / Key | Status / qa_outputs.weight | MISSING", a public user log of transformers 5)
+    ("MiniCPMOCRForConditionalGeneration LOAD REPORT from: /m\nKey    | Status     | \n"
+     "lm_head.weight | MISSING    | \nparameters: 1.300B", 1975, "transformers reported missing keys"),
+    ("Some weights of the model checkpoint at /m were not used when initializing X: ['vpm.x']\nparameters: 1.300B",
+     1975, "transformers reported unexpected keys"),
+    ("parameters: 1.299B", 1975, "transformers parameter count 1.299B, want 1.300B"),
+    ("nothing about parameters", 1975, "transformers parameter count not printed"),
+    (TF_LOAD_OK, 1976, "prompt tokens transformers=1976 vllm=1975"),
+])
+def test_two_end_verification_fails_on_each_criterion(site, tmp_path, tf_log, tf_prompt, says):
+    wd, inv = site
+    provision(wd)
+    (wd / "tf-ocr-env" / "bin").mkdir(parents=True)
+    os.symlink(os.path.realpath(sys.executable), wd / "tf-ocr-env" / "bin" / "python")
+    (wd / "tf-ocr-env" / "pyvenv.cfg").write_text("version = 3.10.12\n")
     assert cli("serve", ["--port", str(free_port())], inv).returncode == 0
-    p = cli("verify", ["--json", "--verify-transformers", str(script), "--verify-vllm", str(script)], inv)
-    c = checks_of(p)
-    assert c["two-end verification"]["status"] == "passed", c["two-end verification"]
-    assert "same prompt tokens (1975)" in c["two-end verification"]["detail"]
+    tf, vl = sides(tmp_path, tf_log=tf_log, tf_prompt=tf_prompt)
+    p = cli("verify", ["--json", "--verify-transformers", str(tf), "--verify-vllm", str(vl)], inv)
+    c = checks_of(p)["two-end verification"]
+    assert p.returncode == 1 and c["status"] == "failed" and says in c["detail"], c
+    ran = json.loads(Path(f"{vl}.json").read_text())
+    assert ran["env"]["CUDA_HOME"] == f"{wd}/vllm-ocr-env/lib/python3.13/site-packages/nvidia/cu13"
 
 
+def test_smoke_sends_the_sdks_mm_kwargs_and_explains_the_400(site):
+    """A server started without --trust-request-mm-kwargs answers plain requests and rejects every SDK one."""
+    wd, inv = site
+    provision(wd)
+    sdk_env(wd)
+    port = free_port()
+    proc = subprocess.Popen([str(wd / "vllm-ocr-env" / "bin" / "python"), "-m", "vllm.entrypoints.openai.api_server",
+                             "--model", str(wd / "models" / "MiniCPM-OCR-1.0"), "--served-model-name", "minicpm-ocr",
+                             "--port", str(port), "--host", "127.0.0.1"], stdout=subprocess.DEVNULL)
+    try:
+        wait_listening(port)
+        p = cli("verify", ["--json", "--server-url", f"http://127.0.0.1:{port}", "--backend", "vllm"], inv)
+        c = checks_of(p)
+        assert p.returncode == 1 and c["readiness"]["status"] == "passed"
+        smoke = c["smoke request"]
+        assert smoke["status"] == "failed" and "HTTP 400" in smoke["detail"]
+        assert "same request without mm_processor_kwargs is answered" in smoke["detail"]
+        assert "--trust-request-mm-kwargs" in smoke["detail"] and '"downsample_mode": "4x"' in smoke["detail"]
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+def test_verify_an_existing_server_by_url(site):
+    """The guide's SDK-only row: an OpenAI-compatible server ocrdeploy did not start."""
+    wd, inv = site
+    provision(wd)
+    calls = sdk_env(wd)
+    port = free_port()
+    proc = subprocess.Popen([str(wd / "vllm-ocr-env" / "bin" / "python"), "-m", "vllm.entrypoints.openai.api_server",
+                             "--model", str(wd / "models" / "MiniCPM-OCR-1.0"), "--served-model-name", "minicpm-ocr",
+                             "--port", str(port), "--host", "127.0.0.1", "--api-key", "k3y"],
+                            stdout=subprocess.DEVNULL)
+    try:
+        wait_listening(port)
+        url = f"http://127.0.0.1:{port}"
+        p = cli("verify", ["--json", "--server-url", url], inv)
+        c = checks_of(p)
+        assert p.returncode == 1 and c["readiness"]["status"] == "failed" and "--api-key" in c["readiness"]["detail"]
+        p = cli("verify", ["--json", "--server-url", url + "/", "--api-key", "k3y"], inv)
+        c = checks_of(p)
+        assert p.returncode == 0, c
+        assert c["smoke request"]["status"] == "passed" and "mm_processor_kwargs" not in c["smoke request"]["detail"]
+        assert c["DSpark counters"]["status"] == "not run"
+        for page in ("text", "table", "formula"):
+            assert c[f"parse: {page} page"]["status"] == "passed", c[f"parse: {page} page"]
+        argv = json.loads(calls.read_text().splitlines()[0])["argv"]
+        assert argv[argv.index("--config") + 1].endswith("/configs/backends/openai.yaml")
+        assert argv[argv.index("--server-url") + 1] == url
+        assert 'engine.extra_body={"chat_template_kwargs":{"enable_thinking":false}}' in argv
+    finally:
+        proc.terminate()
+        proc.wait()
+    for bad, says in ((["--server-url", "localhost:18499"], "--server-url 'localhost:18499': give the server's base URL"),
+                      (["--server-url", "http://h:99999"], "the port is not a number"),
+                      (["--server-url", "http://h:1", "--backend", "tgi"], "--backend 'tgi': choose"),
+                      (["--backend", "openai"], "--backend goes with --server-url")):
+        p = cli("verify", bad, inv)
+        assert p.returncode == 2 and says in p.stderr, p.stderr
+
+
+def test_layout_device_is_the_chosen_gpu_with_gpu_paddle(site):
+    wd, inv = site
+    provision(wd)
+    calls = sdk_env(wd)
+    paddle = next((wd / "sdk-env" / "lib" / "python3.10" / "site-packages").glob("paddlepaddle-*"))
+    paddle.rename(paddle.with_name("paddlepaddle_gpu-3.3.0.dist-info"))
+    box = FIX / "nvidia-smi" / "3gpu-busy0"
+    env = {"PATH": f"{box}:{os.environ['PATH']}"}
+    assert cli("serve", ["--port", str(free_port())], inv, env=env).returncode == 0
+    p = cli("verify", ["--json"], inv, env=env)
+    assert checks_of(p)["parse: text page"]["status"] == "passed", p.stdout
+    argv = json.loads(calls.read_text().splitlines()[0])["argv"]
+    sets = [argv[i + 1] for i, a in enumerate(argv) if a == "--set"]
+    assert [s for s in sets if s.startswith("layout.device=")] in (["layout.device=cuda:1"], ["layout.device=cuda:2"])
+
+
+def wait_listening(port):
+    import socket
+    import time
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError(f"nothing listens on {port}")
 
 
 def test_client_explains_400_and_reads_content(site):
