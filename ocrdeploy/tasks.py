@@ -269,13 +269,14 @@ SERVE_HELP = {k: HOST_HELP[k] for k in ("host", "inventory", "accept-new-host-ke
             "max-num-seqs": "vLLM's --max-num-seqs (DSpark default 1: requests queue; more for throughput)",
             "enforce-eager": "Start vLLM with --enforce-eager (no CUDA graphs)",
             "no-flashinfer-sampler": "Set VLLM_USE_FLASHINFER_SAMPLER=0 (drivers < 580: TopKMaskLogits ... kernel "
-                                     "image is invalid; greedy decoding gives the same result)"})
+                                     "image is invalid; greedy decoding gives the same result)",
+            "allow-release-mismatch": "Serve DSpark even when the draft is not from the main model's release"})
 @cli_errors
 @host_options
 def serve(c, host=None, inventory=None, dspark=False, standard=False, backend=None, gpu=None, port=None,
           instances=1, public=False, api_key=None, systemd=False, timeout=900, json=False,
           accept_new_host_keys=False, connect_timeout=10, gpu_memory_utilization=None, max_model_len=None,
-          max_num_seqs=None, enforce_eager=False, no_flashinfer_sampler=False):
+          max_num_seqs=None, enforce_eager=False, no_flashinfer_sampler=False, allow_release_mismatch=False):
     """Start the OCR service (vLLM + DSpark by default) and wait until /v1/models lists minicpm-ocr."""
     from .errors import UsageError
     from .commands.services import run_serve, tuning_from
@@ -289,7 +290,7 @@ def serve(c, host=None, inventory=None, dspark=False, standard=False, backend=No
     code = run_serve(host=host, inventory=inventory, backend=chosen_backend, gpu=gpu, port=port,
                      instances=instances, public=public, api_key=api_key, systemd=systemd, timeout=timeout,
                      as_json=json, accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout,
-                     tuning=tuning)
+                     tuning=tuning, allow_release_mismatch=allow_release_mismatch)
     if code:
         raise Exit(code=code)
 

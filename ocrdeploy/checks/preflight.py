@@ -201,7 +201,7 @@ def check_github(facts: dict, req: Requirements) -> CheckResult:
     if state == "reachable":
         return CheckResult(name, PASS, f"github.com:443 {net.get('detail', '')}".strip())
     fix = ("the vLLM compile will need the offline *_SRC_DIR variables pointing into an existing vLLM source's "
-           ".deps, and CMAKE_ARGS=-DCUTLASS_ENABLE_TESTS=OFF (seed 000 section 3.2, offline compilation)")
+           ".deps, and CMAKE_ARGS=-DCUTLASS_ENABLE_TESTS=OFF (the MiniCPM-OCR guide, section 3.2, offline compilation)")
     if state == "unreachable":
         return CheckResult(name, WARN, f"github.com:443 unreachable ({net.get('detail')})", fix=fix)
     return CheckResult(name, SKIP, f"GitHub reachability unknown ({net.get('detail')})", fix=fix)

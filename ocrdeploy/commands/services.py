@@ -58,7 +58,7 @@ def _installed(facts, rel) -> bool:
     return bool((facts.get("files") or {}).get(wd(rel), {}).get("exists"))
 
 
-def _launcher(facts, backend, api_key, tuning=serving.GUIDE):
+def _launcher(facts, backend, api_key, tuning=serving.GUIDE, release_ok=None):
     """What differs between backends: the service name's prefix, the model id it serves, the server's
     argv for a port and a bind address, and the environment beside CUDA_VISIBLE_DEVICES."""
     env_path = facts.get("env_path") or "/usr/local/bin:/usr/bin:/bin"
@@ -85,6 +85,8 @@ def _launcher(facts, backend, api_key, tuning=serving.GUIDE):
     if backend == "dspark" and not draft:
         raise RuntimeError("MiniCPM-OCR-1.0-DSpark is not verified on this host: run `inv models` (or serve "
                            "--standard)")
+    if backend == "dspark" and release_ok is not None:
+        release_ok(main, draft)
     if backend == "transformers":
         if not _installed(facts, "tf-ocr-env/bin/transformers"):
             raise RuntimeError("tf-ocr-env has no `transformers` command: `inv install --recipe transformers`")
@@ -106,15 +108,38 @@ def _launcher(facts, backend, api_key, tuning=serving.GUIDE):
 VLLM_BACKENDS = ("dspark", "standard")
 
 
+def release_check(host, allow_mismatch=False):
+    """The same-release rule again at serve time: `inv models --from` may have put a draft of another
+    release next to the main model.  --allow-release-mismatch serves it anyway, and says so."""
+    from ..models.steps import same_release
+
+    notes = []
+
+    def check(main, draft):
+        ok, why = same_release(main, draft, allow_unknown=str(host.vars.get("allow_unknown_release")).lower()
+                               in ("1", "true", "yes", "on"))
+        if ok:
+            return
+        if not allow_mismatch:
+            raise RuntimeError(f"refusing to serve DSpark: {why}; fetch the draft of the main model's release "
+                               f"(inv models), or pass --allow-release-mismatch to serve it anyway")
+        notes.append(f"served although {why} (--allow-release-mismatch)")
+
+    check.notes = notes
+    return check
+
+
 def plan_instances(facts, host, backend, gpu, port, instances, public, api_key,
-                   tuning=serving.GUIDE) -> list[Instance]:
-    prefix, served, argv, env = _launcher(facts, backend, api_key, tuning)
+                   tuning=serving.GUIDE, allow_release_mismatch=False) -> list[Instance]:
+    release_ok = release_check(host, allow_release_mismatch)
+    prefix, served, argv, env = _launcher(facts, backend, api_key, tuning, release_ok)
     bind = "0.0.0.0" if public else "127.0.0.1"
     out = []
     for i, g in enumerate(pick_gpus(facts, gpu, instances)):
         p = port + i
         name = f"{prefix}-{p}"
-        options = {"backend": backend, "public": bool(public), "tuning": tuning.to_dict()}
+        options = {"backend": backend, "public": bool(public), "tuning": tuning.to_dict(),
+                   "warnings": list(release_ok.notes)}
         out.append(Instance(name, p, g, argv(p, bind), {"CUDA_VISIBLE_DEVICES": g, **env}, backend, bind,
                             absolute(facts, wd(f".ocrdeploy/services/{name}.log")), key=api_key, served=served,
                             options=options))
@@ -164,7 +189,7 @@ def tuning_from(backend, gpu_memory_utilization=None, max_model_len=None, max_nu
 
 
 def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key, systemd, timeout, as_json,
-              accept_new_host_keys, connect_timeout, tuning=serving.GUIDE) -> int:
+              accept_new_host_keys, connect_timeout, tuning=serving.GUIDE, allow_release_mismatch=False) -> int:
     if backend not in BACKENDS:
         raise UsageError(f"unknown backend {backend!r}: choose {', '.join(BACKENDS)}")
     if port is None:
@@ -184,7 +209,8 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
     def one(conn, h):
         facts = _facts(conn, h)
         try:
-            plan = plan_instances(facts, h, backend, host_gpu(h, gpu), port, instances, public, api_key, tuning)
+            plan = plan_instances(facts, h, backend, host_gpu(h, gpu), port, instances, public, api_key, tuning,
+                                  allow_release_mismatch)
         except RuntimeError as exc:
             return {"error": str(exc), "instances": []}
         return start_planned(conn, h, facts, plan, timeout, con, systemd=systemd)
@@ -202,6 +228,8 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
                 extra = f"; {', '.join(r['restarts'])}" if r.get("restarts") else ""
                 con.print(f"[green]{name} | {r['name']} ready[/green] in {r.get('elapsed', 0):.0f} s: {r['url']} "
                           f"(pid {r.get('pid')}, GPU {r['gpu']}, bound to {r['bind']}{extra})")
+                for w in r.get("warnings") or []:
+                    con.print(f"[yellow]{name} | {r['name']}: warning: {w}[/yellow]", markup=True)
             else:
                 run.failed = True
                 why = r.get("error") or f"{r.get('reason')} during {r.get('phase') or 'start-up'}"
@@ -250,6 +278,7 @@ def start_planned(conn, h, facts, plan, timeout, con, systemd=False) -> dict:
         show = (lambda ph, s, i=inst: con.print(f"[dim]{h.name} | {i.name}: {ph} ({s:.0f} s)[/dim]"))
         res = serve_with_retries(conn, h, workdir, inst, inst.served, timeout, diagnose, show)
         res.update({"name": inst.name, "url": inst.url(), "gpu": inst.gpu, "port": inst.port,
+                    "warnings": inst.options.get("warnings") or [],
                     "restarts": inst.restarts, "log": inst.current_log(), "kind": inst.kind, "bind": inst.bind,
                     "command": " ".join("'***'" if a == inst.key and inst.key else str(a) for a in inst.argv)})
         if not res.get("ready") and res.get("reason") != "refused":
@@ -296,7 +325,7 @@ def restart_service(conn, h, name, change: dict, timeout=900.0, con=None) -> dic
     tuning = serving.Tuning.from_dict(options.get("tuning")).changed(**change)
     try:
         plan = plan_instances(facts, h, options["backend"], str(rec.get("gpu")), int(rec["port"]), 1,
-                              options.get("public"), None, tuning)
+                              options.get("public"), None, tuning, bool(options.get("warnings")))
     except RuntimeError as exc:
         return {"ok": False, "error": str(exc)}
     stopped = stop_service(conn, workdir, name, grace=30.0)

@@ -22,6 +22,7 @@ from .sshargs import SSHArgs, SSHArgsError, parse_ssh_args
 from .yamlfile import LineDict, load_yaml
 
 LOCAL_NAMES = ("localhost", "local")
+PROXY_VARS = ("http_proxy", "https_proxy", "no_proxy")
 ENV_VAR = "OCRDEPLOY_INVENTORY"
 DEFAULT_FILES = ("inventory.yml", "inventory.yaml", "inventory.ini")
 YAML_SUFFIXES = (".yml", ".yaml", ".json")
@@ -130,6 +131,16 @@ class Host:
         notes += [f"{k} (ocrdeploy never sends a password: sudo -n, so allow NOPASSWD)"
                   for k in PASSWORD_VARS if self.vars.get(k)]
         return notes
+
+    def proxy_env(self) -> dict:
+        """The inventory's http_proxy / https_proxy / no_proxy, as the environment of every command run on the
+        host (both spellings: pip, curl and git read the lower case, some tools only the upper)."""
+        out = {}
+        for name in PROXY_VARS:
+            value = self.vars.get(name)
+            if value not in (None, ""):
+                out[name] = out[name.upper()] = str(value)
+        return out
 
     def label(self) -> str:
         if self.is_local:

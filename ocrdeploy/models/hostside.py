@@ -458,7 +458,7 @@ def copy_tree(src, dest, label):
         for f in filenames:
             s, d = os.path.join(dirpath, f), os.path.join(dest, rel, f)
             if os.path.exists(d) and os.path.getsize(d) == os.path.getsize(s) and \
-                    os.path.getmtime(d) >= os.path.getmtime(s):
+                    os.stat(d).st_mtime_ns == os.stat(s).st_mtime_ns:     # copy2 keeps mtime: the same file
                 progress.add(os.path.getsize(s))
                 continue
             tmp = d + ".ocrdeploy-tmp"

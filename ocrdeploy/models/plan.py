@@ -10,6 +10,10 @@ from .steps import ModelStep, SameRelease, tools_steps
 SOURCES = ("hf", "modelscope")
 
 
+def _yes(value) -> bool:
+    return str(value).lower() in ("1", "true", "yes", "on")
+
+
 def build_models_plan(v: dict, *, names=None, source="hf", from_path=None, manifest=None, rehash=False,
                       layout_url=None, endpoint=None, staged=None) -> Plan:
     """staged: {name: {"lfs", "sizes"}} for models already copied to the host (--via-controller)."""
@@ -42,7 +46,8 @@ def build_models_plan(v: dict, *, names=None, source="hf", from_path=None, manif
             step = ModelStep(spec, "hf", endpoint=endpoint or v.get("hf_endpoint"), manifest=manifest,
                              rehash=rehash, after=after, hub_python=hub_python)
         steps.append(step)
-    if "MiniCPM-OCR-1.0" in names and "MiniCPM-OCR-1.0-DSpark" in names and not v.get("allow_unknown_release"):
-        steps.append(SameRelease("MiniCPM-OCR-1.0", "MiniCPM-OCR-1.0-DSpark",
-                                 after=("model:MiniCPM-OCR-1.0", "model:MiniCPM-OCR-1.0-DSpark")))
+    pair = [n for n in ("MiniCPM-OCR-1.0", "MiniCPM-OCR-1.0-DSpark") if n in names]
+    if pair:
+        steps.append(SameRelease("MiniCPM-OCR-1.0", "MiniCPM-OCR-1.0-DSpark", after=tuple(f"model:{n}" for n in pair),
+                                 allow_unknown=_yes(v.get("allow_unknown_release")), both=len(pair) == 2))
     return Plan("models", steps)

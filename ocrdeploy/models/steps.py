@@ -47,6 +47,13 @@ class ModelStep(Step):
         return Request(reads={STATE_FILE}, dirs={self.dest})
 
     def needs(self, facts, v):
+        if self.source == "local":       # asked for by name: never "already verified" while the source may differ
+            rec = (state(facts).get("models") or {}).get(self.spec.name)
+            return Decision(True, f"copy from {self.from_path} and verify" + (" again" if rec else ""))
+        return self.verify(facts, v)
+
+    def verify(self, facts, v):
+        """Verified and untouched since: the state's record and the directory's listing agree."""
         rec = (state(facts).get("models") or {}).get(self.spec.name)
         listing = (facts.get("dirs") or {}).get(self.dest)
         if not rec:
@@ -97,38 +104,55 @@ def release_ids(manifest: dict | None) -> dict:
     return {k: manifest[k] for k in RELEASE_FIELDS if manifest and manifest.get(k) is not None}
 
 
-class SameRelease(Step):
-    """The DSpark draft must come from the same release as the main model (seed 000 3.4)."""
+def same_release(main: dict | None, draft: dict | None, allow_unknown=False) -> tuple[bool | None, str]:
+    """The guide's rule (section 3.4): the DSpark draft comes from the same release as the main model.
 
-    def __init__(self, main: str, draft: str, after=()):
+    main/draft are the verified models' records (state.json).  (None, why) when one is not verified;
+    (False, why) when their release_manifest.json fields differ, or when they share none, so that no one
+    can tell: a main model without a release manifest is verified against the hub's digests but then
+    fails this rule unless the host var allow_unknown_release is set, which accepts only that case,
+    never a draft whose manifest names another release."""
+    if not main or not draft:
+        return None, "main or draft not verified yet"
+    a, b = release_ids(main.get("manifest")), release_ids(draft.get("manifest"))
+    common = sorted(set(a) & set(b))
+    if not common:
+        why = (f"cannot tell whether the draft comes from the main model's release: their "
+               f"release_manifest.json share no identifier field (looked for {', '.join(RELEASE_FIELDS)}; main "
+               f"has {', '.join(sorted(a)) or 'none'}, draft has {', '.join(sorted(b)) or 'none'})")
+        return (True, why + "; accepted because allow_unknown_release is set") if allow_unknown else (False, why)
+    differ = [k for k in common if str(a[k]) != str(b[k])]
+    if differ:
+        return False, ("draft from another release: " + ", ".join(
+            f"{k} main={a[k]!r} draft={b[k]!r}" for k in differ) + " (the DSpark draft must come from the "
+            "same release as the main model)")
+    return True, f"same release (compared {', '.join(f'{k}={a[k]!r}' for k in common)})"
+
+
+class SameRelease(Step):
+    """The DSpark draft must come from the same release as the main model (the guide, section 3.4).
+
+    It runs whenever either model is fetched: a draft copied alone (--from) is compared with the main
+    model already verified on the host."""
+
+    def __init__(self, main: str, draft: str, after=(), allow_unknown=False, both=True):
         self.name, self.main, self.draft, self.after = "same-release", main, draft, after
+        self.allow_unknown, self.both = allow_unknown, both
 
     def request(self, v):
         return Request(reads={STATE_FILE})
 
     def compare(self, facts):
         models = state(facts).get("models") or {}
-        m, d = models.get(self.main), models.get(self.draft)
-        if not m or not d:
-            return None, "main or draft not verified yet"
-        a, b = release_ids(m.get("manifest")), release_ids(d.get("manifest"))
-        common = sorted(set(a) & set(b))
-        if not common:
-            return False, (f"cannot tell whether {self.draft} comes from the release of {self.main}: their "
-                           f"release_manifest.json share no identifier field (looked for "
-                           f"{', '.join(RELEASE_FIELDS)}; main has {', '.join(sorted(a)) or 'none'}, draft has "
-                           f"{', '.join(sorted(b)) or 'none'})")
-        differ = [k for k in common if str(a[k]) != str(b[k])]
-        if differ:
-            return False, ("draft from another release: " + ", ".join(
-                f"{k} main={a[k]!r} draft={b[k]!r}" for k in differ) + " (the DSpark draft must come from the "
-                "same release as the main model)")
-        return True, f"same release (compared {', '.join(f'{k}={a[k]!r}' for k in common)})"
+        return same_release(models.get(self.main), models.get(self.draft), self.allow_unknown)
 
     def needs(self, facts, v):
         ok, why = self.compare(facts)
         if ok:
             return Decision(False, why)
+        if ok is None and not self.both:
+            return Decision(False, "the other model is not verified on this host yet: checked when both are "
+                                   "(and by inv serve --dspark)")
         return Decision(True, why)
 
     def commands(self, facts, v):

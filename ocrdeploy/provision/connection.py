@@ -113,9 +113,13 @@ class Connection:
         sys.stderr.flush()
 
     def prepare(self, command: Command) -> Command:
-        """The command as this host runs it: helpers get the inventory's ansible_python_interpreter."""
+        """The command as this host runs it: helpers get the inventory's ansible_python_interpreter, and
+        every command the inventory's proxy vars (its own env wins)."""
         if isinstance(command, PythonCommand):
-            return command.with_python(self.host.python_interpreter)
+            command = command.with_python(self.host.python_interpreter)
+        extra = self.command_env()
+        if extra:
+            command = type(command)(command.argv, env={**extra, **command.env}, cwd=command.cwd, sudo=command.sudo)
         return command
 
     def shell(self, command: Command, mask: bool = False) -> str:
@@ -136,6 +140,14 @@ class Connection:
 
     def _sudo_user(self, command: Command) -> str:
         return "root" if command.sudo else (self.host.become_user or "root")
+
+    def command_env(self) -> dict:
+        """What the inventory sets for every command on this host: its proxy vars (a URL with credentials
+        is shown as ***)."""
+        from .command import Secret
+
+        env = getattr(self.host, "proxy_env", dict)()
+        return {k: Secret(v) if "@" in v else v for k, v in env.items()}
 
     def is_root(self) -> bool:
         return getattr(self, "_uid", None) == 0

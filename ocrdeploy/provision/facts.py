@@ -33,7 +33,11 @@ def probe_command(request: dict) -> Command:
 
 def gather(conn, request: dict, timeout: float = 120.0) -> dict:
     """Facts of the host behind ``conn``: in-process when local (unless the inventory names the
-    interpreter to probe with, or another user to become), one command otherwise."""
+    interpreter to probe with, or another user to become), one command otherwise.
+
+    The inventory's proxy vars travel in the request, so the checks judge the environment the host's
+    commands get, not only the login shell's."""
+    request = dict(request, env={k: str(v) for k, v in conn.command_env().items()})
     if conn.is_local and not conn.host.python_interpreter and not conn.host.become_user:
         raw = probe_module.collect(request)
     else:

@@ -526,13 +526,21 @@ def _mask(url):
     return re.sub(r"//[^/@\s]+@", "//***@", url) if url else url
 
 
-def _proxy():
+def _proxy(overrides=None):
+    """Proxy variables as the host's commands get them (the inventory's over the environment's), in either
+    spelling (the lower case wins, as in urllib), and whether loopback bypasses them by the standard
+    library's no_proxy rules (urllib.request.proxy_bypass_environment: '*', suffixes, ports)."""
+    try:
+        from urllib.request import proxy_bypass_environment
+    except ImportError:                       # Python 2 hosts
+        from urllib import proxy_bypass_environment
+    env = dict(os.environ)
+    env.update(overrides or {})
     values = {}
     for name in ("http_proxy", "https_proxy", "no_proxy"):
-        v = os.environ.get(name) or os.environ.get(name.upper())
+        v = env.get(name) or env.get(name.upper())
         values[name] = _mask(v) if name != "no_proxy" else v
-    no_proxy = [s.strip() for s in (values["no_proxy"] or "").split(",") if s.strip()]
-    values["loopback_bypassed"] = {h: (h in no_proxy or "*" in no_proxy)
+    values["loopback_bypassed"] = {h: bool(proxy_bypass_environment(h, {"no": values["no_proxy"] or ""}))
                                    for h in ("127.0.0.1", "localhost")}
     return values
 
@@ -556,7 +564,7 @@ def collect(request):
         "memory": _memory(),
         "workdir": _disk(workdir),
     }
-    proxy = _proxy()
+    proxy = _proxy(request.get("env"))
     out["proxy"] = proxy
     proxy_set = bool(proxy["http_proxy"] or proxy["https_proxy"])
     workers = [

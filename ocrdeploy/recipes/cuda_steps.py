@@ -24,7 +24,8 @@ def cu13_dir(venv_name: str, python_minor: str) -> str:
 
 
 class CudaLayout(Step):
-    """The links of seed 000 section 3.2 under nvidia/cu13, each only where nothing is there yet."""
+    """The links of the MiniCPM-OCR guide's section 3.2 under nvidia/cu13: made where missing, re-pointed
+    where they point elsewhere (the guide's `ln -sf`); a real file is kept."""
 
     def __init__(self, name, venv_name, python_minor="3.13", after=()):
         self.name, self.venv_name, self.minor, self.after = name, venv_name, python_minor, after

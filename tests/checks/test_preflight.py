@@ -188,3 +188,11 @@ def test_minicpm_thresholds_use_the_sold_size():
     r = pf.check_vram(facts(23028), DSPARK)
     assert r.status == "fail" and "a 23 GB card; >= 24 GB needed" in r.message
     assert pf.free_gpu(facts(24564), 24)["index"] == 0 and pf.free_gpu(facts(23028), 24) is None
+
+
+def test_messages_name_the_guide_not_the_seed():
+    """Users never saw the 'seed' files: messages say "the MiniCPM-OCR guide" or name the step."""
+    results = pf.run_preflight_checks(base_facts(), DSPARK)
+    texts = [t for r in results for t in (r.message, r.fix or "")]
+    assert any("offline" in t for t in texts)              # the github warning and its fix are among them
+    assert not [t for t in texts if "seed" in t.lower()]

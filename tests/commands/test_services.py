@@ -31,7 +31,7 @@ def provision(wd: Path, behave=None, draft_behave=None):
     for name in ("MiniCPM-OCR-1.0", "MiniCPM-OCR-1.0-DSpark"):
         d = wd / "models" / name
         d.mkdir(parents=True)
-        models[name] = {"path": str(d), "kind": "main", "files": {}}
+        models[name] = {"path": str(d), "kind": "main", "files": {}, "manifest": {"release": "2026-10-19"}}
     (wd / "models" / "MiniCPM-OCR-1.0" / "standin.json").write_text(json.dumps(behave or {}))
     (wd / ".ocrdeploy").mkdir()
     (wd / ".ocrdeploy" / "state.json").write_text(json.dumps({"models": models}))
@@ -308,3 +308,23 @@ def test_status_says_the_key_is_missing(site):
     assert s["auth"] == "key missing" and "requires its API key" in s["error"]
     s = json.loads(cli("status", ["--json", "--api-key", "nope"], inv).stdout)["hosts"]["localhost"]["services"][0]
     assert s["auth"] == "key refused"
+
+
+def test_serve_refuses_a_draft_from_another_release(site):
+    """`inv models --from` can put another release's draft beside the main model: serve checks the rule again."""
+    wd, inv = site
+    provision(wd)
+    state = json.loads((wd / ".ocrdeploy" / "state.json").read_text())
+    state["models"]["MiniCPM-OCR-1.0-DSpark"]["manifest"] = {"release": "2026-08-01"}
+    (wd / ".ocrdeploy" / "state.json").write_text(json.dumps(state))
+    p = cli("serve", ["--port", str(free_port())], inv)
+    assert p.returncode == 1
+    assert "refusing to serve DSpark: draft from another release: release main='2026-10-19' draft='2026-08-01'" \
+        in " ".join(p.stdout.split())
+    assert not list((wd / ".ocrdeploy").glob("services/*.json"))          # nothing was started
+    assert cli("serve", ["--standard", "--port", str(free_port())], inv).returncode == 0   # no draft involved
+    cli("stop", ["--grace", "2"], inv)
+    p = cli("serve", ["--port", str(free_port()), "--allow-release-mismatch", "--json"], inv)
+    assert p.returncode == 0, p.stdout + p.stderr
+    inst = json.loads(p.stdout)["hosts"]["localhost"]["instances"][0]
+    assert inst["ready"] and "--allow-release-mismatch" in inst["warnings"][0]

@@ -156,6 +156,51 @@ def test_draft_from_another_release_is_refused(tmp_path):
     assert "draft from another release: release main='2026-10-19' draft='2026-08-01'" in r["reason"]
 
 
+def test_a_draft_copied_alone_is_held_to_the_main_models_release(tmp_path, hub):
+    """--model DSpark --from DIR: compared with the main model already verified on the host; and --from onto a
+    verified model copies and verifies again instead of reporting it already verified."""
+    inv = inventory(tmp_path, hub)
+    assert models(["--json", "--model", MAIN], inv).returncode == 0           # release 2026-10-19 from the hub
+
+    def draft_dir(name, release):
+        d = tmp_path / name
+        d.mkdir()
+        weight = os.urandom(50_000)
+        (d / "config.json").write_bytes(b'{"model_type": "dspark"}')
+        (d / "model.safetensors").write_bytes(weight)
+        (d / "release_manifest.json").write_text(json.dumps({"release": release, "weight_sha256": sha256(weight)}))
+        return d
+
+    p = models(["--json", "--model", DRAFT, "--from", str(draft_dir("old-draft", "2026-08-01")), "--rehash"], inv)
+    assert p.returncode == 1
+    r = steps(p)["same-release"]
+    assert r["status"] == "failed" and "release main='2026-10-19' draft='2026-08-01'" in r["reason"], steps(p)
+    p = models(["--json", "--model", DRAFT, "--from", str(draft_dir("good-draft", "2026-10-19"))], inv)
+    assert p.returncode == 0, p.stdout
+    s = steps(p)
+    assert s[f"model:{DRAFT}"]["status"] == "changed" and s["same-release"]["status"] == "ok"
+    again = draft_dir("good-draft-2", "2026-10-19")
+    p = models(["--json", "--model", DRAFT, "--from", str(again)], inv)
+    assert steps(p)[f"model:{DRAFT}"]["status"] == "changed"                 # copied and verified again
+    assert (tmp_path / "wd" / "models" / DRAFT / "model.safetensors").read_bytes() == \
+        (again / "model.safetensors").read_bytes()
+
+
+def test_unknown_release_is_refused_unless_allowed_and_a_mismatch_always(tmp_path, hub):
+    inv = inventory(tmp_path, hub)
+    assert models(["--json", "--model", MAIN], inv).returncode == 0
+    d = tmp_path / "draft-no-manifest-id"
+    d.mkdir()
+    weight = os.urandom(10_000)
+    (d / "config.json").write_bytes(b"{}")
+    (d / "model.safetensors").write_bytes(weight)
+    (d / "release_manifest.json").write_text(json.dumps({"weight_sha256": sha256(weight)}))   # no release field
+    p = models(["--json", "--model", DRAFT, "--from", str(d)], inv)
+    assert p.returncode == 1 and "cannot tell" in steps(p)["same-release"]["reason"]
+    p = models(["--json", "--model", DRAFT, "--from", str(d)], inventory(tmp_path, hub, allow_unknown_release=True))
+    assert p.returncode == 0 and "accepted because allow_unknown_release" in steps(p)["same-release"]["reason"]
+
+
 def test_layout_dir_that_is_a_safetensors_dir(tmp_path, hub):
     st_dir = tmp_path / "not-paddle"
     st_dir.mkdir()
@@ -276,7 +321,8 @@ def test_models_on_a_remote_host_with_its_own_hub_client_venv(lab, tmp_path, hub
                         "--model", DRAFT, "--json"], capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
     st = {s["step"]: s["status"] for s in json.loads(p.stdout)["hosts"]["gpu"]["steps"]}
-    assert st == {"tools-venv": "changed", "tools-hub-clients": "changed", f"model:{DRAFT}": "changed"}
+    assert st == {"tools-venv": "changed", "tools-hub-clients": "changed", f"model:{DRAFT}": "changed",
+                  "same-release": "ok"}      # the main model is not on that host: checked when both are
     recorded = json.loads((tmp_path / "rwd" / ".ocrdeploy" / "state.json").read_text())["models"][DRAFT]
     assert recorded["path"] == f"{tmp_path}/rwd/models/{DRAFT}"
 

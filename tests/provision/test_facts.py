@@ -137,3 +137,42 @@ def test_probe_command_is_one_quoted_argument_list():
     out = subprocess.run(["sh", "-c", text], capture_output=True, text=True, check=True)
     facts = facts_mod.parse_probe_output("h", out.stdout, out.stderr, 0)
     assert facts["probe"]["kind"] == "python" and facts["workdir"]["path"].endswith("my dir; rm -rf x")
+
+
+def test_proxy_variables_in_capitals_are_read_and_no_proxy_follows_the_stdlib(monkeypatch, tmp_path):
+    for name in ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.corp:3128")
+    monkeypatch.setenv("NO_PROXY", ".localhost")             # a suffix: urllib's rule makes localhost bypass
+    proxy = local_facts(tmp_path, net_timeout=0)["proxy"]
+    assert proxy["https_proxy"] == "http://proxy.corp:3128" and proxy["no_proxy"] == ".localhost"
+    assert proxy["loopback_bypassed"] == {"127.0.0.1": False, "localhost": True}
+    monkeypatch.setenv("NO_PROXY", "*")
+    assert local_facts(tmp_path, net_timeout=0)["proxy"]["loopback_bypassed"] == {"127.0.0.1": True,
+                                                                                 "localhost": True}
+
+
+def test_inventory_proxies_reach_the_commands_and_the_checks(monkeypatch, tmp_path):
+    """`http_proxy`, `https_proxy`, `no_proxy` in the inventory: every command on the host gets them, and
+    the facts (so preflight's no_proxy check) are about that environment."""
+    from ocrdeploy.checks.preflight import check_no_proxy
+    from ocrdeploy.inventory.model import Host
+    from ocrdeploy.provision.connection import LocalConnection
+    from ocrdeploy.recipes import get_recipe
+
+    for name in ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    host = Host("localhost", vars={"workdir": str(tmp_path), "https_proxy": "http://bob:pw@proxy.corp:3128",
+                                   "no_proxy": "127.0.0.1,localhost"})
+    conn = LocalConnection(host)
+    r = conn.run(["sh", "-c", 'echo "$https_proxy|$HTTPS_PROXY|$no_proxy"'])
+    assert r.stdout.strip() == "http://bob:pw@proxy.corp:3128|http://bob:pw@proxy.corp:3128|127.0.0.1,localhost"
+    assert "pw@" not in r.command                        # shown masked
+    facts = facts_mod.gather(conn, facts_mod.probe_request(str(tmp_path), net_timeout=0))
+    assert facts["proxy"]["https_proxy"] == "http://***@proxy.corp:3128"
+    req = get_recipe("dspark").requirements
+    assert check_no_proxy(facts, req).status == "pass"
+    host.vars.pop("no_proxy")
+    facts = facts_mod.gather(conn, facts_mod.probe_request(str(tmp_path), net_timeout=0))
+    result = check_no_proxy(facts, req)
+    assert result.status == "warn" and "127.0.0.1, localhost not in no_proxy" in result.message
