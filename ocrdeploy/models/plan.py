@@ -47,7 +47,7 @@ def build_models_plan(v: dict, *, names=None, source="hf", from_path=None, manif
                              rehash=rehash, after=after, hub_python=hub_python)
         steps.append(step)
     pair = [n for n in ("MiniCPM-OCR-1.0", "MiniCPM-OCR-1.0-DSpark") if n in names]
-    if pair:
+    if "MiniCPM-OCR-1.0-DSpark" in pair:      # a draft coming in (with the main model or alone) meets the rule
         steps.append(SameRelease("MiniCPM-OCR-1.0", "MiniCPM-OCR-1.0-DSpark", after=tuple(f"model:{n}" for n in pair),
                                  allow_unknown=_yes(v.get("allow_unknown_release")), both=len(pair) == 2))
     return Plan("models", steps)

@@ -340,7 +340,7 @@ def test_via_controller_downloads_here_and_verifies_there(lab, tmp_path, hub, mo
                        env=env, timeout=300)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
     st = {s["step"]: s for s in json.loads(p.stdout)["hosts"]["gpu"]["steps"]}
-    assert list(st) == [f"model:{MAIN}", "same-release"]   # no hub client on the host: nothing to download there
+    assert list(st) == [f"model:{MAIN}"]          # no hub client on the host: nothing to download there
     recorded = json.loads((tmp_path / "owd" / ".ocrdeploy" / "state.json").read_text())["models"][MAIN]
     assert recorded["checked_against"]["model.safetensors"] == ["release_manifest.json weight_sha256",
                                                                 "hub LFS metadata"]
