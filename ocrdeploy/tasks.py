@@ -199,7 +199,7 @@ def install(c, host=None, group=None, inventory=None, recipe=None, check=False, 
 
         raise UsageError("--pip-index-url goes with --docker (hosts take the pip_index_url inventory var)")
     if docker:
-        _exit(run_docker(recipe, docker_dir, pip_index_url))
+        _exit(run_docker(recipe, docker_dir, pip_index_url, inventory, list(set or [])))
         return
     code = run_install(host=host, group=group, inventory=inventory, recipe=recipe, check=check, step=step,
                        from_=from_, force=force, verbose=verbose, skip_preflight=skip_preflight, deps_dir=deps_dir,

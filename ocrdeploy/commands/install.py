@@ -133,14 +133,20 @@ def index_url_option(flag: str, value: str | None) -> str | None:
     return str(value)
 
 
-def run_docker(recipe, docker_dir, pip_index_url=None) -> int:
-    """`inv install --docker`: the DeepSeek-OCR image's build context, and how to build and run it."""
+def run_docker(recipe, docker_dir, pip_index_url=None, inventory=None, sets=()) -> int:
+    """`inv install --docker`: the DeepSeek-OCR image's build context, and how to build and run it.
+
+    The image is built here, so this machine's vars (the inventory's localhost, then --set) give its
+    package mirrors (pip_index_url & co, torch_index_url); --pip-index-url overrides pip_index_url."""
     if recipe != "deepseek-ocr-vllm085":
         raise UsageError("--docker writes the DeepSeek-OCR image: use it with --recipe deepseek-ocr-vllm085")
+    from ..inventory import find_inventory_path, load_inventory
     from ..recipes.deepseek import docker_commands, write_docker_context
 
     index_url = index_url_option("--pip-index-url", pip_index_url)
-    for path in write_docker_context(docker_dir or "deepseek-ocr-docker", index_url=index_url):
+    v = dict(load_inventory(find_inventory_path(inventory)).host("localhost").vars)
+    v.update(parse_sets(sets))
+    for path in write_docker_context(docker_dir or "deepseek-ocr-docker", index_url=index_url, pip=v):
         print(f"wrote {path}")
     print("then, in that directory:\n  " + "\n  ".join(docker_commands()))
     return 0

@@ -13,7 +13,13 @@ from typing import Mapping, Sequence
 
 
 class Secret(str):
-    """A string that is shown as *** in every printed command."""
+    """A string that is shown as *** (or as its `shown` form, e.g. a URL with only its password
+    hidden) in every printed command."""
+
+    def __new__(cls, text: str, shown: str = "***"):
+        obj = super().__new__(cls, text)
+        obj.shown = shown
+        return obj
 
 
 class Script(str):
@@ -52,7 +58,7 @@ class Command:
 def _q(part, mask: bool) -> str:
     """One shell word; masked for display: secrets as '***', scripts by their label."""
     if mask and isinstance(part, Secret):
-        return "'***'"
+        return shlex.quote(part.shown)
     if mask and isinstance(part, Script):
         return f"<{part.label}>"
     return shlex.quote(str(part))

@@ -14,6 +14,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..checks.requirements import PythonRule
 from .command import Command, Script
+from .pip_index import own_index, pip_args
 from .step import (Decision, NotYet, Request, Step, StepError, absolute, dist, file_fact, fingerprint, venv,
                    venv_request, wd)
 
@@ -137,8 +138,11 @@ def satisfied(d: dict | None, req: Requirement) -> tuple[bool, str]:
 
 
 class PipInstall(Step):
+    """pip install of pinned requirements, from the inventory's index (pip_index.py) or the step's own
+    `index_url`, which its `index_var` overrides."""
+
     def __init__(self, name, venv_name, requirements, index_url=None, extra_index_urls=(), no_deps=False,
-                 after=(), reason=None):
+                 after=(), reason=None, index_var=None):
         self.name, self.venv_name, self.after = name, venv_name, after
         try:
             self.reqs = [Requirement(r) for r in requirements]
@@ -146,6 +150,7 @@ class PipInstall(Step):
             raise ValueError(f"{name}: {exc}")
         self.raw = list(requirements)
         self.index_url, self.extra_index_urls, self.no_deps = index_url, tuple(extra_index_urls), no_deps
+        self.index_var = index_var
         self.why = reason
 
     def request(self, v):
@@ -159,14 +164,15 @@ class PipInstall(Step):
             return Decision(True, "; ".join(bad) + note)
         return Decision(False, "already " + ", ".join(msg for _, msg in results) + note)
 
+    def pip(self, facts, v) -> list:
+        """`python -m pip install` with this step's index options."""
+        return [venv_python(facts, self.venv_name), "-m", "pip", "install",
+                *pip_args(v, own_index(v, self.index_var, self.index_url), self.extra_index_urls)]
+
     def commands(self, facts, v):
-        argv = [venv_python(facts, self.venv_name), "-m", "pip", "install"]
+        argv = self.pip(facts, v)
         if self.no_deps:
             argv.append("--no-deps")
-        if self.index_url:
-            argv += ["--index-url", self.index_url]
-        for url in self.extra_index_urls:
-            argv += ["--extra-index-url", url]
         return [Command(argv + self.raw)]
 
 
@@ -228,7 +234,7 @@ class PipEditable(Step):
             error = NotYet if self.src.startswith("@/") else StepError  # under the work dir: a clone makes it
             raise error(f"source {absolute(facts, self.src)}{var} not found on the host")
         target = absolute(facts, self.src) + (f"[{self.extras}]" if self.extras else "")
-        argv = [venv_python(facts, self.venv_name), "-m", "pip", "install"]
+        argv = [venv_python(facts, self.venv_name), "-m", "pip", "install", *pip_args(v)]
         if self.no_deps:
             argv.append("--no-deps")
         return [Command(argv + ["-e", target])]

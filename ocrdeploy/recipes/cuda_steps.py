@@ -11,6 +11,7 @@ import posixpath
 
 from ..provision.command import Command
 from ..provision.kinds import editable_source, venv_python
+from ..provision.pip_index import pip_args
 from ..provision.step import Decision, NotYet, Request, Step, StepError, absolute, dist, file_fact, wd
 from .cuda_layout import LINKS, link_commands, link_target
 
@@ -214,7 +215,7 @@ class VllmCompile(Step):
             return int(self.jobs)
         return max_jobs(facts["cpu"].get("count") or 1, (facts.get("memory") or {}).get("available"))
 
-    def _command(self, facts, jobs):
+    def _command(self, facts, v, jobs):
         if not file_fact(facts, self.src)["exists"]:
             raise StepError(f"vllm_src {self.src} not found on the host")
         if self.offline(facts) and not self.deps_dir:
@@ -222,15 +223,16 @@ class VllmCompile(Step):
                             "--deps-dir (an existing vLLM source's .deps) for the offline *_SRC_DIR variables")
         if self.deps_dir and not file_fact(facts, self.deps_dir)["exists"]:
             raise StepError(f"deps dir {self.deps_dir} not found on the host")
-        return Command([venv_python(facts, self.venv_name), "-m", "pip", "install", "-e", ".", "--no-build-isolation",
-                        "--progress-bar", "off"], env=self.env(facts, jobs), cwd=absolute(facts, self.src))
+        return Command([venv_python(facts, self.venv_name), "-m", "pip", "install", *pip_args(v), "-e", ".",
+                        "--no-build-isolation", "--progress-bar", "off"], env=self.env(facts, jobs),
+                       cwd=absolute(facts, self.src))
 
     def commands(self, facts, v):
-        return [self._command(facts, self.jobs_for(facts))]
+        return [self._command(facts, v, self.jobs_for(facts))]
 
     def retry(self, attempt, findings, facts, v):
         """One more try with half the jobs when compilers were killed for memory."""
         if attempt == 1 and "compile-oom-killed" in findings:
             jobs = max(1, self.jobs_for(facts) // 2)
-            return [self._command(facts, jobs)]
+            return [self._command(facts, v, jobs)]
         return None

@@ -17,6 +17,7 @@ from ..errors import UsageError
 from ..provision.command import Command, Secret
 from ..provision.kinds import (TOOLS_ENV, GitClone, ManagedPython, PipInstall, RecordedCheck, Venv, satisfied,
                                venv_python)
+from ..provision.pip_index import index_urls, masked, own_index
 from ..provision.plan import Plan
 from ..provision.step import Decision, NotYet, Step, StepError, absolute, dist, wd
 
@@ -97,7 +98,7 @@ class RequirementsFile(PipInstall):
     def commands(self, facts, v):
         if self.parsed(facts) is None:
             raise NotYet(f"{absolute(facts, self.path)} not there yet")
-        return [Command([venv_python(facts, self.venv_name), "-m", "pip", "install", "-r", absolute(facts, self.path)])]
+        return [Command(self.pip(facts, v) + ["-r", absolute(facts, self.path)])]
 
 
 class FlashAttn(PipInstall):
@@ -133,7 +134,8 @@ def vllm085_steps(v) -> list[Step]:
         PipInstall("tools-uv", TOOLS, ["uv"], after=("tools-venv",)),
         ManagedPython("python312", "3.12", after=("tools-uv",)),
         Venv("ds-venv", ENV, "3.12", after=("python312",)),
-        PipInstall("ds-torch", ENV, TORCH_PINS, index_url=CU118_INDEX, after=("ds-venv",)),
+        PipInstall("ds-torch", ENV, TORCH_PINS, index_url=CU118_INDEX, index_var="torch_index_url",
+                   after=("ds-venv",)),
         WheelInstall("ds-vllm", ENV, "vllm==0.8.5+cu118", wheel, after=("ds-torch",)),
         GitClone("ds-repo", v.get("deepseek_repo") or REPO, REPO_DIR, commit=v.get("deepseek_commit")),
         RequirementsFile("ds-requirements", ENV, f"{REPO_DIR}/requirements.txt", after=("ds-vllm", "ds-repo")),
@@ -193,21 +195,60 @@ def vllm_server(python, model, port, host, *, api_key=None) -> list[str]:
 
 
 # ------------------------------------------------------------------ Dockerfile
+def _docker_pip(pip: dict) -> tuple[str, list[str], str, str, list[str]]:
+    """(the index for the PIP_INDEX_URL build argument, more `pip config set` commands, a prefix for each
+    pip RUN, the torch index, build notes) from the mirror vars.
+
+    A URL without credentials goes into the image's pip config, as the seed does with its Tsinghua
+    mirror.  One with credentials never enters the Dockerfile or the image: each pip RUN reads it
+    from a BuildKit secret (`docker build --secret id=...,env=...`), and BUILD.md says how.
+    """
+    index, extras, hosts = index_urls(pip)
+    torch = own_index(pip, "torch_index_url", CU118_INDEX)
+    mounts, notes, config, plain = [], [], [], ""
+    for var, env, urls in (("pip_index_url", "PIP_INDEX_URL", [index] if index else []),
+                           ("pip_extra_index_url", "PIP_EXTRA_INDEX_URL", extras)):
+        if any(masked(u) != u for u in urls):
+            mounts.append(f"--mount=type=secret,id={var},env={env}")
+            notes.append(f"export {env}='{' '.join(masked(u) for u in urls)}' (with the real credentials) and "
+                         f"add --secret id={var},env={env} to docker build")
+        elif urls and var == "pip_index_url":
+            plain = urls[0]
+        elif urls:
+            config.append(f"pip config set global.extra-index-url '{' '.join(urls)}'")
+    if hosts:
+        config.append(f"pip config set global.trusted-host '{' '.join(hosts)}'")
+    torch_arg = torch
+    if masked(torch) != torch:
+        mounts.append("--mount=type=secret,id=torch_index_url,env=TORCH_INDEX_URL")
+        notes.append(f"export TORCH_INDEX_URL='{masked(torch)}' (with the real credentials) and add "
+                     f"--secret id=torch_index_url,env=TORCH_INDEX_URL to docker build")
+        torch_arg = '"$TORCH_INDEX_URL"'
+    return plain, config, "".join(m + " " for m in mounts), torch_arg, notes
+
+
 def dockerfile(base_image="nvidia/cuda:11.8.0-devel-ubuntu22.04", python_version="3.12.9",
-               wheel="vllm-0.8.5+cu118-cp38-abi3-manylinux1_x86_64.whl", index_url=None) -> str:
+               wheel="vllm-0.8.5+cu118-cp38-abi3-manylinux1_x86_64.whl", index_url=None, pip=None) -> str:
     """Seed 003 section 1.2, with its punctuation restored (the seed's text lost its '=', '&&' and quotes).
 
     The guide's pip mirror line (`pip config set global.index-url https://pypi.tuna.tsinghua.edu.cn/simple`)
-    is the PIP_INDEX_URL build argument: `index_url` (inv install --docker --pip-index-url) is its default,
-    `docker build --build-arg PIP_INDEX_URL=...` changes it per build, empty keeps pip's own index."""
+    is the PIP_INDEX_URL build argument: `index_url` (inv install --docker --pip-index-url, else the
+    pip_index_url var) is its default, `docker build --build-arg PIP_INDEX_URL=...` changes it per build,
+    empty keeps pip's own index.  `pip` holds the other mirror vars (pip_extra_index_url,
+    pip_trusted_host, torch_index_url); an index URL with credentials comes from a BuildKit secret."""
+    pip = dict(pip or {})
+    if index_url:
+        pip["pip_index_url"] = index_url
+    plain, config, run, torch_index, _ = _docker_pip(pip)
     pip_index = ("RUN if [ -n \"$PIP_INDEX_URL\" ]; then pip config set global.index-url \"$PIP_INDEX_URL\"; fi && "
-                 "\\\n    pip install --upgrade pip\n")
-    return f"""# DeepSeek-OCR: CUDA 11.8, Python {python_version}, torch 2.6.0, vLLM 0.8.5, flash-attn 2.7.3
+                 + "".join(c + " && " for c in config) + "\\\n    pip install --upgrade pip\n")
+    syntax = "# syntax=docker/dockerfile:1.10\n" if run else ""
+    return f"""{syntax}# DeepSeek-OCR: CUDA 11.8, Python {python_version}, torch 2.6.0, vLLM 0.8.5, flash-attn 2.7.3
 # (written by ocrdeploy from the deployment guide). Put requirements.txt (from the DeepSeek-OCR repository),
 # sources.list, SimHei.ttf and {wheel} next to this file.
 ARG BASE_IMAGE={base_image}
 FROM ${{BASE_IMAGE}}
-ARG PIP_INDEX_URL={index_url or ""}
+ARG PIP_INDEX_URL={plain}
 ENV PYTHON_VERSION={python_version}
 ENV PYTHONUNBUFFERED=1
 ENV DEBIAN_FRONTEND=noninteractive
@@ -236,11 +277,11 @@ RUN ln -sf /usr/local/bin/python3.12 /usr/local/bin/python3 && \\
 ENV PATH=/usr/local/cuda/bin:$PATH
 ENV LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH
 ENV CUDA_HOME=/usr/local/cuda
-{pip_index}RUN pip install torch==2.6.0 torchvision==0.21.0 torchaudio==2.6.0 --index-url {CU118_INDEX}
-RUN pip install {wheel}
-RUN pip install -r requirements.txt
-RUN pip install {" ".join(FLASH_ATTN_BUILD)}
-RUN pip install flash-attn==2.7.3 --no-build-isolation
+{pip_index}RUN {run}pip install torch==2.6.0 torchvision==0.21.0 torchaudio==2.6.0 --index-url {torch_index}
+RUN {run}pip install {wheel}
+RUN {run}pip install -r requirements.txt
+RUN {run}pip install {" ".join(FLASH_ATTN_BUILD)}
+RUN {run}pip install flash-attn==2.7.3 --no-build-isolation
 RUN python -c "import transformers; print('transformers OK')"
 CMD ["/bin/bash"]
 """
@@ -403,20 +444,26 @@ def render_config(text: str, values: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_docker_context(directory, index_url=None) -> list[str]:
+def write_docker_context(directory, index_url=None, pip=None) -> list[str]:
     """The Dockerfile and a BUILD.md with the build and run commands; docker is not needed here."""
     from pathlib import Path
 
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
-    (d / "Dockerfile").write_text(dockerfile(index_url=index_url))
+    pip = dict(pip or {})
+    if index_url:
+        pip["pip_index_url"] = index_url          # --pip-index-url wins over the var
+    (d / "Dockerfile").write_text(dockerfile(pip=pip))
+    notes = _docker_pip(pip)[4]
     cmds = docker_commands()
     (d / "BUILD.md").write_text(
         "# Building the DeepSeek-OCR image\n\nPut these next to the Dockerfile first: `requirements.txt` (from the\n"
         "DeepSeek-OCR repository), `sources.list` (your apt mirror list), `SimHei.ttf` and\n"
         "`vllm-0.8.5+cu118-cp38-abi3-manylinux1_x86_64.whl` (from the vLLM v0.8.5 release).\n"
         "The build compiles Python 3.12.9 and flash-attn: it is long, flash-attn can take 8 GB of\n"
-        "memory or more, and the image is about 15 GB.\n\n```bash\n" + "\n".join(cmds) + "\n```\n\n"
+        "memory or more, and the image is about 15 GB.\n\n"
+        + "".join(f"Your package index needs credentials: {n}; they stay out of the image.\n\n" for n in notes)
+        + "```bash\n" + "\n".join(cmds) + "\n```\n\n"
         "Inside the container check: torch 2.6.0 with CUDA 11.8, `torch.cuda.is_available()`, and\n"
         "`import flash_attn`; an `ImportError: libcudart.so.11.0` means LD_LIBRARY_PATH was overridden.\n")
     return [str(d / "Dockerfile"), str(d / "BUILD.md")]

@@ -76,7 +76,8 @@ class Paddle(PipInstall):
     """paddlepaddle-gpu 3.3.0 from paddle's cu129 index, or paddlepaddle 3.2.1 on a host without GPU."""
 
     def __init__(self, name, after=()):
-        super().__init__(name, SDK_ENV, ["paddlepaddle-gpu==3.3.0"], index_url=PADDLE_GPU_INDEX, after=after)
+        super().__init__(name, SDK_ENV, ["paddlepaddle-gpu==3.3.0"], index_url=PADDLE_GPU_INDEX,
+                         index_var="paddle_index_url", after=after)
         self.cpu = PipInstall(name, SDK_ENV, ["paddlepaddle==3.2.1"], after=after,
                               reason="no GPU: CPU paddle chosen, parse must use layout.device=cpu")
 

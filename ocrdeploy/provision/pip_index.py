@@ -1,0 +1,83 @@
+"""Where pip looks for packages: the inventory's mirror vars as pip options, in one place.
+
+`pip_index_url` replaces PyPI, `pip_extra_index_url` adds indexes (a list, or one string
+separated by spaces or commas), `pip_trusted_host` lets pip use a plain-http or self-signed
+mirror.  A step that needs its own index (DeepSeek-OCR's cu118 torch wheels, paddle's GPU
+builds) keeps it, overridable by its own var (`torch_index_url`, `paddle_index_url`), and
+still gets the extra indexes and trusted hosts.  Every pip command of every recipe, the
+tools venv and the Dockerfile take their options from here.
+
+An index URL may carry credentials (https://user:token@mirror/simple): pip gets them as they
+are; wherever a command is shown (--check, logs, errors) they read as ***.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+from ..errors import UsageError
+from .command import Secret
+
+PIP_VARS = ("pip_index_url", "pip_extra_index_url", "pip_trusted_host")
+INDEX_VARS = ("torch_index_url", "paddle_index_url")
+PYPI = "https://pypi.org/simple/"
+_USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]+@")
+
+
+def masked(url: str) -> str:
+    """The URL with any user:password@ shown as ***@."""
+    return _USERINFO.sub(r"\1***@", url) if url else url
+
+
+def url_arg(url: str) -> str:
+    """An index URL as a command argument: a Secret (shown masked) when it carries credentials."""
+    return Secret(url, shown=masked(url)) if _USERINFO.match(url) else url
+
+
+def _words(value) -> list[str]:
+    if value is None or value == "":
+        return []
+    items = value if isinstance(value, (list, tuple)) else re.split(r"[\s,]+", str(value))
+    return [str(i).strip() for i in items if str(i).strip()]
+
+
+def check_url(var: str, url) -> str:
+    """An index or endpoint URL from the inventory, or one clear line naming the var."""
+    text = str(url).strip()
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https", "file") or (parts.scheme != "file" and not parts.hostname):
+        raise UsageError(f"inventory var {var}: {masked(text)!r} is not an http(s):// or file:// URL")
+    return text
+
+
+def index_urls(v: dict) -> tuple[str | None, list[str], list[str]]:
+    """(index URL or None, extra index URLs, trusted hosts), validated."""
+    index = check_url("pip_index_url", v["pip_index_url"]) if v.get("pip_index_url") else None
+    extra = [check_url("pip_extra_index_url", u) for u in _words(v.get("pip_extra_index_url"))]
+    hosts = _words(v.get("pip_trusted_host"))
+    for h in hosts:
+        if not re.fullmatch(r"[A-Za-z0-9.-]+(:\d+)?|\[[0-9A-Fa-f:]+\](:\d+)?", h):
+            raise UsageError(f"inventory var pip_trusted_host: {h!r} is not a host name (host or host:port)")
+    return index, extra, hosts
+
+
+def own_index(v: dict, var: str | None, default: str | None) -> str | None:
+    """A step's own index: its var when set, else the recipe's default."""
+    if var and v.get(var):
+        return check_url(var, v[var])
+    return default
+
+
+def pip_args(v: dict, index_url: str | None = None, extra=()) -> list:
+    """--index-url/--extra-index-url/--trusted-host for one pip command; `index_url` is the step's own."""
+    index, extras, hosts = index_urls(v)
+    args: list = []
+    chosen = index_url or index
+    if chosen:
+        args += ["--index-url", url_arg(chosen)]
+    for url in [*extra, *extras]:
+        args += ["--extra-index-url", url_arg(url)]
+    for host in hosts:
+        args += ["--trusted-host", host]
+    return args

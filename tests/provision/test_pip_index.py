@@ -1,0 +1,136 @@
+"""Mirror vars -> pip options: one place builds them for every pip step, credentials masked."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ocrdeploy.errors import UsageError
+from ocrdeploy.provision.command import Command
+from ocrdeploy.provision.pip_index import masked, pip_args
+
+ROOT = Path(__file__).parents[2]
+FACTS = ROOT / "tests" / "fixtures" / "facts" / "ubuntu2204-rtx5090-bare.json"
+MIRROR = "https://ci:t0ken-s3cret@mirror.example.com/simple"
+
+
+def test_vars_become_pip_options_in_order():
+    v = {"pip_index_url": "https://pypi.tuna.tsinghua.edu.cn/simple",
+         "pip_extra_index_url": "https://a.example/simple, https://b.example/simple",
+         "pip_trusted_host": ["a.example", "10.0.0.5:8080"]}
+    assert [str(a) for a in pip_args(v)] == [
+        "--index-url", "https://pypi.tuna.tsinghua.edu.cn/simple",
+        "--extra-index-url", "https://a.example/simple", "--extra-index-url", "https://b.example/simple",
+        "--trusted-host", "a.example", "--trusted-host", "10.0.0.5:8080"]
+    # a step's own index replaces the main one and keeps the extras and trusted hosts
+    own = [str(a) for a in pip_args(v, "https://download.pytorch.org/whl/cu118")]
+    assert own[:2] == ["--index-url", "https://download.pytorch.org/whl/cu118"]
+    assert "https://pypi.tuna.tsinghua.edu.cn/simple" not in own and own.count("--trusted-host") == 2
+    assert pip_args({}) == []                       # no vars: pip keeps the host's own configuration
+
+
+def test_credentials_run_unmasked_and_show_masked():
+    cmd = Command(["pip", "install", *pip_args({"pip_index_url": MIRROR, "pip_extra_index_url": MIRROR}), "x"])
+    shown = str(cmd)
+    assert "t0ken-s3cret" not in shown and shown.count("https://***@mirror.example.com/simple") == 2
+    assert MIRROR in cmd.shell(mask=False)
+    assert masked("http://user@host/simple") == "http://***@host/simple"
+    assert masked("https://host/simple") == "https://host/simple"
+
+
+@pytest.mark.parametrize("var,value,needle", [
+    ("pip_index_url", "mirror.example.com/simple", "inventory var pip_index_url: 'mirror.example.com/simple' is not"),
+    ("pip_extra_index_url", "ftp://x/simple", "inventory var pip_extra_index_url: 'ftp://x/simple'"),
+    ("pip_trusted_host", "http://a.example", "inventory var pip_trusted_host: 'http://a.example' is not a host"),
+    ("pip_index_url", "h://u:pw@", "'h://***@' is not an http(s)"),
+])
+def test_bad_values_are_one_clear_line(var, value, needle):
+    with pytest.raises(UsageError) as exc:
+        pip_args({var: value})
+    assert needle in str(exc.value) and "pw@" not in str(exc.value)
+
+
+def check_plan(recipe, *sets):
+    env = dict(os.environ)
+    env.pop("OCRDEPLOY_INVENTORY", None)
+    p = subprocess.run([sys.executable, "-m", "ocrdeploy", "install", "--check", "--json", "--facts", str(FACTS),
+                        "--recipe", recipe, "--set", "sdk_repo=https://github.com/OpenBMB/MiniCPM-OCR.git",
+                        "--set", "vllm_src=/src/vllm", "--set", "transformers_src=/src/transformers",
+                        *[a for s in sets for a in ("--set", s)]], capture_output=True, text=True, cwd=ROOT / "tests",
+                       env=env)
+    assert p.returncode in (0, 1), p.stderr
+    assert "t0ken-s3cret" not in p.stdout + p.stderr
+    return {s["step"]: s["commands"] for s in json.loads(p.stdout)["hosts"]["localhost"]["steps"]}
+
+
+def test_every_pip_step_of_a_recipe_uses_the_mirror_and_its_own_index_override():
+    plan = check_plan("deepseek-ocr-vllm085", f"pip_index_url={MIRROR}", "pip_trusted_host=mirror.example.com",
+                      "torch_index_url=https://mirror.example.com/pytorch/whl/cu118")
+    pip = {step: cmds for step, cmds in plan.items() if any(" -m pip install" in c for c in cmds)}
+    assert set(pip) >= {"tools-uv", "ds-torch", "ds-vllm", "tools-hub-clients"}
+    for step, cmds in pip.items():
+        assert "--trusted-host mirror.example.com" in cmds[0], step
+        if step == "ds-torch":
+            assert "--index-url https://mirror.example.com/pytorch/whl/cu118" in cmds[0]
+            assert "***" not in cmds[0]
+        else:
+            assert "--index-url 'https://***@mirror.example.com/simple'" in cmds[0], step
+
+
+def test_compile_and_editable_steps_use_the_mirror_too():
+    plan = check_plan("dspark", "pip_index_url=https://mirror.example.com/simple",
+                      "paddle_index_url=https://mirror.example.com/paddle/cu129/")
+    assert "--index-url https://mirror.example.com/paddle/cu129/ paddlepaddle-gpu==3.3.0" in plan["sdk-paddle"][0]
+    for step in ("torch", "cuda-packages", "sdk-paddlex", "build-tools"):
+        assert "--index-url https://mirror.example.com/simple" in plan[step][0], step
+    # the compile and the editable installs resolve their dependencies from the index as well
+    from ocrdeploy.provision.kinds import PipEditable
+    from ocrdeploy.recipes.cuda_steps import VllmCompile
+
+    facts = json.loads(FACTS.read_text())
+    facts["files"] = {"/src/vllm": {"exists": True}, "@/minicpmvocr-sdk/sdk": {"exists": True}}
+    facts["network"] = {"github": "reachable"}
+    v = {"pip_index_url": "https://mirror.example.com/simple"}
+    (compile_,) = VllmCompile("vllm-compile", "vllm-ocr-env", "/src/vllm").commands(facts, v)
+    assert "pip install --index-url https://mirror.example.com/simple -e . --no-build-isolation" in str(compile_)
+    (editable,) = PipEditable("sdk-install", "sdk-env", "@/minicpmvocr-sdk/sdk", "minicpmvocr").commands(facts, v)
+    assert "pip install --index-url https://mirror.example.com/simple -e " in str(editable)
+
+
+def docker(tmp_path, inv_vars, *sets):
+    import yaml
+
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": inv_vars}}))
+    env = dict(os.environ)
+    env.pop("OCRDEPLOY_INVENTORY", None)
+    p = subprocess.run([sys.executable, "-m", "ocrdeploy", "install", "--recipe", "deepseek-ocr-vllm085", "--docker",
+                        "--docker-dir", str(tmp_path / "ctx"), "--inventory", str(inv),
+                        *[a for s in sets for a in ("--set", s)]], capture_output=True, text=True, cwd=ROOT, env=env)
+    assert p.returncode == 0, p.stderr
+    return (tmp_path / "ctx" / "Dockerfile").read_text(), (tmp_path / "ctx" / "BUILD.md").read_text()
+
+
+def test_dockerfile_takes_the_mirror_vars(tmp_path):
+    text, _ = docker(tmp_path, {"pip_index_url": "https://pypi.tuna.tsinghua.edu.cn/simple",
+                                "pip_trusted_host": "pypi.tuna.tsinghua.edu.cn"},
+                     "torch_index_url=https://mirror.example.com/whl/cu118")
+    assert "ARG PIP_INDEX_URL=https://pypi.tuna.tsinghua.edu.cn/simple\n" in text
+    assert "pip config set global.trusted-host 'pypi.tuna.tsinghua.edu.cn' && \\\n    pip install --upgrade pip" in text
+    assert "torchaudio==2.6.0 --index-url https://mirror.example.com/whl/cu118\n" in text
+    assert "syntax=docker" not in text
+
+
+def test_dockerfile_keeps_index_credentials_out_of_the_image(tmp_path):
+    text, build = docker(tmp_path, {"pip_index_url": MIRROR})
+    assert "t0ken-s3cret" not in text + build and "ARG PIP_INDEX_URL=\n" in text
+    assert text.startswith("# syntax=docker/dockerfile:1.10\n")
+    pip_runs = [line for line in text.splitlines() if line.startswith("RUN") and "pip install" in line
+                and "pip config" not in line]
+    assert len(pip_runs) == 6 and all("--mount=type=secret,id=pip_index_url,env=PIP_INDEX_URL pip" in r
+                                      for r in pip_runs)
+    assert "export PIP_INDEX_URL='https://***@mirror.example.com/simple'" in build
+    assert "--secret id=pip_index_url,env=PIP_INDEX_URL" in build
