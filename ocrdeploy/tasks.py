@@ -213,7 +213,8 @@ def install(c, host=None, group=None, inventory=None, recipe=None, check=False, 
     **{k: HOST_HELP[k] for k in ("host", "group", "inventory", "accept-new-host-keys", "connect-timeout", "json")},
     "model": "A model to fetch (repeatable): MiniCPM-OCR-1.0, MiniCPM-OCR-1.0-DSpark, PP-DocLayoutV3_infer, "
              "DeepSeek-OCR (default: the first three)",
-    "source": "hf (default; hf_endpoint / HF_ENDPOINT for a mirror) or modelscope (ids from ms_main, ms_draft, ...)",
+    "source": "hf (default; hf_endpoint for a mirror), modelscope (modelscope_endpoint; ids from ms_main, ms_draft, "
+              "...) or auto (the hub, then hf_mirror, then ModelScope, after a short probe); default: model_source",
     "from": "Copy one model from this path on the host (a directory, or the layout .tar) instead of downloading",
     "via-controller": "Download on this machine and copy to the host (hosts without internet)",
     "verify-only": "Verify a local model directory (--path), without any network; exit 0/1/2",
@@ -227,7 +228,7 @@ def install(c, host=None, group=None, inventory=None, recipe=None, check=False, 
 })
 @cli_errors
 @host_options
-def models(c, host=None, group=None, inventory=None, model=None, source="hf", from_=None, via_controller=False,
+def models(c, host=None, group=None, inventory=None, model=None, source=None, from_=None, via_controller=False,
            verify_only=False, path=None, manifest=None, kind=None, rehash=False, check=False, json=False,
            layout_url=None, endpoint=None, verbose=0, accept_new_host_keys=False, connect_timeout=10):
     """Download the models on each host and verify them (sha256 against the release manifest and the hub)."""

@@ -1,10 +1,22 @@
-"""A local stand-in for the part of the Hugging Face Hub API that snapshot_download and model_info use.
+"""A local stand-in for the parts of the Hugging Face Hub and ModelScope APIs their download
+clients use.
 
-Real HTTP on 127.0.0.1, started by the tests: repo info with file metadata (LFS sha256 and
-size), the recursive tree listing, and resolve/ downloads with HEAD, ETag, X-Repo-Commit and
-Range requests.  Behaviours a test can switch on per file: drop the connection half way the
+Real HTTP on 127.0.0.1, started by the tests.  Hugging Face (what huggingface_hub's
+snapshot_download and model_info ask): repo info with file metadata (LFS sha256 and size),
+the recursive tree listing, and resolve/ downloads with HEAD, ETag, X-Repo-Commit and Range.
+ModelScope (what the real `modelscope` client, 1.40 with modelscope-hub 0.5, asks, recorded
+against this server and read in modelscope_hub/_legacy_api.py and _download.py):
+  GET /api/v1/models/<owner>/<name>/repo/files?Revision=master&Recursive=True  the listing
+      ({"Code": 200, "Data": {"Files": [{"Path", "Name", "Type", "Size", "Sha256", "IsLFS", ...}]}})
+  GET /api/v1/repos/internalAccelerationInfo  the intra-cloud region probe (404 here, as
+      outside Alibaba Cloud: the client then downloads without a region header)
+  GET /api/v1/models/<owner>/<name>/repo?Revision=master&FilePath=<path>  one file; an LFS
+      file is answered with a 302 to its storage URL (here /oss/...), which honours Range,
+      as the real site's CDN does; a small git file is served in place and ignores Range.
+Behaviours a test can switch on per file, for both APIs: drop the connection half way the
 first time (an interrupted download), always send fewer bytes than announced (truncation),
-or advertise a sha256 other than the bytes served (a corrupted upload).
+advertise a sha256 other than the bytes served (a corrupted upload), send slowly.
+`apis` chooses which of the two a server answers (the other's routes are 404).
 """
 
 from __future__ import annotations
@@ -15,7 +27,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import unquote, urlparse
+from urllib.parse import parse_qs, quote, unquote, urlparse
 
 
 @dataclass
@@ -39,8 +51,9 @@ def blob_id(data: bytes) -> str:
 
 
 class HubServer:
-    def __init__(self, repos: dict, static: dict | None = None):
+    def __init__(self, repos: dict, static: dict | None = None, apis=("hf", "modelscope")):
         self.repos = repos
+        self.apis = tuple(apis)
         self.static = static or {}      # path -> bytes, served with Range support (the layout tar)
         self.requests: list = []
         self.dropped: set = set()
@@ -59,6 +72,7 @@ class HubServer:
                 server.handle(self, head=False)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.handle_error = lambda *a: None      # a client that hangs up mid-file is part of the tests
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
@@ -86,6 +100,12 @@ class HubServer:
         url = urlparse(h.path)
         path = unquote(url.path)
         self.requests.append((h.command, path, h.headers.get("Range")))
+        if path.startswith(("/api/v1/", "/oss/")):
+            if "modelscope" in self.apis:
+                return self.modelscope(h, path, parse_qs(url.query), head)
+            return self.send_json(h, 404, {"error": f"no route {path}"}, head)
+        if "hf" not in self.apis and not path in self.static:
+            return self.send_json(h, 404, {"error": f"no route {path}"}, head)
         m = re.fullmatch(r"/api/models/([^/]+/[^/]+)(?:/revision/([^/]+))?", path)
         if m:
             repo = self.repos.get(m.group(1))
@@ -118,6 +138,49 @@ class HubServer:
             return self.send_file(h, repo, name, head)
         return self.send_json(h, 404, {"error": f"no route {path}"}, head)
 
+    # ---------------------------------------------------------------- ModelScope
+    def ms_files(self, repo: Repo):
+        out = []
+        for name, data in sorted(repo.files.items()):
+            out.append({"CommitMessage": "release", "CommittedDate": 1760832000, "CommitterName": "ocrdeploy-tests",
+                        "Id": blob_id(data), "IsLFS": name in repo.lfs, "Mode": "33188",
+                        "Name": name.rsplit("/", 1)[-1], "Path": name, "Revision": repo.commit,
+                        "Sha256": repo.advertise_sha.get(name, sha256(data)),
+                        "Size": repo.advertise_size.get(name, len(data)), "Type": "blob"})
+        return out
+
+    def ms_reply(self, h, code, data, head, message="success"):
+        return self.send_json(h, code, {"Code": 200 if code == 200 else 10010205001, "Data": data,
+                                        "Message": message, "RequestId": "ocrdeploy-tests",
+                                        "Success": code == 200}, head)
+
+    def modelscope(self, h, path, query, head):
+        revision = (query.get("Revision") or ["master"])[0]
+        m = re.fullmatch(r"/oss/(.+?)/(\w+)/(.+)", path)
+        if m:
+            repo = self.repos.get(m.group(1))
+            if repo is None or m.group(3) not in repo.files:
+                return self.ms_reply(h, 404, None, head, "file not found")
+            return self.send_file(h, repo, m.group(3), head, hf=False)
+        m = re.fullmatch(r"/api/v1/models/([^/]+/[^/]+)/repo(/files)?", path)
+        if m is None:
+            return self.ms_reply(h, 404, None, head, f"no route {path}")
+        repo = self.repos.get(m.group(1))
+        if repo is None or revision not in ("master", repo.commit):
+            return self.ms_reply(h, 404, None, head, f"model {m.group(1)} revision {revision} not found")
+        if m.group(2):
+            return self.ms_reply(h, 200, {"Files": self.ms_files(repo), "IsVisual": 0}, head)
+        name = (query.get("FilePath") or [""])[0]
+        if name not in repo.files:
+            return self.ms_reply(h, 404, None, head, f"file {name} not found")
+        if name in repo.lfs:
+            h.send_response(302)
+            h.send_header("Location", f"{self.url}/oss/{m.group(1)}/{repo.commit}/{quote(name)}")
+            h.send_header("Content-Length", "0")
+            h.end_headers()
+            return
+        return self.send_file(h, repo, name, head, ranges=False, hf=False)
+
     def send_json(self, h, code, obj, head, extra=None):
         body = json.dumps(obj).encode()
         h.send_response(code)
@@ -129,12 +192,12 @@ class HubServer:
         if not head:
             h.wfile.write(body)
 
-    def send_file(self, h, repo, name, head):
+    def send_file(self, h, repo, name, head, ranges=True, hf=True):
         data = repo.files[name]
         etag = repo.advertise_sha.get(name, sha256(data)) if name in repo.lfs else blob_id(data)
         size = repo.advertise_size.get(name, len(data))
         start = 0
-        rng = h.headers.get("Range")
+        rng = h.headers.get("Range") if ranges else None
         if rng:
             m = re.fullmatch(r"bytes=(\d+)-(\d*)", rng.strip())
             if m:
@@ -145,9 +208,11 @@ class HubServer:
         h.send_response(206 if start else 200)
         h.send_header("Content-Type", "application/octet-stream")
         h.send_header("ETag", f'"{etag}"')
-        h.send_header("X-Repo-Commit", repo.commit)
-        h.send_header("Accept-Ranges", "bytes")
-        if name in repo.lfs:
+        if ranges:
+            h.send_header("Accept-Ranges", "bytes")
+        if hf:
+            h.send_header("X-Repo-Commit", repo.commit)
+        if hf and name in repo.lfs:
             h.send_header("X-Linked-Etag", f'"{etag}"')
             h.send_header("X-Linked-Size", str(size))
         if start:

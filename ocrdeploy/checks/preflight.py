@@ -221,6 +221,40 @@ def check_no_proxy(facts: dict, req: Requirements) -> CheckResult:
     return CheckResult(name, PASS, "proxy set; loopback bypasses it")
 
 
+def check_sources(facts: dict) -> CheckResult | None:
+    """One HEAD from the host to each source the recipe downloads from (recipes/sources.py): slow or closed
+    ones are warnings that name the var pointing at a mirror.  None when the probe was not asked."""
+    name = "sources"
+    src = facts.get("sources")
+    if src is None:
+        return None
+    if src.get("skipped"):
+        return CheckResult(name, SKIP, src["skipped"])
+    has_gpu = bool((facts.get("gpu") or {}).get("gpus"))
+    rows = [r for r in src.get("results") or [] if has_gpu or not r.get("gpu_only")]
+    slow_after = src.get("slow_ms")
+    bad = []
+    for r in rows:
+        if not r.get("reachable"):
+            r["verdict"] = "closed"
+        elif slow_after is not None and r.get("ms", 0) > slow_after:
+            r["verdict"] = "slow"
+        else:
+            r["verdict"] = "ok"
+        if r["verdict"] != "ok":
+            bad.append(r)
+    if not rows:
+        return CheckResult(name, SKIP, "this recipe downloads from no network source", value=rows)
+    if not bad:
+        slowest = max(rows, key=lambda r: r.get("ms") or 0)
+        return CheckResult(name, PASS, f"all {len(rows)} answer (slowest: {slowest['name']}, {slowest['ms']} ms)",
+                           value=rows)
+    what = "; ".join(f"{r['name']} {r['verdict']}" + (f" ({r['ms']} ms)" if r["verdict"] == "slow" else
+                                                        f" ({r.get('error')})") for r in bad)
+    fix = "; ".join(f"set {r['var']} ({r['advice']})" for r in bad)
+    return CheckResult(name, WARN, f"{len(bad)} of {len(rows)} sources slow or closed: {what}", fix=fix, value=rows)
+
+
 def run_preflight_checks(facts: dict, req: Requirements) -> list[CheckResult]:
     return [
         check_driver(facts, req),
@@ -231,4 +265,5 @@ def run_preflight_checks(facts: dict, req: Requirements) -> list[CheckResult]:
         check_gcc13(facts, req),
         check_github(facts, req),
         check_no_proxy(facts, req),
+        *([sources] if (sources := check_sources(facts)) else []),
     ]

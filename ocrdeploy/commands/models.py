@@ -142,7 +142,7 @@ def run_models(*, host, group, inventory, names, source, from_path, via_controll
 
 def stage_via_controller(conn, host, names, source, endpoint, con) -> dict:
     """Download on the controller, copy to the host; the host then verifies what arrived."""
-    if source != "hf":
+    if (source or host.vars.get("model_source") or "hf") != "hf":
         raise UsageError("--via-controller downloads from Hugging Face only")
     cache = Path.home() / ".cache" / "ocrdeploy" / "models"
     staged = {}

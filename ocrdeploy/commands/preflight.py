@@ -7,11 +7,13 @@ import json as _json
 from .hosts import open_session
 
 
-def _gather_all(session, net_timeout=1.0):
+def _gather_all(session, net_timeout=1.0, sources=None):
+    """sources: {host name: [source dicts]} for preflight's sources check (recipes/sources.py)."""
     from ..provision import facts as facts_mod
 
     def one(conn, host):
-        return facts_mod.gather(conn, facts_mod.probe_request(host.workdir, net_timeout=net_timeout))
+        return facts_mod.gather(conn, facts_mod.probe_request(host.workdir, net_timeout=net_timeout,
+                                                              sources=(sources or {}).get(host.name)))
 
     return session.map(one)
 
@@ -53,10 +55,14 @@ def run_preflight(*, host, group, inventory, recipe, json, accept_new_host_keys,
     from ..provision import report
     from ..recipes import get_recipe
 
+    from ..recipes.sources import sources_for
+
     chosen = get_recipe(recipe)
     net_timeout = float(network_timeout)
-    with open_session(host, group, inventory, accept_new_host_keys, connect_timeout) as session:
-        outcomes = _gather_all(session, net_timeout)
+    session = open_session(host, group, inventory, accept_new_host_keys, connect_timeout)
+    sources = {h.name: [s.to_dict() for s in sources_for(chosen.name, h.vars)] for h in session.hosts}
+    with session:
+        outcomes = _gather_all(session, net_timeout, sources)
     doc = {"recipe": chosen.name, "hosts": {}}
     rows = []
     any_fail = False
@@ -77,6 +83,9 @@ def run_preflight(*, host, group, inventory, recipe, json, accept_new_host_keys,
         rows.append((name, counts, None))
         if con:
             con.print(report.checks_table(f"{o.host.label()}  [recipe {chosen.name}]", results))
+            rows_ = next((r.value for r in results if r.name == "sources" and r.value), None)
+            if rows_:
+                con.print(report.sources_table(f"{o.host.name}: sources", rows_))
     doc["ok"] = not any_fail
     if json:
         print(_json.dumps(doc, indent=2))

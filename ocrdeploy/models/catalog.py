@@ -22,6 +22,7 @@ class ModelSpec:
     weight: str | None = None  # the file release_manifest.json's weight_sha256 is about
     url: str | None = None
     stacks: tuple = field(default_factory=tuple)
+    ms_repo: str | None = None  # the ModelScope id when the var is unset, where a source names it
 
 
 MODELS = {m.name: m for m in (
@@ -29,9 +30,12 @@ MODELS = {m.name: m for m in (
               stacks=("minicpm",)),
     ModelSpec("MiniCPM-OCR-1.0-DSpark", "draft", "openbmb/MiniCPM-OCR-1.0-DSpark", "ms_draft", ("config.json",),
               "model.safetensors", stacks=("minicpm",)),
-    ModelSpec("PP-DocLayoutV3_infer", "layout", required=LAYOUT_FILES, url=LAYOUT_URL, stacks=("minicpm",)),
+    # the repos PaddleX 3.4.2 itself downloads PP-DocLayoutV3 from (paddlex/inference/utils/official_models.py)
+    ModelSpec("PP-DocLayoutV3_infer", "layout", "PaddlePaddle/PP-DocLayoutV3", "ms_layout", LAYOUT_FILES,
+              ms_repo="PaddlePaddle/PP-DocLayoutV3", url=LAYOUT_URL, stacks=("minicpm",)),
+    # seed 003 1.1 clones https://www.modelscope.cn/deepseek-ai/DeepSeek-OCR.git
     ModelSpec("DeepSeek-OCR", "deepseek", "deepseek-ai/DeepSeek-OCR", "ms_deepseek", ("config.json",),
-              stacks=("deepseek",)),
+              ms_repo="deepseek-ai/DeepSeek-OCR", stacks=("deepseek",)),
 )}
 
 DEFAULT_SET = ("MiniCPM-OCR-1.0", "MiniCPM-OCR-1.0-DSpark", "PP-DocLayoutV3_infer")

@@ -14,6 +14,7 @@ the GIL, so several files hash at once on several cores.  A digest is cached by
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import tarfile
@@ -186,7 +187,7 @@ def quarantine(root, rel, digest):
 
 
 def verify(spec, root, cache_path=None, rehash=False, manifest_path=None, lfs=None, sizes=None,
-           move_bad=True):
+           move_bad=True, hub_label="hub LFS metadata"):
     """Check a model directory; returns {"ok", "status", "problems", "files", "manifest", ...}.
 
     spec: {"name", "kind", "required": [...], "weight": file the manifest's weight_sha256 is for}
@@ -229,7 +230,7 @@ def verify(spec, root, cache_path=None, rehash=False, manifest_path=None, lfs=No
             expected.setdefault(name, []).append(("release_manifest.json files", str(digest).lower()))
     for name, digest in (lfs or {}).items():
         if name.endswith(WEIGHT_SUFFIXES):
-            expected.setdefault(name, []).append(("hub LFS metadata", digest.lower()))
+            expected.setdefault(name, []).append((hub_label, digest.lower()))
     for name, size in (sizes or {}).items():
         p = os.path.join(root, name)
         if name in names and size is not None and os.path.getsize(p) != size:
@@ -350,7 +351,8 @@ def fetch_hf(spec, dest, endpoint=None, revision=None, offline=False, cache=None
             got = hash_files([final], cache, label="sha256:" + spec["name"])[final]["sha256"]
             if got == sha:
                 _mark_downloaded(dest, name, info.sha, sha)
-        snapshot_download(spec["repo"], revision=revision or info.sha, local_dir=dest)
+        snapshot_download(spec["repo"], revision=revision or info.sha, local_dir=dest,
+                          **({"endpoint": endpoint} if endpoint else {}))
     emit("download:" + spec["name"], total, total)
     return {"lfs": lfs, "sizes": sizes, "commit": info.sha}
 
@@ -364,13 +366,123 @@ def _mark_downloaded(dest, name, commit, etag):
         pass
 
 
-def fetch_modelscope(spec, dest, model_id):
+HF_DEFAULT = "https://huggingface.co"
+MS_DEFAULT = "https://www.modelscope.cn"
+
+
+def _mask(url):
+    return re.sub(r"//[^/@\s]+@", "//***@", url) if url else url
+
+
+def _urlopen(url, timeout, method="GET"):
+    import urllib.request
+
+    return urllib.request.urlopen(urllib.request.Request(url, method=method, headers={
+        "Accept": "application/json", "User-Agent": "ocrdeploy"}), timeout=timeout)
+
+
+def modelscope_listing(endpoint, model_id, revision, timeout):
+    """The file list the modelscope client asks for first (GET .../repo/files): {path: (size, sha256)}."""
+    from urllib.parse import quote, urlencode
+
+    url = "%s/api/v1/models/%s/repo/files?%s" % ((endpoint or MS_DEFAULT).rstrip("/"), quote(model_id),
+                                                  urlencode({"Revision": revision, "Recursive": "True"}))
+    with _urlopen(url, timeout) as resp:
+        body = json.loads(resp.read().decode("utf-8"))
+    data = body.get("Data", body) if isinstance(body, dict) else body
+    files = data.get("Files") if isinstance(data, dict) else data
+    if not isinstance(files, list):
+        raise OSError("%s: ModelScope at %s sent no file list" % (model_id, _mask(endpoint or MS_DEFAULT)))
+    out, commit = {}, None
+    for f in files:
+        if (f.get("Type") or "blob") == "tree" or not f.get("Path"):
+            continue
+        out[f["Path"]] = (f.get("Size"), (f.get("Sha256") or "").lower() or None)
+        commit = commit or f.get("Revision")
+    return out, commit
+
+
+def fetch_modelscope(spec, dest, model_id, endpoint=None, revision=None, listing=None):
+    """The real modelscope client's snapshot_download into dest, as `modelscope download --model ID
+    --local_dir DIR` does (seed 000 3.4): it resumes a partial `.incomplete` file with a Range request
+    and checks each file's size and sha256 against the listing itself.  The listing (ours, the same
+    request) gives the sizes for the disk check and the sha256 for our own verification."""
+    revision = revision or "master"
+    if endpoint:
+        os.environ["MODELSCOPE_ENDPOINT"] = endpoint    # the client's own setting (modelscope_hub/config.py)
+    files, commit = listing or modelscope_listing(endpoint, model_id, revision, 60)
+    sizes = {n: s for n, (s, _) in files.items()}
+    shas = {n: h for n, (_, h) in files.items() if h}
+    os.makedirs(dest, exist_ok=True)
+    have = sum(sizes[n] for n in sizes if sizes[n] and os.path.isfile(os.path.join(dest, n))
+               and os.path.getsize(os.path.join(dest, n)) == sizes[n])
+    total = sum(v for v in sizes.values() if v)
+    check_space(dest, total - have)
+    import modelscope
     from modelscope.hub.snapshot_download import snapshot_download
 
-    os.makedirs(dest, exist_ok=True)
-    with Watch("download:" + spec["name"], dest, 0, 0):
-        snapshot_download(model_id, local_dir=dest)
-    return {"lfs": {}, "sizes": {}, "commit": None}
+    version = tuple(int(x) for x in re.findall(r"\d+", getattr(modelscope, "__version__", "0"))[:2])
+    if endpoint and version < (1, 38):
+        raise OSError("modelscope %s reads no MODELSCOPE_ENDPOINT (1.38 or later does): upgrade it, or leave "
+                      "modelscope_endpoint unset" % modelscope.__version__)
+    with Watch("download:" + spec["name"], dest, total, 0):
+        snapshot_download(model_id, revision=revision, local_dir=dest)
+    emit("download:" + spec["name"], total, total)
+    return {"lfs": shas, "sizes": sizes, "commit": commit or revision, "hub_label": "ModelScope listing"}
+
+
+def source_label(m):
+    where = {"hf": m.get("endpoint") or HF_DEFAULT, "modelscope": m.get("endpoint") or MS_DEFAULT,
+             "url": m.get("url")}.get(m["source"])
+    return "%s %s" % (m["source"], _mask(where)) if where else m["source"]
+
+
+def probe(m, spec, timeout):
+    """Whether a source answers for this model, with a short timeout: (True, its ModelScope listing or
+    None) or (False, why).  A 404 means the source is up but does not hold the model."""
+    import urllib.error
+
+    try:
+        if m["source"] == "modelscope":
+            return True, modelscope_listing(m.get("endpoint"), m["model_id"], m.get("revision") or "master", timeout)
+        if m["source"] == "hf":
+            with _urlopen("%s/api/models/%s" % ((m.get("endpoint") or HF_DEFAULT).rstrip("/"), spec["repo"]),
+                          timeout):
+                return True, None
+        with _urlopen(m["url"], timeout, method="HEAD"):
+            return True, None
+    except urllib.error.HTTPError as exc:
+        return False, "HTTP %d%s" % (exc.code, " (it does not hold this model)" if exc.code == 404 else "")
+    except Exception as exc:  # noqa: BLE001 - every failure is a reading of the network
+        reason = getattr(exc, "reason", None) or exc
+        text = str(reason)
+        if "timed out" in text:
+            text = "no answer within %g s" % timeout
+        return False, text
+
+
+def fetch(m, spec, dest, cache, listing=None):
+    source = m["source"]
+    if source == "hf":
+        return fetch_hf(spec, dest, m.get("endpoint"), m.get("revision"), m.get("offline"), cache)
+    if source == "modelscope":
+        return fetch_modelscope(spec, dest, m["model_id"], m.get("endpoint"), m.get("revision"), listing)
+    if source == "url":
+        return fetch_layout(spec, dest, m["url"])
+    raise ValueError("unknown source %r" % source)
+
+
+def fetch_auto(m, spec, dest, cache, result):
+    """source: auto: each candidate in order (the configured hub, the mirror, ModelScope), the first that
+    answers a short probe serves the model; the probes that did not are kept for the report."""
+    result["probes"] = []
+    for c in m["candidates"]:
+        ok, got = probe(c, spec, m.get("probe_timeout") or 5)
+        if ok:
+            result["served_by"] = source_label(c)
+            return fetch(c, spec, dest, cache, got if c["source"] == "modelscope" else None)
+        result["probes"].append("%s: %s" % (source_label(c), got))
+    raise OSError("no source answered for %s (%s)" % (spec["name"], "; ".join(result["probes"]) or "none to try"))
 
 
 def download_resumable(url, part, target, headers=None, total=None, label=None):
@@ -476,12 +588,11 @@ def run(req):
         try:
             meta = {"lfs": {}, "sizes": {}, "commit": None}
             source = m.get("source", "none")
-            if source == "hf":
-                meta = fetch_hf(spec, dest, m.get("endpoint"), m.get("revision"), m.get("offline"), cache)
-            elif source == "modelscope":
-                meta = fetch_modelscope(spec, dest, m["model_id"])
-            elif source == "url":
-                meta = fetch_layout(spec, dest, m["url"])
+            if source == "auto":
+                meta = fetch_auto(m, spec, dest, cache, result)
+            elif source in ("hf", "modelscope", "url"):
+                result["served_by"] = source_label(m)
+                meta = fetch(m, spec, dest, cache)
             elif source == "local":
                 if spec["kind"] == "layout" or m["from"].endswith(".tar"):
                     meta = fetch_layout(spec, dest, None, m["from"])
@@ -491,7 +602,7 @@ def run(req):
                 meta = {"lfs": m.get("lfs") or {}, "sizes": m.get("sizes") or {}, "commit": m.get("commit")}
             result["commit"] = meta.get("commit")
             result.update(verify(spec, dest, cache, req.get("rehash"), m.get("manifest"), meta["lfs"],
-                                 meta["sizes"]))
+                                 meta["sizes"], hub_label=meta.get("hub_label") or "hub LFS metadata"))
         except Exception as exc:  # noqa: BLE001 - every failure becomes a clear line in the result
             errno = getattr(exc, "errno", None)
             kind = type(exc).__name__
@@ -528,7 +639,7 @@ def record(state_path, results):
                 "path": r["path"], "kind": r.get("kind"), "verified_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                 "files": listing(r["path"]), "sha256": {n: f["sha256"] for n, f in r.get("files", {}).items()},
                 "checked_against": {n: f["checked_against"] for n, f in r.get("files", {}).items()},
-                "manifest": r.get("manifest"), "commit": r.get("commit")}
+                "manifest": r.get("manifest"), "commit": r.get("commit"), "source": r.get("served_by")}
         else:
             models.pop(r["name"], None)
     os.makedirs(os.path.dirname(state_path), exist_ok=True)
@@ -544,10 +655,13 @@ def main(argv):
     if req.get("state"):
         record(req["state"], results)
     for r in results:
+        for p in r.get("probes") or []:
+            sys.stdout.write("%s: probe %s\n" % (r["name"], p))
         if r.get("ok"):
             checked = "; ".join("%s against %s" % (n, ", ".join(f["checked_against"]))
                                 for n, f in r.get("files", {}).items()) or "required files present"
-            sys.stdout.write("%s: verified at %s (%s)\n" % (r["name"], r["path"], checked))
+            served = ", served by %s" % r["served_by"] if r.get("served_by") else ""
+            sys.stdout.write("%s: verified at %s%s (%s)\n" % (r["name"], r["path"], served, checked))
         else:
             for p in r.get("problems", []):
                 sys.stdout.write("%s: FAILED: %s\n" % (r["name"], p))

@@ -1,34 +1,67 @@
-"""The plan `inv models` applies (and the install plans can include): hub clients, then each model."""
+"""The plan `inv models` applies (and the install plans can include): hub clients, then each model.
+
+Where a model comes from: `hf` (hf_endpoint, e.g. the seed's https://hf-mirror.com), `modelscope`
+(modelscope_endpoint, ids in ms_main / ms_draft / ms_deepseek / ms_layout), or `auto`: the configured
+hub, then hf_mirror, then ModelScope, each after a short probe from the host, the first that
+answers serving the model (the layout model starts with its tarball URL).
+"""
 
 from __future__ import annotations
 
 from ..errors import UsageError
+from ..provision.pip_index import check_url
 from ..provision.plan import Plan
 from .catalog import DEFAULT_SET, LAYOUT_URL, MODELS
 from .steps import ModelStep, SameRelease, tools_steps
 
-SOURCES = ("hf", "modelscope")
+SOURCES = ("hf", "modelscope", "auto")
+HF_DEFAULT, HF_MIRROR, MS_DEFAULT = "https://huggingface.co", "https://hf-mirror.com", "https://www.modelscope.cn"
 
 
 def _yes(value) -> bool:
     return str(value).lower() in ("1", "true", "yes", "on")
 
 
-def build_models_plan(v: dict, *, names=None, source="hf", from_path=None, manifest=None, rehash=False,
+def model_source(v: dict, source=None) -> str:
+    chosen = source or v.get("model_source") or "hf"
+    if chosen not in SOURCES:
+        raise UsageError(f"model source {chosen!r} (--source or the model_source var): choose hf, modelscope or auto")
+    return chosen
+
+
+def _url(v, var, override=None):
+    value = override or v.get(var)
+    return check_url(var, value) if value else None
+
+
+def candidates(spec, v, endpoint, layout_url) -> list[dict]:
+    """source: auto, in order: the layout's tarball, the configured hub, the mirror, ModelScope."""
+    out = [{"source": "url", "url": layout_url}] if spec.kind == "layout" else []
+    hubs = []
+    for e in (_url(v, "hf_endpoint", endpoint) or HF_DEFAULT, _url(v, "hf_mirror") or HF_MIRROR):
+        if spec.hf_repo and e not in hubs:
+            hubs.append(e)
+    out += [{"source": "hf", "endpoint": e} for e in hubs]
+    ms_id = v.get(spec.ms_var) or spec.ms_repo
+    if ms_id:
+        out.append({"source": "modelscope", "endpoint": _url(v, "modelscope_endpoint"), "model_id": ms_id})
+    return out
+
+
+def build_models_plan(v: dict, *, names=None, source=None, from_path=None, manifest=None, rehash=False,
                       layout_url=None, endpoint=None, staged=None) -> Plan:
     """staged: {name: {"lfs", "sizes"}} for models already copied to the host (--via-controller)."""
     names = list(names or DEFAULT_SET)
     unknown = [n for n in names if n not in MODELS]
     if unknown:
         raise UsageError(f"unknown model {unknown[0]!r}; known: {', '.join(MODELS)}")
-    if source not in SOURCES:
-        raise UsageError(f"--source {source!r}: choose hf or modelscope")
+    source = model_source(v, source)
     if from_path and len(names) != 1:
         raise UsageError("--from PATH gives one model: name it with --model")
     staged = staged or {}
-    hub = any(MODELS[n].kind != "layout" and not from_path and n not in staged for n in names)
+    hub = any((MODELS[n].kind != "layout" or source != "hf") and not from_path and n not in staged for n in names)
     hub_python = v.get("hub_python")
-    steps = tools_steps(with_modelscope=source == "modelscope") if hub and not hub_python else []
+    steps = tools_steps(with_modelscope=source != "hf") if hub and not hub_python else []
     after = ("tools-hub-clients",) if steps else ()
     for n in names:
         spec = MODELS[n]
@@ -36,14 +69,18 @@ def build_models_plan(v: dict, *, names=None, source="hf", from_path=None, manif
             step = ModelStep(spec, "none", manifest=manifest, rehash=rehash, known=staged[n])
         elif from_path:
             step = ModelStep(spec, "local", from_path=from_path, manifest=manifest, rehash=rehash)
-        elif spec.kind == "layout":
-            step = ModelStep(spec, "url", url=layout_url or v.get("layout_url") or LAYOUT_URL, manifest=manifest,
+        elif source == "auto":
+            step = ModelStep(spec, "auto", candidates=candidates(spec, v, endpoint, layout_url or _url(
+                v, "layout_url") or LAYOUT_URL), manifest=manifest, rehash=rehash, after=after, hub_python=hub_python)
+        elif spec.kind == "layout" and source == "hf":
+            step = ModelStep(spec, "url", url=layout_url or _url(v, "layout_url") or LAYOUT_URL, manifest=manifest,
                              rehash=rehash)
         elif source == "modelscope":
-            step = ModelStep(spec, "modelscope", model_id=v.get(spec.ms_var), manifest=manifest, rehash=rehash,
+            step = ModelStep(spec, "modelscope", model_id=v.get(spec.ms_var) or spec.ms_repo,
+                             endpoint=_url(v, "modelscope_endpoint"), manifest=manifest, rehash=rehash,
                              after=after, hub_python=hub_python)
         else:
-            step = ModelStep(spec, "hf", endpoint=endpoint or v.get("hf_endpoint"), manifest=manifest,
+            step = ModelStep(spec, "hf", endpoint=_url(v, "hf_endpoint", endpoint), manifest=manifest,
                              rehash=rehash, after=after, hub_python=hub_python)
         steps.append(step)
     pair = [n for n in ("MiniCPM-OCR-1.0", "MiniCPM-OCR-1.0-DSpark") if n in names]

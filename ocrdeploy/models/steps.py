@@ -12,6 +12,7 @@ from ..provision.step import Decision, NotYet, Request, Step, StepError, absolut
 from . import hostside
 from .catalog import ModelSpec
 
+PROBE_TIMEOUT = 5.0   # seconds for each source's probe under source: auto
 HASH_CACHE = wd(".ocrdeploy/hash-cache.json")
 RELEASE_FIELDS = hostside.RELEASE_FIELDS
 
@@ -25,7 +26,8 @@ def state(facts) -> dict:
 
 
 def tools_steps(with_modelscope=False) -> list[Step]:
-    pins = ["huggingface-hub>=0.24"] + (["modelscope>=1.15"] if with_modelscope else [])
+    # modelscope 1.38 is the first to read MODELSCOPE_ENDPOINT, which modelscope_endpoint sets
+    pins = ["huggingface-hub>=0.24"] + (["modelscope>=1.38"] if with_modelscope else [])
     return [Venv("tools-venv", TOOLS_ENV, ">=3.10"),
             PipInstall("tools-hub-clients", TOOLS_ENV, pins, after=("tools-venv",))]
 
@@ -34,7 +36,7 @@ class ModelStep(Step):
     progress = "bytes"
 
     def __init__(self, spec: ModelSpec, source: str, *, endpoint=None, model_id=None, from_path=None,
-                 url=None, manifest=None, rehash=False, after=(), hub_python=None, known=None):
+                 url=None, manifest=None, rehash=False, after=(), hub_python=None, known=None, candidates=None):
         self.spec, self.source = spec, source
         self.name = f"model:{spec.name}"
         self.dest = wd(f"models/{spec.name}")
@@ -42,6 +44,7 @@ class ModelStep(Step):
         self.manifest, self.rehash, self.after = manifest, rehash, after
         self.hub_python = hub_python      # an interpreter that already has the hub clients
         self.known = known or {}          # {"lfs": ..., "sizes": ...} learnt elsewhere (--via-controller)
+        self.candidates = candidates or []  # source "auto": the sources to probe, in order
 
     def request(self, v):
         return Request(reads={STATE_FILE}, dirs={self.dest})
@@ -68,10 +71,12 @@ class ModelStep(Step):
                                   f"{' ...' if len(changed) > 3 else ''}")
         how = "; ".join(f"{n} sha256 checked against {', '.join(src)}"
                         for n, src in (rec.get("checked_against") or {}).items()) or "required files present"
-        return Decision(False, f"verified {rec.get('verified_at')} ({how})")
+        served = f" from {rec['source']}" if rec.get("source") else ""
+        return Decision(False, f"verified {rec.get('verified_at')}{served} ({how})")
 
     def job(self, facts) -> dict:
-        spec = {"name": self.spec.name, "kind": self.spec.kind, "repo": self.spec.hf_repo,
+        repo = self.spec.hf_repo if self.source in ("hf", "auto") else None
+        spec = {"name": self.spec.name, "kind": self.spec.kind, "repo": repo,
                 "required": list(self.spec.required), "weight": self.spec.weight}
         job = {"spec": spec, "dest": absolute(facts, self.dest), "source": self.source}
         if self.source == "hf":
@@ -80,6 +85,10 @@ class ModelStep(Step):
             if not self.model_id:
                 raise StepError(f"no ModelScope id for {self.spec.name}: set {self.spec.ms_var} in the inventory")
             job["model_id"] = self.model_id
+            job["endpoint"] = self.endpoint
+        elif self.source == "auto":
+            job["candidates"] = self.candidates
+            job["probe_timeout"] = PROBE_TIMEOUT
         elif self.source == "url":
             job["url"] = self.url
         elif self.source == "local":
@@ -93,7 +102,7 @@ class ModelStep(Step):
         request = {"models": [self.job(facts)], "cache": absolute(facts, HASH_CACHE),
                    "state": absolute(facts, STATE_FILE), "rehash": self.rehash}
         source = Path(hostside.__file__).read_text(encoding="utf-8")
-        if self.source in ("hf", "modelscope"):
+        if self.source in ("hf", "modelscope", "auto"):
             # the hub clients live in the tools venv (or an interpreter the user names)
             python = self.hub_python or venv_python(facts, TOOLS_ENV)
             return [Command([python, "-c", Script(source, "model fetch+verify"), json.dumps(request)])]

@@ -39,6 +39,7 @@ class StepResult:
     tail: str | None = None
     findings: list = field(default_factory=list)
     seconds: float = 0.0
+    outcome: str | None = None    # a changed step: what the re-read facts show now (e.g. which source served)
 
     def to_dict(self):
         return asdict(self)
@@ -207,7 +208,7 @@ class Applier:
         if verdict.needed:
             return StepResult(step.name, FAILED, f"ran, but verification failed: {verdict.reason}", commands=ran,
                               log=log), facts
-        return StepResult(step.name, CHANGED, reason, commands=ran, log=log), facts
+        return StepResult(step.name, CHANGED, reason, commands=ran, log=log, outcome=verdict.reason), facts
 
     # -------------------------------------------------------------- commands
     def _run_logged(self, step, cmds, log):

@@ -18,10 +18,14 @@ from .command import Command, remote_python
 _HERE = Path(__file__).parent
 SH_MARKER = "@@OCRDEPLOY-SH@@"
 def probe_request(workdir: str, paths=(), venvs=(), net_timeout: float = 1.0, git=(), imports=(), globs=(),
-                  reads=(), dirs=()) -> dict:
-    return {"workdir": workdir, "paths": list(paths), "venvs": list(venvs), "net_timeout": net_timeout,
-            "git": list(git), "imports": list(imports), "globs": list(globs), "reads": list(reads),
-            "dirs": list(dirs)}
+                  reads=(), dirs=(), sources=None) -> dict:
+    """sources: [{"name", "url", ...}] to HEAD from the host (preflight's sources check), or None."""
+    req = {"workdir": workdir, "paths": list(paths), "venvs": list(venvs), "net_timeout": net_timeout,
+           "git": list(git), "imports": list(imports), "globs": list(globs), "reads": list(reads),
+           "dirs": list(dirs)}
+    if sources is not None:
+        req["sources"] = list(sources)
+    return req
 
 
 def probe_command(request: dict) -> Command:

@@ -330,6 +330,64 @@ def _network(out, timeout, proxy_set):
         out["network"] = {"github": state, "detail": detail}
 
 
+SOURCE_GIVE_UP = 3.0   # a source gets this many times --network-timeout before it counts as closed
+
+
+def _source(url, timeout):
+    """One HEAD request, through the proxy the environment names, as pip and the hub clients would
+    go; any HTTP answer (even 404 or 405) means the source answers."""
+    import base64
+    import urllib.error
+    import urllib.request
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    headers = {"User-Agent": "ocrdeploy-preflight"}
+    if parts.username:              # urllib takes no user:password@ in a URL: send it as basic auth
+        cred = "%s:%s" % (parts.username, parts.password or "")
+        headers["Authorization"] = "Basic " + base64.b64encode(cred.encode()).decode()
+        netloc = host + (":%d" % parts.port if parts.port else "")
+        url = urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    if proxy and urllib.request.proxy_bypass(host):
+        proxy = None
+    out = {"proxy": _mask(proxy) if proxy else None}
+    start = time.time()
+    try:
+        req = urllib.request.Request(url, method="HEAD", headers=headers)
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            out["status"] = resp.status
+    except urllib.error.HTTPError as exc:
+        out["status"] = exc.code
+    except Exception as exc:  # noqa: BLE001 - every failure is a reading of the network
+        reason = str(getattr(exc, "reason", None) or exc)
+        out.update(reachable=False, ms=round((time.time() - start) * 1000),
+                   error="no answer within %.1f s" % timeout if "timed out" in reason else reason)
+        return out
+    out.update(reachable=True, ms=round((time.time() - start) * 1000))
+    return out
+
+
+def _sources(out, sources, net_timeout):
+    """preflight's sources check: every source in parallel; --network-timeout 0 skips them all."""
+    if net_timeout <= 0:
+        out["sources"] = {"skipped": "not tested (--network-timeout 0)", "results": []}
+        return
+    results = [None] * len(sources)
+
+    def one(i, src):
+        results[i] = dict(src, url=_mask(src["url"]), **_source(src["url"], net_timeout * SOURCE_GIVE_UP))
+
+    threads = [threading.Thread(target=one, args=(i, s)) for i, s in enumerate(sources)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    out["sources"] = {"slow_ms": round(net_timeout * 1000), "give_up_s": net_timeout * SOURCE_GIVE_UP,
+                      "results": results}
+
+
 def _dists(site):
     dists = {}
     try:
@@ -575,6 +633,9 @@ def collect(request):
         threading.Thread(target=_sudo, args=(out,)),
         threading.Thread(target=_network, args=(out, float(request.get("net_timeout", 1.0)), proxy_set)),
     ]
+    if request.get("sources") is not None:
+        workers.append(threading.Thread(target=_sources, args=(out, request["sources"],
+                                                               float(request.get("net_timeout", 1.0)))))
     for t in workers:
         t.start()
     out["tools"] = {name: shutil.which(name) for name in TOOLS}

@@ -32,6 +32,25 @@ def checks_table(title: str, results):
     return table
 
 
+def sources_table(title: str, rows):
+    """preflight's sources: does each answer from the host, how fast, through which proxy, and the var to
+    set when it is slow or closed."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left", expand=False)
+    for col in ("source", "url", "answers", "latency", "proxy", "if slow or closed"):
+        table.add_column(col, no_wrap=col in ("source", "latency"))
+    for r in rows:
+        verdict = r.get("verdict")
+        style = {"ok": "green", "slow": "yellow"}.get(verdict, "red")
+        answers = (f"[{style}]yes (HTTP {r.get('status')}){' slow' if verdict == 'slow' else ''}[/{style}]"
+                   if r.get("reachable") else f"[red]no: {escape(str(r.get('error')))}[/red]")
+        table.add_row(escape(r["name"]), escape(r["url"]), answers, f"{r.get('ms')} ms",
+                      escape(r.get("proxy") or "direct"), "" if verdict == "ok" else f"set {escape(r['var'])}")
+    return table
+
+
 def recap(con, rows):
     """rows: (host label, counts dict, None) or, for a host that could not be worked on, (host label,
     None, its HostOutcome)."""

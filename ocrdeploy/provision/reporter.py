@@ -46,6 +46,8 @@ class Reporter:
         self._finish_progress(host, result.step)
         self._print(f"{escape(host.name)} | {escape(result.step):<22} [{style}]{label:<12}[/{style}] "
                     f"{escape(result.reason)}")
+        if result.status == "changed" and result.outcome:
+            self._print(f"      [dim]now: {escape(result.outcome)}[/dim]")
         if result.commands and (check or self.show_commands or result.status == "failed"):
             for c in result.commands:
                 self._print(f"      $ {escape(c)}")

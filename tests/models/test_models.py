@@ -63,8 +63,8 @@ def inventory(tmp_path, hub, **extra):
     return inv
 
 
-def models(args, inv=None, cwd=ROOT):
-    env = dict(os.environ, COLUMNS="200")
+def models(args, inv=None, cwd=ROOT, env=None):
+    env = dict(os.environ, COLUMNS="200", **(env or {}))
     env.pop("OCRDEPLOY_INVENTORY", None)
     env.pop("HF_ENDPOINT", None)
     base = ["--inventory", str(inv)] if inv else []

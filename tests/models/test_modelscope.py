@@ -1,0 +1,185 @@
+"""`inv models --source modelscope|auto` with the real modelscope client (1.40, on the package
+index) against the local ModelScope stand-in of tests/hubserver.py; no test reaches a real hub.
+
+The client's endpoint is pointed at the stand-in with its own variable (MODELSCOPE_ENDPOINT,
+modelscope_hub/config.py), which ocrdeploy sets from the inventory var modelscope_endpoint.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+sys.path.insert(0, str(Path(__file__).parents[1]))
+from hubserver import HubServer, Repo, sha256  # noqa: E402
+from models.test_models import MAIN, ROOT, main_repo, models, state, steps  # noqa: E402
+
+
+DEEPSEEK = "DeepSeek-OCR"
+MS_MAIN = "OpenBMB/MiniCPM-OCR-1.0"
+
+
+def deepseek_repo(**kw):
+    weight = os.urandom(2_000_000)
+    return Repo({"config.json": b'{"model_type": "deepseek_vl_v2"}', "model-00001-of-000001.safetensors": weight,
+                 "release_manifest.json": json.dumps({"release": "2025-10-20",
+                                                      "files": {"model-00001-of-000001.safetensors": sha256(weight)}}
+                                                     ).encode()},
+                lfs={"model-00001-of-000001.safetensors"}, **kw)
+
+
+@pytest.fixture
+def ms():
+    repos = {"deepseek-ai/DeepSeek-OCR": deepseek_repo(), MS_MAIN: main_repo()}
+    with HubServer(repos, apis=("modelscope",)) as server:
+        yield server
+
+
+def inventory(tmp_path, ms, **extra):
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": {
+        "workdir": str(tmp_path / "wd"), "hub_python": sys.executable, "modelscope_endpoint": ms.url,
+        "ms_main": MS_MAIN, **extra}}}))
+    return inv
+
+
+def env_for(tmp_path):
+    # the client keeps its lock files and session under its cache and config dirs: keep them in the test's tmp
+    return {"MODELSCOPE_CACHE": str(tmp_path / "ms-cache"), "HOME": str(tmp_path / "home")}
+
+
+def test_good_download_is_the_clients_requests_verified_and_a_rerun_asks_nothing(tmp_path, ms):
+    inv = inventory(tmp_path, ms)
+    p = models(["--json", "--model", DEEPSEEK, "--source", "modelscope"], inv, env=env_for(tmp_path))
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    st = steps(p)[f"model:{DEEPSEEK}"]
+    assert st["status"] == "changed"
+    assert st["outcome"].startswith("verified") and f"from modelscope {ms.url}" in st["outcome"]
+    # the seed's id (git clone https://www.modelscope.cn/deepseek-ai/DeepSeek-OCR.git) with no ms_deepseek set
+    paths = {p_ for _, p_, _ in ms.requests}
+    assert "/api/v1/models/deepseek-ai/DeepSeek-OCR/repo/files" in paths         # the listing
+    assert "/api/v1/repos/internalAccelerationInfo" in paths                       # the client's region probe
+    assert "/oss/deepseek-ai/DeepSeek-OCR/0123456789abcdef0123456789abcdef01234567/model-00001-of-000001.safetensors" \
+        in paths                                                                   # the LFS file, after the 302
+    rec = state(tmp_path)["models"][DEEPSEEK]
+    assert rec["checked_against"]["model-00001-of-000001.safetensors"] == [
+        "release_manifest.json files", "ModelScope listing"]
+    assert rec["source"] == f"modelscope {ms.url}"
+    before = len(ms.requests)
+    p = models(["--json", "--model", DEEPSEEK, "--source", "modelscope"], inv, env=env_for(tmp_path))
+    assert p.returncode == 0 and steps(p)[f"model:{DEEPSEEK}"]["status"] == "ok"
+    assert len(ms.requests) == before                 # the state says it is verified: not one request
+    assert f"from modelscope {ms.url}" in steps(p)[f"model:{DEEPSEEK}"]["reason"]
+
+
+def test_listing_sha256_other_than_the_bytes_is_refused_by_the_client(tmp_path, ms):
+    repo = ms.repos["deepseek-ai/DeepSeek-OCR"]
+    repo.advertise_sha["model-00001-of-000001.safetensors"] = "0" * 64
+    p = models(["--json", "--model", DEEPSEEK, "--source", "modelscope"], inventory(tmp_path, ms),
+               env=env_for(tmp_path))
+    assert p.returncode == 1
+    tail = steps(p)[f"model:{DEEPSEEK}"]["tail"]
+    assert "Hash mismatch for model-00001-of-000001.safetensors" in tail
+    assert not (tmp_path / "wd" / "models" / DEEPSEEK / "model-00001-of-000001.safetensors").exists()
+    assert DEEPSEEK not in state(tmp_path).get("models", {})
+
+
+def test_bytes_the_manifest_disowns_are_moved_aside(tmp_path, ms):
+    """The listing agrees with the bytes (a corrupted upload): release_manifest.json catches it."""
+    repo = ms.repos["deepseek-ai/DeepSeek-OCR"]
+    repo.files["release_manifest.json"] = json.dumps({"files": {"model-00001-of-000001.safetensors": "1" * 64}}).encode()
+    p = models(["--json", "--model", DEEPSEEK, "--source", "modelscope"], inventory(tmp_path, ms),
+               env=env_for(tmp_path))
+    assert p.returncode == 1
+    tail = steps(p)[f"model:{DEEPSEEK}"]["tail"]
+    good = sha256(repo.files["model-00001-of-000001.safetensors"])
+    assert f"sha256 {good} does not match release_manifest.json files ({'1' * 64})" in tail
+    assert "moved aside, never served" in tail
+    assert list((tmp_path / "wd" / "models" / DEEPSEEK / ".ocrdeploy-quarantine").iterdir())
+
+
+def test_truncated_file_is_a_clear_error(tmp_path, ms):
+    ms.repos["deepseek-ai/DeepSeek-OCR"].truncate.add("model-00001-of-000001.safetensors")
+    p = models(["--json", "--model", DEEPSEEK, "--source", "modelscope"], inventory(tmp_path, ms),
+               env=env_for(tmp_path))
+    assert p.returncode == 1
+    tail = steps(p)[f"model:{DEEPSEEK}"]["tail"]
+    assert "Server announced 1000000 bytes for model-00001-of-000001.safetensors but the repository lists " \
+           "2000000 bytes" in tail
+    assert DEEPSEEK not in state(tmp_path).get("models", {})
+
+
+def test_interrupted_download_resumes_with_a_range_request(tmp_path, ms):
+    repo = ms.repos["deepseek-ai/DeepSeek-OCR"]
+    repo.slow.add("model-00001-of-000001.safetensors")
+    inv = inventory(tmp_path, ms)
+    env = dict(os.environ, **env_for(tmp_path))
+    env.pop("OCRDEPLOY_INVENTORY", None)
+    proc = subprocess.Popen([sys.executable, "-m", "ocrdeploy", "models", "--inventory", str(inv), "--model",
+                             DEEPSEEK, "--source", "modelscope"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    part = tmp_path / "wd" / "models" / DEEPSEEK / "model-00001-of-000001.safetensors.incomplete"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if part.exists() and part.stat().st_size > 300_000:
+            break
+        time.sleep(0.05)
+    else:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise AssertionError("the download never started")
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    repo.slow.discard("model-00001-of-000001.safetensors")
+    p = models(["--json", "--model", DEEPSEEK, "--source", "modelscope"], inv, env=env_for(tmp_path))
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    ranges = [r[2] for r in ms.requests if r[1].endswith("safetensors") and r[2]]
+    assert ranges and int(ranges[-1][len("bytes="):-1]) > 300_000, ms.requests
+    rec = state(tmp_path)["models"][DEEPSEEK]
+    assert rec["sha256"]["model-00001-of-000001.safetensors"] == sha256(repo.files["model-00001-of-000001.safetensors"])
+
+
+def test_auto_probes_the_hub_then_the_mirror_then_modelscope(tmp_path, ms):
+    import socket
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))               # a port nothing answers on: connection refused
+    dead = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    closed.close()
+    with HubServer({}, apis=("hf",)) as mirror:   # answers, but has no such model: 404
+        inv = inventory(tmp_path, ms, hf_endpoint=dead, hf_mirror=mirror.url)
+        p = models(["--json", "--model", MAIN, "--source", "auto"], inv, env=env_for(tmp_path))
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    st = steps(p)[f"model:{MAIN}"]
+    assert f"from modelscope {ms.url}" in st["outcome"]
+    assert state(tmp_path)["models"][MAIN]["source"] == f"modelscope {ms.url}"
+    log = Path(st["log"]).read_text()
+    assert f"MiniCPM-OCR-1.0: probe hf {dead}: " in log and "Connection refused" in log
+    assert f"MiniCPM-OCR-1.0: probe hf {mirror.url}: HTTP 404" in log
+
+
+def test_auto_takes_the_configured_hub_when_it_answers(tmp_path, ms):
+    with HubServer({"openbmb/MiniCPM-OCR-1.0": main_repo()}, apis=("hf",)) as hub:
+        inv = inventory(tmp_path, ms, hf_endpoint=hub.url)
+        p = models(["--json", "--model", MAIN, "--source", "auto"], inv, env=env_for(tmp_path))
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert f"from hf {hub.url}" in steps(p)[f"model:{MAIN}"]["outcome"]
+    assert not [r for r in ms.requests if "MiniCPM" in r[1]]       # ModelScope was never asked
+
+
+def test_no_source_answers_names_every_probe(tmp_path):
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": {
+        "workdir": str(tmp_path / "wd"), "hub_python": sys.executable, "hf_endpoint": "http://127.0.0.1:9",
+        "hf_mirror": "http://127.0.0.1:9/mirror", "modelscope_endpoint": "http://127.0.0.1:9/ms"}}}))
+    p = models(["--json", "--model", DEEPSEEK, "--source", "auto"], inv, env=env_for(tmp_path))
+    assert p.returncode == 1
+    tail = steps(p)[f"model:{DEEPSEEK}"]["tail"]
+    assert "no source answered for DeepSeek-OCR" in tail
+    for where in ("hf http://127.0.0.1:9", "hf http://127.0.0.1:9/mirror", "modelscope http://127.0.0.1:9/ms"):
+        assert f"probe {where}: " in tail
