@@ -129,7 +129,8 @@ def facts(c, host=None, group=None, inventory=None, json=False, raw=False,
 
 
 @task(help={**HOST_HELP, "recipe": "Recipe whose requirements to check (default: dspark)",
-            "network-timeout": "Seconds for the github.com:443 test; 0 skips it (default 1)"})
+            "network-timeout": "Seconds for the github.com:443 test, and the sources check's slow mark (3x: closed); "
+                               "0 skips both (default 1)"})
 @cli_errors
 @host_options
 def preflight(c, host=None, group=None, inventory=None, recipe=None, json=False,
