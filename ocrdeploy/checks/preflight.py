@@ -230,8 +230,9 @@ def check_sources(facts: dict) -> CheckResult | None:
         return None
     if src.get("skipped"):
         return CheckResult(name, SKIP, src["skipped"])
-    has_gpu = bool((facts.get("gpu") or {}).get("gpus"))
-    rows = [r for r in src.get("results") or [] if has_gpu or not r.get("gpu_only")]
+    holds = {"gpu": bool((facts.get("gpu") or {}).get("gpus")),
+             "no-python3.12": not any(p["version"].startswith("3.12.") for p in facts.get("pythons") or [])}
+    rows = [r for r in src.get("results") or [] if not r.get("when") or holds.get(r["when"], True)]
     slow_after = src.get("slow_ms")
     bad = []
     for r in rows:

@@ -37,7 +37,7 @@ _STR_VARS = (
     "ansible_python_interpreter", "ansible_become_user",
     "workdir", "sdk_repo", "vllm_src", "transformers_src", "hf_endpoint",
     "http_proxy", "https_proxy", "no_proxy", "known_hosts_file", "pip_index_url", "torch_index_url",
-    "paddle_index_url", "hf_mirror", "modelscope_endpoint", "model_source", "layout_url",
+    "paddle_index_url", "hf_mirror", "modelscope_endpoint", "model_source", "layout_url", "python_install_mirror",
 )
 SSH_ARG_VARS = ("ansible_ssh_common_args", "ansible_ssh_extra_args")
 PASSWORD_VARS = ("ansible_become_password", "ansible_become_pass", "ansible_sudo_pass", "ansible_password",

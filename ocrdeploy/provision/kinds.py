@@ -14,7 +14,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..checks.requirements import PythonRule
 from .command import Command, Script
-from .pip_index import own_index, pip_args
+from .pip_index import own_index, pip_args, url_arg
 from .step import (Decision, NotYet, Request, Step, StepError, absolute, dist, file_fact, fingerprint, venv,
                    venv_request, wd)
 
@@ -119,7 +119,10 @@ class ManagedPython(Step):
         return Decision(True, f"no Python {self.minor}: install a managed one with uv")
 
     def commands(self, facts, v):
-        return [Command([absolute(facts, wd(f"{TOOLS_ENV}/bin/uv")), "python", "install", self.minor])]
+        # uv downloads the build from GitHub (python-build-standalone); python_install_mirror points it elsewhere
+        mirror = own_index(v, "python_install_mirror", None)
+        return [Command([absolute(facts, wd(f"{TOOLS_ENV}/bin/uv")), "python", "install", self.minor],
+                        env={"UV_PYTHON_INSTALL_MIRROR": url_arg(mirror)} if mirror else None)]
 
 
 # ------------------------------------------------------------------ pip

@@ -19,6 +19,7 @@ from .minicpm import MODELS_FOR, PADDLE_GPU_INDEX
 from .registry import get_recipe
 
 TSINGHUA = "https://pypi.tuna.tsinghua.edu.cn/simple"      # the DeepSeek-OCR notes' mirror (seed 003 1.2)
+PYTHON_BUILDS = "https://github.com/astral-sh/python-build-standalone/releases/download"   # where uv gets Python
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class Source:
     url: str
     var: str                 # the inventory var to set when it is slow or closed
     advice: str              # what to set it to
-    gpu_only: bool = False   # used only on a host with a GPU (paddlepaddle-gpu)
+    when: str | None = None  # used only on some hosts: "gpu" (paddlepaddle-gpu), "no-python3.12" (uv's build)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -49,12 +50,15 @@ def sources_for(recipe: str, v: dict) -> list[Source]:
         wheel = v.get("vllm_wheel") or VLLM_WHEEL
         if _http(wheel):
             out.append(Source("vLLM 0.8.5 wheel", wheel, "vllm_wheel", "a local copy of the wheel (a path)"))
+        out.append(Source("Python builds (uv)", v.get("python_install_mirror") or PYTHON_BUILDS,
+                          "python_install_mirror", "a mirror of python-build-standalone's releases/download",
+                          when="no-python3.12"))
         repo = v.get("deepseek_repo") or DEEPSEEK_REPO
         if _http(repo):
             out.append(Source("DeepSeek-OCR repo", repo, "deepseek_repo", "a reachable clone URL or a local path"))
     if not deepseek:
         out.append(Source("paddle GPU index", own_index(v, "paddle_index_url", PADDLE_GPU_INDEX), "paddle_index_url",
-                          "a mirror of paddle's cu129 index", gpu_only=True))
+                          "a mirror of paddle's cu129 index", when="gpu"))
         if _http(v.get("sdk_repo")):
             out.append(Source("SDK repo", v["sdk_repo"], "sdk_repo", "a reachable clone URL or a local path"))
     names = ("DeepSeek-OCR",) if deepseek else MODELS_FOR.get(recipe, ())

@@ -31,7 +31,7 @@ def test_slow_and_closed_warn_and_name_the_var():
 
 def test_gpu_only_sources_count_on_gpu_hosts_only():
     results = [row("pip index", "pip_index_url"), row("paddle GPU index", "paddle_index_url", reachable=False,
-                                                       error="refused", gpu_only=True)]
+                                                       error="refused", when="gpu")]
     assert check_sources(facts([dict(r) for r in results])).status == "pass"
     assert check_sources(facts([dict(r) for r in results], gpus=[{"index": 0}])).status == "warn"
 
@@ -40,3 +40,11 @@ def test_skipped_or_not_asked():
     assert check_sources({"gpu": {}}) is None                 # install's preflight does not probe sources
     r = check_sources({"gpu": {}, "sources": {"skipped": "not tested (--network-timeout 0)", "results": []}})
     assert r.status == "skip" and r.message == "not tested (--network-timeout 0)"
+
+
+def test_uvs_python_build_counts_only_where_python_3_12_is_missing():
+    results = [row("Python builds (uv)", "python_install_mirror", reachable=False, error="refused",
+                   when="no-python3.12")]
+    with_312 = dict(facts([dict(r) for r in results]), pythons=[{"version": "3.12.9", "path": "/usr/bin/python3.12"}])
+    assert check_sources(with_312).status == "skip"
+    assert check_sources(dict(facts([dict(r) for r in results]), pythons=[{"version": "3.10.12"}])).status == "warn"

@@ -80,6 +80,17 @@ def test_every_pip_step_of_a_recipe_uses_the_mirror_and_its_own_index_override()
             assert "--index-url 'https://***@mirror.example.com/simple'" in cmds[0], step
 
 
+def test_uv_gets_its_python_build_from_the_mirror_var():
+    from ocrdeploy.provision.kinds import ManagedPython
+
+    facts = {"workdir": {"path": "/w"}}
+    (cmd,) = ManagedPython("python312").commands(facts, {"python_install_mirror": "https://m.example/pbs"})
+    assert str(cmd) == ("env UV_PYTHON_INSTALL_MIRROR=https://m.example/pbs /w/.ocrdeploy/tools-env/bin/uv python "
+                        "install 3.12")
+    (cmd,) = ManagedPython("python312").commands(facts, {})
+    assert not cmd.env
+
+
 def test_compile_and_editable_steps_use_the_mirror_too():
     plan = check_plan("dspark", "pip_index_url=https://mirror.example.com/simple",
                       "paddle_index_url=https://mirror.example.com/paddle/cu129/")

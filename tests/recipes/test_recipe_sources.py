@@ -35,6 +35,8 @@ def test_deepseek_vllm085_sources():
     got = names("deepseek-ocr-vllm085", model_source="modelscope")
     assert got["torch index (cu118)"] == ("https://download.pytorch.org/whl/cu118", "torch_index_url")
     assert got["vLLM 0.8.5 wheel"][1] == "vllm_wheel" and got["DeepSeek-OCR repo"][1] == "deepseek_repo"
+    assert got["Python builds (uv)"] == ("https://github.com/astral-sh/python-build-standalone/releases/download",
+                                         "python_install_mirror")
     assert got["ModelScope"][1] == "modelscope_endpoint"
     assert "model hub" not in got and "paddle GPU index" not in got and "layout model" not in got
 
