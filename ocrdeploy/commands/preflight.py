@@ -54,7 +54,6 @@ def run_preflight(*, host, group, inventory, recipe, json, accept_new_host_keys,
     from ..provision import facts as facts_mod
     from ..provision import report
     from ..recipes import get_recipe
-
     from ..recipes.sources import sources_for
 
     chosen = get_recipe(recipe)
