@@ -141,7 +141,7 @@ def test_dockerfile_keeps_index_credentials_out_of_the_image(tmp_path):
     assert text.startswith("# syntax=docker/dockerfile:1.10\n")
     pip_runs = [line for line in text.splitlines() if line.startswith("RUN") and "pip install" in line
                 and "pip config" not in line]
-    assert len(pip_runs) == 6 and all("--mount=type=secret,id=pip_index_url,env=PIP_INDEX_URL pip" in r
+    assert len(pip_runs) == 5 and all("--mount=type=secret,id=pip_index_url,env=PIP_INDEX_URL pip" in r
                                       for r in pip_runs)
     assert "export PIP_INDEX_URL='https://***@mirror.example.com/simple'" in build
     assert "--secret id=pip_index_url,env=PIP_INDEX_URL" in build
