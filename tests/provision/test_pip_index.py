@@ -84,10 +84,10 @@ def test_uv_gets_its_python_build_from_the_mirror_var():
     from ocrdeploy.provision.kinds import ManagedPython
 
     facts = {"workdir": {"path": "/w"}}
-    (cmd,) = ManagedPython("python312").commands(facts, {"python_install_mirror": "https://m.example/pbs"})
+    (cmd,) = ManagedPython("python312", "3.12").commands(facts, {"python_install_mirror": "https://m.example/pbs"})
     assert str(cmd) == ("env UV_PYTHON_INSTALL_MIRROR=https://m.example/pbs /w/.ocrdeploy/tools-env/bin/uv python "
                         "install 3.12")
-    (cmd,) = ManagedPython("python312").commands(facts, {})
+    (cmd,) = ManagedPython("python312", "3.12").commands(facts, {})
     assert not cmd.env
 
 
