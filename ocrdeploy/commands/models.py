@@ -36,8 +36,10 @@ def verify_only(path: str, manifest: str | None, kind: str | None, rehash: bool,
         raise UsageError(f"{root}: not a directory (give the model directory)")
     if manifest is not None:
         m = Path(manifest).expanduser()
-        if not m.is_file():
+        if not m.exists():
             raise UsageError(f"{m}: manifest not found")
+        if not m.is_file():
+            raise UsageError(f"{m}: the manifest is not a regular file")
         try:
             if not isinstance(_json.loads(m.read_text()), dict):
                 raise ValueError("not a JSON object")

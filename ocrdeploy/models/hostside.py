@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import sys
 import tarfile
 import threading
@@ -164,9 +165,39 @@ def _cpus():
         return os.cpu_count() or 1
 
 
+# ------------------------------------------------------------------ names from outside
+class UnsafeName(ValueError):
+    """A file name from a hub, a mirror or a manifest that would land outside the model directory."""
+
+
+def inside(root, name):
+    """The path of `name` (a '/'-separated relative name from a hub listing or a manifest) under `root`.
+
+    A hub decides these names, so one that is absolute, has an empty, '.' or '..' segment, or
+    resolves outside `root` through a link already there is refused: nothing is ever written,
+    read or moved outside the directory the model belongs in.
+    """
+    parts = name.split("/") if isinstance(name, str) else None
+    if not parts or name.startswith("/") or "\0" in name or any(p in ("", ".", "..") for p in parts):
+        raise UnsafeName("refusing the file name %r: a model file must be a plain relative name under %s"
+                         % (name, root))
+    path = os.path.join(root, *parts)
+    real_root = os.path.realpath(root)
+    if os.path.commonpath([real_root, os.path.realpath(path)]) != real_root:
+        raise UnsafeName("refusing the file name %r: it resolves outside %s" % (name, root))
+    return path
+
+
+def _pattern(name):
+    """An fnmatch pattern that matches exactly this name (the hub client filters with fnmatch)."""
+    return "".join("[%s]" % c if c in "*?[" else c for c in name)
+
+
 # ------------------------------------------------------------------ verification
 def read_manifest(path):
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):       # a FIFO would block the read forever
+            return None, "%s: not a regular file" % path
         with open(path) as fh:
             data = json.load(fh)
     except FileNotFoundError:
@@ -198,11 +229,12 @@ def verify(spec, root, cache_path=None, rehash=False, manifest_path=None, lfs=No
     if not os.path.isdir(root):
         res["problems"].append("%s: not a directory" % root)
         return _finish(res)
-    names = set()
+    names, odd = set(), set()       # regular files (links followed); broken links, FIFOs, devices
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if d not in (".cache", QUARANTINE, ".git")]
         for f in filenames:
-            names.add(os.path.relpath(os.path.join(dirpath, f), root))
+            full = os.path.join(dirpath, f)
+            (names if os.path.isfile(full) else odd).add(os.path.relpath(full, root))
     if spec["kind"] == "layout":
         if not any(n.endswith(".pdiparams") for n in names) and any(n.endswith(".safetensors") for n in names):
             res["problems"].append("%s is a safetensors model directory, not a Paddle inference directory "
@@ -211,7 +243,9 @@ def verify(spec, root, cache_path=None, rehash=False, manifest_path=None, lfs=No
             return _finish(res)
     for req in spec.get("required") or ():
         p = os.path.join(root, req)
-        if req not in names:
+        if req in odd:
+            res["problems"].append("required file %s is a broken link or not a regular file" % req)
+        elif req not in names:
             res["problems"].append("missing required file %s" % req)
         elif os.path.getsize(p) == 0:
             res["problems"].append("required file %s is empty" % req)
@@ -223,11 +257,26 @@ def verify(spec, root, cache_path=None, rehash=False, manifest_path=None, lfs=No
     if manifest is not None:
         res["manifest"] = {k: manifest[k] for k in manifest if k != "files"}
         res["manifest_path"] = mpath
-        if manifest.get("weight_sha256"):
+        weight_sha = manifest.get("weight_sha256")
+        files = manifest.get("files") or {}
+        if weight_sha and not _is_sha256(weight_sha):
+            res["problems"].append("%s: weight_sha256 must be a sha256 (64 hex digits), got %r" % (mpath, weight_sha))
+        elif weight_sha:
             expected.setdefault(spec.get("weight") or "model.safetensors", []).append(
-                ("release_manifest.json weight_sha256", manifest["weight_sha256"].lower()))
-        for name, digest in (manifest.get("files") or {}).items():
-            expected.setdefault(name, []).append(("release_manifest.json files", str(digest).lower()))
+                ("release_manifest.json weight_sha256", weight_sha.lower()))
+        if not isinstance(files, dict):
+            res["problems"].append("%s: files must map file names to sha256, got a %s" % (mpath, type(files).__name__))
+            files = {}
+        for name, digest in files.items():
+            try:
+                inside(root, name)
+            except UnsafeName as exc:
+                res["problems"].append("%s: %s" % (mpath, exc))
+                continue
+            if not _is_sha256(digest):
+                res["problems"].append("%s: files[%r] must be a sha256 (64 hex digits), got %r" % (mpath, name, digest))
+                continue
+            expected.setdefault(name, []).append(("release_manifest.json files", digest.lower()))
     for name, digest in (lfs or {}).items():
         if name.endswith(WEIGHT_SUFFIXES):
             expected.setdefault(name, []).append((hub_label, digest.lower()))
@@ -261,6 +310,10 @@ def verify(spec, root, cache_path=None, rehash=False, manifest_path=None, lfs=No
                 if move_bad:
                     res["quarantined"].append(quarantine(root, name, got["sha256"]))
     return _finish(res)
+
+
+def _is_sha256(value):
+    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdefABCDEF" for c in value)
 
 
 def _finish(res):
@@ -333,25 +386,29 @@ def fetch_hf(spec, dest, endpoint=None, revision=None, offline=False, cache=None
         if sha:
             lfs[s.rfilename] = sha
         sizes[s.rfilename] = size if size is not None else getattr(s, "size", None)
+    # every name the hub lists, and its resumable .part, is checked before the first byte is written
+    paths = {n: (inside(dest, n), inside(dest, ".cache/ocrdeploy/%s.part" % n) if n in lfs else None)
+             for n in sizes}
     os.makedirs(dest, exist_ok=True)
-    have = sum(os.path.getsize(os.path.join(dest, n)) for n in sizes
-               if os.path.isfile(os.path.join(dest, n)) and os.path.getsize(os.path.join(dest, n)) == sizes[n])
+    have = sum(os.path.getsize(paths[n][0]) for n in sizes
+               if os.path.isfile(paths[n][0]) and os.path.getsize(paths[n][0]) == sizes[n])
     total = sum(v for v in sizes.values() if v)
     check_space(dest, total - have)
     with Watch("download:" + spec["name"], dest, total, 0):
         # The large (LFS) files first, through a .part file that the next run resumes: the hub client
         # downloads into a per-process temporary file, so an interrupted run would start them over.
         for name, sha in sorted(lfs.items()):
-            final = os.path.join(dest, name)
+            final, part = paths[name]
             if os.path.isfile(final) and os.path.getsize(final) == sizes.get(name):
                 continue
             url = hf_hub_url(spec["repo"], name, revision=info.sha, endpoint=endpoint)
-            part = os.path.join(dest, ".cache", "ocrdeploy", name + ".part")
             download_resumable(url, part, final, headers=build_hf_headers(), total=sizes.get(name))
             got = hash_files([final], cache, label="sha256:" + spec["name"])[final]["sha256"]
             if got == sha:
                 _mark_downloaded(dest, name, info.sha, sha)
+        # only the names checked above, whatever the hub's tree listing says
         snapshot_download(spec["repo"], revision=revision or info.sha, local_dir=dest,
+                          allow_patterns=[_pattern(n) for n in sorted(sizes)],
                           **({"endpoint": endpoint} if endpoint else {}))
     emit("download:" + spec["name"], total, total)
     return {"lfs": lfs, "sizes": sizes, "commit": info.sha}

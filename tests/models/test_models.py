@@ -345,3 +345,96 @@ def test_via_controller_downloads_here_and_verifies_there(lab, tmp_path, hub, mo
     assert recorded["checked_against"]["model.safetensors"] == ["release_manifest.json weight_sha256",
                                                                 "hub LFS metadata"]
     assert (tmp_path / "home" / ".cache" / "ocrdeploy" / "models" / MAIN / "model.safetensors").exists()
+
+
+def hostile_repo(tmp_path, name):
+    repo = main_repo()
+    repo.files[name] = b"planted by the hub"
+    repo.lfs.add(name)
+    return repo
+
+
+@pytest.mark.parametrize("bad", ["../../../../escaped.safetensors", "{tmp}/absolute.safetensors",
+                                 "link/through-a-link.safetensors", "./model.safetensors"])
+def test_a_hub_cannot_write_outside_the_model_directory(tmp_path, bad):
+    """A hostile hub (or mirror) names files outside the destination, with their own sha256 advertised so
+    the hash check would pass: the model fails, nothing is downloaded, nothing lands outside."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    name = bad.format(tmp=outside)
+    dest = tmp_path / "wd" / "models" / MAIN
+    if name.startswith("link/"):
+        dest.mkdir(parents=True)
+        os.symlink(outside, dest / "link")
+    with HubServer({"openbmb/MiniCPM-OCR-1.0": hostile_repo(tmp_path, name)}) as hub:
+        p = models(["--json", "--model", MAIN], inventory(tmp_path, hub))
+        downloads = [r for r in hub.requests if "/resolve/" in r[1]]
+    assert p.returncode == 1
+    r = steps(p)[f"model:{MAIN}"]
+    assert r["status"] == "failed" and f"refusing the file name {name!r}" in r["tail"]
+    assert downloads == []                              # refused before the first byte
+    planted = [p for p in tmp_path.rglob("*") if p.is_file() and p.read_bytes() == b"planted by the hub"]
+    assert planted == [] and list(outside.iterdir()) == []
+    assert MAIN not in state(tmp_path).get("models", {})
+
+
+def test_a_part_file_that_would_land_outside_is_refused(tmp_path, hub):
+    """The resumable .part files are checked too: a .cache/ocrdeploy that links elsewhere is refused."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    cache = tmp_path / "wd" / "models" / MAIN / ".cache"
+    cache.mkdir(parents=True)
+    os.symlink(outside, cache / "ocrdeploy")
+    p = models(["--json", "--model", MAIN], inventory(tmp_path, hub))
+    assert p.returncode == 1
+    assert "refusing the file name '.cache/ocrdeploy/model.safetensors.part': it resolves outside" in steps(p)[f"model:{MAIN}"]["tail"]
+    assert list(outside.iterdir()) == [] and not [r for r in hub.requests if "/resolve/" in r[1]]
+
+
+def test_via_controller_refuses_a_hostile_hub_on_the_controller(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    with HubServer({"openbmb/MiniCPM-OCR-1.0": hostile_repo(tmp_path, "../../../evil.safetensors")}) as hub:
+        inv = inventory(tmp_path, hub)
+        env = dict(os.environ, COLUMNS="200", HOME=str(home))
+        env.pop("OCRDEPLOY_INVENTORY", None)
+        p = subprocess.run([sys.executable, "-m", "ocrdeploy", "models", "--inventory", str(inv), "--model", MAIN,
+                            "--via-controller"], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+        downloads = [r for r in hub.requests if "/resolve/" in r[1]]
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "refusing the file name '../../../evil.safetensors'" in p.stderr
+    assert downloads == [] and not list(home.rglob("evil.safetensors"))
+    assert not (tmp_path / "wd" / "models" / MAIN).exists()      # nothing copied to the host either
+
+
+@pytest.mark.parametrize("case", ["weight_sha256 number", "files list", "files bad digest", "broken link",
+                                  "fifo manifest", "fifo weight"])
+def test_verify_only_odd_inputs_are_one_clear_line(tmp_path, case):
+    d = make_dir(tmp_path)
+    manifest = json.loads((d / "release_manifest.json").read_text())
+    expect = {"weight_sha256 number": "weight_sha256 must be a sha256 (64 hex digits), got 12345",
+              "files list": "files must map file names to sha256, got a list",
+              "files bad digest": "files['config.json'] must be a sha256 (64 hex digits), got 7",
+              "broken link": "required file tokenizer.json is a broken link or not a regular file",
+              "fifo manifest": "release_manifest.json: not a regular file",
+              "fifo weight": "missing model.safetensors (listed with a sha256)"}[case]
+    if case == "weight_sha256 number":
+        manifest["weight_sha256"] = 12345
+    elif case == "files list":
+        manifest["files"] = ["config.json"]
+    elif case == "files bad digest":
+        manifest["files"] = {"config.json": 7}
+    elif case == "broken link":
+        (d / "tokenizer.json").unlink()
+        os.symlink(tmp_path / "gone", d / "tokenizer.json")
+    elif case == "fifo manifest":
+        (d / "release_manifest.json").unlink()
+        os.mkfifo(d / "release_manifest.json")
+    elif case == "fifo weight":
+        (d / "model.safetensors").unlink()
+        os.mkfifo(d / "model.safetensors")
+    if not case.startswith("fifo manifest"):
+        (d / "release_manifest.json").write_text(json.dumps(manifest))
+    p = subprocess.run([sys.executable, "-m", "ocrdeploy", "models", "--verify-only", "--path", str(d), "--json"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=30)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    assert any(expect in problem for problem in json.loads(p.stdout)["problems"]), p.stdout
