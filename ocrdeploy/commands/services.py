@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json as _json
+import re
 from functools import partial
 
 from ..errors import UsageError
 from ..services import argv as serving
+from ..services import hostside
 from ..provision.command import Command
 from ..provision.kinds import STATE_FILE, venv_python
 from ..recipes.cuda_steps import cu13_dir
 from ..provision.report import console
 from .hosts import map_hosts
-from ..services.control import (Instance, accept_length, serve_with_retries, status_all, stop_service, systemd_unit)
+from ..services.control import (Instance, accept_length, serve_with_retries, status_all, stop_service,
+                                systemd_env_file, systemd_unit, wait_ready)
 from ..provision.step import absolute, wd
 
 BACKENDS = ("dspark", "standard", "transformers", "deepseek", "deepseek-upstream")
@@ -37,6 +40,22 @@ def models_from_state(facts) -> dict:
         return {}
 
 
+def check_gpu(gpu) -> str:
+    """--gpu: auto, an index, or a comma list of indexes; it ends up in CUDA_VISIBLE_DEVICES and in a
+    systemd unit, so nothing else gets through."""
+    text = "auto" if gpu in (None, "") else str(gpu)
+    if text != "auto" and not re.fullmatch(r"[0-9]{1,3}(,[0-9]{1,3})*", text.replace(" ", "")):
+        raise UsageError(f"--gpu {text!r}: give auto, a GPU index (0) or a comma list of indexes (0,1)")
+    return text.replace(" ", "")
+
+
+def check_name(name):
+    """--name: a plain service name (it names a file under the services directory)."""
+    if name is not None and not hostside.valid_name(name):
+        raise UsageError(f"--name {hostside.name_error(name)}")
+    return name
+
+
 def pick_gpus(facts, gpu, instances) -> list:
     if gpu not in (None, "", "auto"):
         gpus = [g.strip() for g in str(gpu).split(",") if g.strip()]
@@ -58,7 +77,7 @@ def _installed(facts, rel) -> bool:
     return bool((facts.get("files") or {}).get(wd(rel), {}).get("exists"))
 
 
-def _launcher(facts, backend, api_key, tuning=serving.GUIDE, release_ok=None):
+def _launcher(facts, backend, tuning=serving.GUIDE, release_ok=None):
     """What differs between backends: the service name's prefix, the model id it serves, the server's
     argv for a port and a bind address, and the environment beside CUDA_VISIBLE_DEVICES."""
     env_path = facts.get("env_path") or "/usr/local/bin:/usr/bin:/bin"
@@ -76,7 +95,7 @@ def _launcher(facts, backend, api_key, tuning=serving.GUIDE, release_ok=None):
                 raise RuntimeError(deepseek.NO_SERVER_085)
             raise RuntimeError(f"{env_name} is not installed: `inv install --recipe deepseek-ocr` first")
         py = venv_python(facts, env_name)
-        return ("deepseek-ocr", deepseek.SERVED_NAME, partial(deepseek.vllm_server, py, model["path"], api_key=api_key),
+        return ("deepseek-ocr", deepseek.SERVED_NAME, partial(deepseek.vllm_server, py, model["path"]),
                 {"PATH": f"{absolute(facts, wd(env_name + '/bin'))}:{env_path}"})
     main = models.get("MiniCPM-OCR-1.0")
     if not main:
@@ -98,8 +117,8 @@ def _launcher(facts, backend, api_key, tuning=serving.GUIDE, release_ok=None):
         raise RuntimeError("vllm-ocr-env is not installed: `inv install` first")
     py = venv_python(facts, "vllm-ocr-env")
     cu = absolute(facts, cu13_dir("vllm-ocr-env", "3.13"))
-    argv = (partial(serving.vllm_dspark, py, main["path"], draft["path"], api_key=api_key, tuning=tuning)
-            if backend == "dspark" else partial(serving.vllm_standard, py, main["path"], api_key=api_key, tuning=tuning))
+    argv = (partial(serving.vllm_dspark, py, main["path"], draft["path"], tuning=tuning)
+            if backend == "dspark" else partial(serving.vllm_standard, py, main["path"], tuning=tuning))
     return (serving.SERVED_NAME, serving.SERVED_NAME, argv,
             {"CUDA_HOME": cu, "PATH": f"{absolute(facts, wd('vllm-ocr-env/bin'))}:{cu}/bin:{env_path}",
              **tuning.env()})
@@ -132,7 +151,7 @@ def release_check(host, allow_mismatch=False):
 def plan_instances(facts, host, backend, gpu, port, instances, public, api_key,
                    tuning=serving.GUIDE, allow_release_mismatch=False) -> list[Instance]:
     release_ok = release_check(host, allow_release_mismatch)
-    prefix, served, argv, env = _launcher(facts, backend, api_key, tuning, release_ok)
+    prefix, served, argv, env = _launcher(facts, backend, tuning, release_ok)
     bind = "0.0.0.0" if public else "127.0.0.1"
     out = []
     for i, g in enumerate(pick_gpus(facts, gpu, instances)):
@@ -140,7 +159,7 @@ def plan_instances(facts, host, backend, gpu, port, instances, public, api_key,
         name = f"{prefix}-{p}"
         options = {"backend": backend, "public": bool(public), "tuning": tuning.to_dict(),
                    "warnings": list(release_ok.notes)}
-        out.append(Instance(name, p, g, argv(p, bind), {"CUDA_VISIBLE_DEVICES": g, **env}, backend, bind,
+        out.append(Instance(name, p, g, argv(p, bind), {"CUDA_VISIBLE_DEVICES": g, **env, **serving.key_env(api_key)}, backend, bind,
                             absolute(facts, wd(f".ocrdeploy/services/{name}.log")), key=api_key, served=served,
                             options=options))
     return out
@@ -192,6 +211,7 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
               accept_new_host_keys, connect_timeout, tuning=serving.GUIDE, allow_release_mismatch=False) -> int:
     if backend not in BACKENDS:
         raise UsageError(f"unknown backend {backend!r}: choose {', '.join(BACKENDS)}")
+    gpu = check_gpu(gpu)
     if port is None:
         port = 8000 if backend in DEEPSEEK_ENVS else serving.DEFAULT_PORT
     if public and not api_key:
@@ -271,16 +291,19 @@ def start_planned(conn, h, facts, plan, timeout, con, systemd=False) -> dict:
         return [f for r in annotate(reps, rules, fix_context(h)) for f in r.get("findings", [])]
 
     for inst in plan:
-        if systemd:
-            results.append(_systemd(conn, h, workdir, inst))
-            continue
         con.print(f"[dim]{h.name} | {inst.name}: starting on GPU {inst.gpu}, port {inst.port}[/dim]")
         show = (lambda ph, s, i=inst: con.print(f"[dim]{h.name} | {i.name}: {ph} ({s:.0f} s)[/dim]"))
+        if systemd:
+            try:
+                results.append(_systemd(conn, h, workdir, inst, timeout, show))
+            except ValueError as exc:
+                results.append({"name": inst.name, "ready": False, "reason": "refused", "error": str(exc)})
+            continue
         res = serve_with_retries(conn, h, workdir, inst, inst.served, timeout, diagnose, show)
         res.update({"name": inst.name, "url": inst.url(), "gpu": inst.gpu, "port": inst.port,
                     "warnings": inst.options.get("warnings") or [],
                     "restarts": inst.restarts, "log": inst.current_log(), "kind": inst.kind, "bind": inst.bind,
-                    "command": " ".join("'***'" if a == inst.key and inst.key else str(a) for a in inst.argv)})
+                    "command": " ".join(str(a) for a in inst.argv)})
         if not res.get("ready") and res.get("reason") != "refused":
             res["tail"] = _tail(conn, inst.current_log())
         results.append(res)
@@ -342,18 +365,36 @@ def _tail(conn, log, lines=40):
         return ""
 
 
-def _systemd(conn, h, workdir, inst):
-    unit = systemd_unit(inst, h.user)
-    path = f"/etc/systemd/system/ocrdeploy-{inst.name}.service"
-    tmp = f"{workdir}/.ocrdeploy/{inst.name}.service"
-    conn.run(["mkdir", "-p", f"{workdir}/.ocrdeploy"])
-    conn.put_data(unit, tmp)
-    for cmd in (Command(["install", "-m", "0644", tmp, path], sudo=True),
-                Command(["systemctl", "daemon-reload"], sudo=True),
-                Command(["systemctl", "start", f"ocrdeploy-{inst.name}.service"], sudo=True)):
-        conn.run(cmd, timeout=120)
-    return {"name": inst.name, "ready": None, "systemd": path, "url": inst.url(), "gpu": inst.gpu,
-            "port": inst.port, "bind": inst.bind, "restarts": []}
+def _systemd(conn, h, workdir, inst, timeout, show=None):
+    """Install and start a unit, then wait for readiness as for a detached start.  The staged copies
+    live in a 0700 directory and are removed once installed; the secrets go to a 0600 root file."""
+    unit_name = f"ocrdeploy-{inst.name}.service"
+    path = f"/etc/systemd/system/{unit_name}"
+    env_path = f"/etc/ocrdeploy/{inst.name}.env"
+    secrets = systemd_env_file(inst)
+    unit = systemd_unit(inst, h.user, env_path if secrets else None)
+    stage = f"{workdir}/.ocrdeploy/staging"
+    staged = [f"{stage}/{unit_name}"] + ([f"{stage}/{inst.name}.env"] if secrets else [])
+    conn.run(["mkdir", "-p", "-m", "0700", stage])
+    conn.run(["chmod", "0700", stage])
+    try:
+        conn.put_data(unit, staged[0])
+        cmds = [Command(["install", "-m", "0644", staged[0], path], sudo=True)]
+        if secrets:
+            conn.put_data(secrets, staged[1])
+            cmds += [Command(["install", "-d", "-m", "0700", "/etc/ocrdeploy"], sudo=True),
+                     Command(["install", "-m", "0600", staged[1], env_path], sudo=True)]
+        cmds += [Command(["systemctl", "daemon-reload"], sudo=True),
+                 Command(["systemctl", "start", unit_name], sudo=True)]
+        for cmd in cmds:
+            conn.run(cmd, timeout=120)
+    finally:
+        conn.run(["rm", "-f", *staged], ok_codes=range(0, 256))
+    res = wait_ready(conn, workdir, inst, inst.served, timeout, show, unit=True)
+    res.update({"name": inst.name, "systemd": path, "url": inst.url(), "gpu": inst.gpu, "port": inst.port,
+                "bind": inst.bind, "restarts": [], "log": inst.log, "kind": inst.kind,
+                "command": " ".join(str(a) for a in inst.argv)})
+    return res
 
 
 def ready_note(s) -> str:
@@ -367,6 +408,8 @@ def ready_note(s) -> str:
 
 def run_status(*, host, inventory, name, api_key, as_json, accept_new_host_keys, connect_timeout) -> int:
     from rich.table import Table
+
+    check_name(name)
 
     def one(conn, h):
         facts = _facts(conn, h)
@@ -387,17 +430,24 @@ def run_status(*, host, inventory, name, api_key, as_json, accept_new_host_keys,
             length = (f"{acc['accept_length']} ({acc['accepted']:.0f}/{acc['drafts']:.0f})" if acc.get("state") == "ok"
                       else acc["state"])
             up = f"{s['uptime'] / 60:.1f} min" if s.get("uptime") else "-"
-            table.add_row(s["name"], str(s.get("pid")), str(s.get("port")), "yes" if s.get("alive") else "NO",
+            alive = "?" if s.get("alive") is None else "yes" if s.get("alive") else "NO"
+            table.add_row(s["name"], str(s.get("pid", "?")), str(s.get("port", "?")), alive,
                           "yes" if s.get("ready") else ready_note(s), ", ".join(s.get("ids") or []) or "-", up, length)
         run.doc["hosts"][hname] = {"reachable": True, "services": rows}
         if rows:
             run.con.print(table)
+            for s in rows:
+                for note in (s.get("stale"), s.get("error") if s.get("record") == "unreadable" else None):
+                    if note:
+                        run.con.print(f"{hname} | {s['name']}: {note}", markup=False)
         else:
             run.con.print(f"{hname}: no service started by `inv serve`")
     return run.exit_code()
 
 
 def run_stop(*, host, inventory, name, grace, as_json, accept_new_host_keys, connect_timeout) -> int:
+    check_name(name)
+
     def one(conn, h):
         facts = _facts(conn, h)
         wdir = facts["workdir"]["path"]
@@ -415,6 +465,8 @@ def run_stop(*, host, inventory, name, grace, as_json, accept_new_host_keys, con
             if not r.get("ok"):
                 run.failed = True
                 con.print(f"[red]{hname} | {n}: {r.get('error')}[/red]")
+            elif r.get("stale"):
+                con.print(f"{hname} | {n}: {r['stale']}", markup=False)
             elif r.get("was_alive"):
                 how = "killed after the grace period" if r.get("killed") else "stopped"
                 con.print(f"{hname} | {n}: pid {r['pid']} {how}")

@@ -14,7 +14,7 @@ import re
 from packaging.requirements import InvalidRequirement, Requirement
 
 from ..errors import UsageError
-from ..provision.command import Command, Secret
+from ..provision.command import Command
 from ..provision.kinds import (TOOLS_ENV, GitClone, ManagedPython, PipInstall, RecordedCheck, Venv, satisfied,
                                venv_python)
 from ..provision.pip_index import index_urls, masked, own_index
@@ -182,15 +182,13 @@ NO_SERVER_085 = ("vLLM 0.8.5 (deepseek-ocr-env) cannot serve DeepSeek-OCR over t
                  "with `inv deepseek-run`")
 
 
-def vllm_server(python, model, port, host, *, api_key=None) -> list[str]:
+def vllm_server(python, model, port, host) -> list[str]:
     """Seed 003 section 3.4's OpenAI server on upstream vLLM, with the flags of vLLM's DeepSeek-OCR recipe."""
     argv = [python, "-m", "vllm.entrypoints.openai.api_server", "--model", model, "--served-model-name",
             SERVED_NAME, "--trust-remote-code", "--dtype", "bfloat16", "--max-model-len", "8192",
             "--gpu-memory-utilization", "0.9", "--host", host, "--port", str(port),
             "--logits-processors", "vllm.model_executor.models.deepseek_ocr:NGramPerReqLogitsProcessor",
             "--no-enable-prefix-caching", "--mm-processor-cache-gb", "0"]
-    if api_key:
-        argv += ["--api-key", Secret(api_key)]
     return argv
 
 

@@ -17,6 +17,7 @@ DSPARK_TOKENS = 15
 # The per-request processor options the SDK's vLLM config sends (and the server's default, section 4.1);
 # a server without --trust-request-mm-kwargs answers 400 to a request carrying them.
 MM_PROCESSOR_KWARGS = {"downsample_mode": "4x"}
+API_KEY_ENV = "VLLM_API_KEY"      # read by vLLM's OpenAI server (0.8.5 included) like --api-key
 
 
 @dataclass(frozen=True)
@@ -53,8 +54,7 @@ class Tuning:
 GUIDE = Tuning()
 
 
-def vllm_dspark(python: str, main: str, draft: str, port: int, host: str, *, tuning: Tuning = GUIDE,
-                api_key=None) -> list[str]:
+def vllm_dspark(python: str, main: str, draft: str, port: int, host: str, *, tuning: Tuning = GUIDE) -> list[str]:
     """Section 4.1: the DSpark-accelerated server, flag for flag."""
     argv = _vllm(python, main, port, host, tuning) + [
             "--max-num-batched-tokens", "40960",
@@ -68,11 +68,10 @@ def vllm_dspark(python: str, main: str, draft: str, port: int, host: str, *, tun
                                                 "num_speculative_tokens": DSPARK_TOKENS,
                                                 "enable_adaptive_verification": False}, separators=(",", ":")),
             "--default-chat-template-kwargs", json.dumps({"enable_thinking": False}, separators=(",", ":"))]
-    return _common(argv, tuning, api_key)
+    return _common(argv, tuning)
 
 
-def vllm_standard(python: str, main: str, port: int, host: str, *, tuning: Tuning = GUIDE,
-                  api_key=None) -> list[str]:
+def vllm_standard(python: str, main: str, port: int, host: str, *, tuning: Tuning = GUIDE) -> list[str]:
     """Section 4.2: no speculative decoding; --limit-mm-per-prompt for multi-image requests."""
     argv = _vllm(python, main, port, host, tuning) + [
             "--limit-mm-per-prompt", json.dumps({"image": 36}, separators=(",", ":")),
@@ -80,7 +79,7 @@ def vllm_standard(python: str, main: str, port: int, host: str, *, tuning: Tunin
             "--trust-request-mm-kwargs"]
     if tuning.max_num_seqs:
         argv += ["--max-num-seqs", str(tuning.max_num_seqs)]
-    return _common(argv, tuning, api_key)
+    return _common(argv, tuning)
 
 
 def transformers_serve(transformers_bin: str, main: str, port: int, host: str) -> list[str]:
@@ -98,9 +97,13 @@ def _vllm(python, main, port, host, tuning):
             "--host", host, "--port", str(port), "--max-model-len", str(tuning.max_model_len or 40960)]
 
 
-def _common(argv, tuning, api_key):
+def _common(argv, tuning):
     if tuning.enforce_eager:
         argv.append("--enforce-eager")
-    if api_key:
-        argv += ["--api-key", Secret(api_key)]
     return argv
+
+
+def key_env(api_key) -> dict:
+    """The server's API key as vLLM's VLLM_API_KEY, never as --api-key: a command line is readable by
+    every local user (/proc/PID/cmdline), a process's environment only by its owner."""
+    return {API_KEY_ENV: Secret(api_key)} if api_key else {}

@@ -22,10 +22,12 @@ GRAPH_FAILURE = "cudagraph-capture-failed"
 
 
 def host_call(conn, request: dict, timeout: float = 120.0, out_stream=None) -> dict:
+    """One action of hostside on the host; the request goes on stdin (it may hold the API key,
+    which must not be readable in the helper's command line)."""
     source = Path(hostside.__file__).read_text(encoding="utf-8")
-    req = dict(request)
-    cmd = remote_python(source, json.dumps(req), "service control")
-    result = conn.run(cmd, timeout=timeout, ok_codes=range(0, 256), out_stream=out_stream)
+    cmd = remote_python(source, "-", "service control", show_argument=True)
+    result = conn.run(cmd, timeout=timeout, ok_codes=range(0, 256), out_stream=out_stream,
+                      stdin=json.dumps(request))
     if hostside.MARKER not in result.stdout:
         tail = (result.stderr or result.stdout).strip().splitlines()[-3:]
         raise HostError(conn.name, f"service control failed (exit code {result.exit_code}): {' | '.join(tail)}")
@@ -75,9 +77,11 @@ def start_instance(conn, workdir: str, inst: Instance, served_name: str) -> dict
                             "served_name": served_name, "has_key": bool(inst.key), "options": inst.options})
 
 
-def wait_ready(conn, workdir, inst, served_name, timeout, show=None) -> dict:
+def wait_ready(conn, workdir, inst, served_name, timeout, show=None, unit=False) -> dict:
+    """unit: a systemd unit runs it (no record of ours): wait on its port and log until the time is up."""
+    where = {"port": inst.port, "log": inst.log} if unit else {}
     return host_call(conn, {"action": "wait", "workdir": workdir, "name": inst.name, "timeout": timeout,
-                            "served_name": served_name, "key": inst.key},
+                            "served_name": served_name, "key": inst.key, **where},
                      timeout=timeout + 60, out_stream=PhaseStream(show) if show else None)
 
 
@@ -127,14 +131,31 @@ def serve_with_retries(conn, host, workdir, inst: Instance, served_name, timeout
         return waited
 
 
-def systemd_unit(inst: Instance, user: str | None) -> str:
-    """A unit for --systemd: the same command, environment and log as the detached start."""
-    env = "\n".join(f"Environment={shlex.quote(f'{k}={v}')}" for k, v in inst.env.items())
+def systemd_unit(inst: Instance, user: str | None, env_file: str | None = None) -> str:
+    """A unit for --systemd: the same command, environment and log as the detached start.
+
+    The unit is world-readable, so secrets (the API key) are not in it but in `env_file`, which
+    only root reads (systemd_env_file).  A line break in any value would start a new directive."""
+    public = {k: v for k, v in inst.env.items() if not isinstance(v, Secret)}
+    values = [str(a) for a in inst.argv] + [f"{k}={v}" for k, v in public.items()] + [inst.log, user or ""]
+    bad = [v for v in values if "\n" in v or "\r" in v]
+    if bad:
+        raise ValueError(f"a line break in {bad[0]!r} would inject a line into the systemd unit")
+    env = "".join(f"Environment={shlex.quote(f'{k}={v}')}\n" for k, v in public.items())
+    secrets = f"EnvironmentFile={env_file}\n" if env_file else ""
     argv = " ".join(shlex.quote(str(a)) for a in inst.argv)
     return (f"[Unit]\nDescription=ocrdeploy {inst.name} (MiniCPM-OCR, {inst.kind})\nAfter=network.target\n\n"
-            f"[Service]\nType=simple\n{'User=' + user + chr(10) if user else ''}{env}\n"
+            f"[Service]\nType=simple\n{'User=' + user + chr(10) if user else ''}{env}{secrets}"
             f"ExecStart={argv}\nStandardOutput=append:{inst.log}\nStandardError=append:{inst.log}\n"
             f"Restart=no\n\n[Install]\nWantedBy=multi-user.target\n")
+
+
+def systemd_env_file(inst: Instance) -> str | None:
+    """The unit's secrets, KEY=VALUE lines for a root-only (0600) EnvironmentFile; None without any."""
+    secrets = {k: v for k, v in inst.env.items() if isinstance(v, Secret)}
+    if any("\n" in v or "\r" in v for v in secrets.values()):
+        raise ValueError("a line break in a secret would inject a line into the EnvironmentFile")
+    return "".join(f"{k}={shlex.quote(str(v))}\n" for k, v in secrets.items()) or None
 
 
 def accept_length(metrics_text: str | None) -> dict:

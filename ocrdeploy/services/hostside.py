@@ -1,13 +1,20 @@
 """Services on the host: start detached, wait until ready, report, stop.  Runs ON the host.
 
-Standard library only; one command per action.  A service is a JSON record in
-<workdir>/.ocrdeploy/services/<name>.json (pid, port, log, argv, started_at, kind),
-written to a temp file and moved into place.  Readiness is /v1/models listing the
-served id, polled from the host itself (the service binds 127.0.0.1 by default);
-the wait ends at once when the process dies, and reports the start-up phase read
-from the log (loading weights, compiling, capturing CUDA graphs).
+Standard library only; one command per action, its request read from stdin (it may hold
+the API key, which must never be on a command line).  A service is a JSON record in
+<workdir>/.ocrdeploy/services/<name>.json (pid, port, log, argv, started_at, kind and the
+process's identity), written to a temp file and moved into place.  Readiness is
+/v1/models listing the served id, polled from the host itself (the service binds
+127.0.0.1 by default); the wait ends at once when the process dies, and reports the
+start-up phase read from the log (loading weights, compiling, capturing CUDA graphs).
+
+A pid alone names a process only until it dies: the kernel hands the number to the next
+one.  So the record keeps what tells the process apart (the boot, its start time, its
+command line), and nothing is signalled or called alive unless they still match.
 """
 
+import fcntl
+import hashlib
 import json
 import os
 import re
@@ -28,20 +35,52 @@ PHASES = (
 )
 
 
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+
+
+class BadRecord(Exception):
+    """A service record that cannot be trusted (truncated, or a pid/port of the wrong type)."""
+
+
+def valid_name(name):
+    """Service names are plain names: no path, no '..', so a record never leaves the services directory."""
+    return isinstance(name, str) and NAME.fullmatch(name) is not None and ".." not in name
+
+
+def name_error(name):
+    return ("%r is not a service name (letters, digits, '.', '_' and '-', no '..', e.g. minicpm-ocr-18499)"
+            % (name,))
+
+
 def state_dir(workdir):
     return os.path.join(workdir, ".ocrdeploy", "services")
 
 
 def record_path(workdir, name):
+    if not valid_name(name):
+        raise ValueError(name_error(name))
     return os.path.join(state_dir(workdir), name + ".json")
 
 
 def read_record(workdir, name):
+    """The record, None when there is none; BadRecord when one is there but unusable."""
+    path = record_path(workdir, name)
     try:
-        with open(record_path(workdir, name)) as fh:
-            return json.load(fh)
-    except (OSError, ValueError):
+        with open(path) as fh:
+            rec = json.load(fh)
+    except FileNotFoundError:
         return None
+    except (OSError, ValueError) as exc:
+        raise BadRecord("%s is unreadable (%s)" % (path, exc))
+    if not isinstance(rec, dict):
+        raise BadRecord("%s is not a service record (a JSON %s)" % (path, type(rec).__name__))
+    for key, low, high in (("pid", 1, 2 ** 31), ("port", 1, 65535)):
+        v = rec.get(key)
+        if not isinstance(v, int) or isinstance(v, bool) or not low <= v <= high:
+            raise BadRecord("%s: %s must be a number from %d to %d, got %r" % (path, key, low, high, v))
+    if not isinstance(rec.get("identity"), (dict, type(None))):
+        raise BadRecord("%s: identity must be an object, got %r" % (path, rec.get("identity")))
+    return rec
 
 
 def write_record(workdir, name, rec):
@@ -66,6 +105,50 @@ def alive(pid):
             return fh.read().split(")")[-1].split()[0] != "Z"
     except OSError:
         return True
+
+
+def _boot_id():
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as fh:
+            return fh.read().strip()
+    except OSError:
+        return None
+
+
+def identity(pid):
+    """What tells this process from a later one with the same pid; None when it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        with open("/proc/%d/cmdline" % pid, "rb") as fh:
+            cmdline = fh.read()
+    except (OSError, IndexError):
+        return None
+    try:
+        exe = os.readlink("/proc/%d/exe" % pid)
+    except OSError:
+        exe = None
+    # field 22 of /proc/PID/stat (the 20th after the command name) is the start time in clock ticks
+    return {"boot": _boot_id(), "start": int(fields[19]), "cmdline": hashlib.sha256(cmdline).hexdigest(),
+            "exe": exe}
+
+
+def same_process(rec):
+    """(True, None) when the recorded pid is still the process that was started, else (False, why)."""
+    pid, want = rec.get("pid"), rec.get("identity")
+    if not alive(pid):
+        return False, "not running"
+    if not want:
+        return False, ("the record has no process identity (written by an older ocrdeploy): pid %d is not "
+                       "signalled; check it with `ps -p %d -o args` and stop it yourself" % (pid, pid))
+    have = identity(pid)
+    if have is None:
+        return False, "not running"
+    if have["boot"] != want.get("boot") or have["start"] != want.get("start"):
+        return False, "stale record: pid %d is now another process (started later)" % pid
+    if have["cmdline"] != want.get("cmdline") and (have["exe"] is None or have["exe"] != want.get("exe")):
+        return False, "stale record: pid %d now runs another program" % pid
+    return True, None
 
 
 def port_open(port, host="127.0.0.1"):
@@ -131,28 +214,62 @@ def start_log(base, name):
     return log
 
 
+def _lock(workdir, port):
+    """Held while one start checks the record and the port, launches and records: two starts of one
+    service (or two services on one port) can never both be accepted."""
+    os.makedirs(state_dir(workdir), exist_ok=True)
+    fd = os.open(os.path.join(state_dir(workdir), ".port-%d.lock" % port), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def _claimed(workdir, port, name):
+    """Another live recorded service on this port (it may not listen yet: still loading)."""
+    for other in _names(workdir):
+        if other == name:
+            continue
+        try:
+            rec = read_record(workdir, other)
+        except BadRecord:
+            continue
+        if rec and rec.get("port") == port and same_process(rec)[0]:
+            return other, rec
+    return None, None
+
+
 def start(req):
     wd, name, port = req["workdir"], req["name"], int(req["port"])
-    rec = read_record(wd, name)
-    if rec and alive(rec.get("pid")):
-        return {"ok": False, "error": "%s already runs (pid %d, port %d); `inv stop` it first" % (
-            name, rec["pid"], rec.get("port", 0))}
-    if port_open(port):
-        return {"ok": False, "error": "port %d is already taken on this host: %s" % (port, who_listens(port))}
-    log = start_log(req["log"], name)
-    env = dict(os.environ)
-    env.update(req.get("env") or {})
-    with open(log, "ab") as out:
-        out.write(("\n==== %s starting %s\n" % (time.strftime("%Y-%m-%dT%H:%M:%S"), name)).encode())
-        out.flush()
-        proc = subprocess.Popen(req["argv"], stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=env, cwd=req.get("cwd") or wd, start_new_session=True, close_fds=True)
-    rec = {"name": name, "pid": proc.pid, "port": port, "log": log, "argv": req.get("shown") or req["argv"],
-           "started_at": time.time(), "kind": req.get("kind"), "gpu": req.get("gpu"), "bind": req.get("bind"),
-           "served_name": req.get("served_name"), "has_key": bool(req.get("has_key")),
-           "options": req.get("options") or {}}
-    write_record(wd, name, rec)
-    return {"ok": True, "pid": proc.pid, "record": rec}
+    fd = _lock(wd, port)
+    try:
+        try:
+            rec = read_record(wd, name)
+        except BadRecord as exc:
+            return {"ok": False, "error": "%s; if no %s runs, remove it and start again" % (exc, name)}
+        if rec and same_process(rec)[0]:
+            return {"ok": False, "error": "%s already runs (pid %d, port %d); `inv stop` it first" % (
+                name, rec["pid"], rec["port"])}
+        other, orec = _claimed(wd, port, name)
+        if other:
+            return {"ok": False, "error": "port %d belongs to %s (pid %d, still starting or running)" % (
+                port, other, orec["pid"])}
+        if port_open(port):
+            return {"ok": False, "error": "port %d is already taken on this host: %s" % (port, who_listens(port))}
+        log = start_log(req["log"], name)
+        env = dict(os.environ)
+        env.update(req.get("env") or {})
+        with open(log, "ab") as out:
+            out.write(("\n==== %s starting %s\n" % (time.strftime("%Y-%m-%dT%H:%M:%S"), name)).encode())
+            out.flush()
+            proc = subprocess.Popen(req["argv"], stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    env=env, cwd=req.get("cwd") or wd, start_new_session=True, close_fds=True)
+        rec = {"name": name, "pid": proc.pid, "port": port, "log": log, "argv": req.get("shown") or req["argv"],
+               "started_at": time.time(), "kind": req.get("kind"), "gpu": req.get("gpu"), "bind": req.get("bind"),
+               "served_name": req.get("served_name"), "has_key": bool(req.get("has_key")),
+               "options": req.get("options") or {}, "identity": identity(proc.pid)}
+        write_record(wd, name, rec)
+        return {"ok": True, "pid": proc.pid, "record": rec}
+    finally:
+        os.close(fd)
 
 
 def who_listens(port):
@@ -169,20 +286,23 @@ def who_listens(port):
 
 
 def wait(req):
-    """Poll until /v1/models lists the served id; stop at once if the process dies or time runs out."""
+    """Poll until /v1/models lists the served id; stop at once if the process dies or time runs out.
+
+    Without a record (a systemd unit) the port comes with the request and only the time limit ends it."""
     wd, name, timeout = req["workdir"], req["name"], float(req.get("timeout", 900))
-    rec = read_record(wd, name) or {}
-    pid, port, log, served = rec.get("pid"), rec.get("port"), rec.get("log"), req.get("served_name")
+    rec = read_record(wd, name) if req.get("port") is None else None
+    rec = rec or {}
+    port, log, served = req.get("port") or rec.get("port"), req.get("log") or rec.get("log"), req.get("served_name")
     start_t, last_phase = time.time(), None
     while True:
         elapsed = time.time() - start_t
-        if not alive(pid):
+        if rec and not same_process(rec)[0]:
             return {"ready": False, "reason": "exited", "phase": phase(tail(log)), "elapsed": elapsed}
         try:
             ids = model_ids(port, req.get("key"))
             if served in ids:
                 return {"ready": True, "ids": ids, "elapsed": elapsed}
-        except (OSError, ValueError, urllib.error.URLError):
+        except (OSError, ValueError, AttributeError, urllib.error.URLError):
             pass                                  # refused: still starting
         ph = phase(tail(log))
         if ph != last_phase or int(elapsed) % 10 == 0:
@@ -194,24 +314,34 @@ def wait(req):
         time.sleep(float(req.get("interval", 1.0)))
 
 
+def _names(workdir):
+    try:
+        return sorted(f[:-5] for f in os.listdir(state_dir(workdir)) if f.endswith(".json") and valid_name(f[:-5]))
+    except OSError:
+        return []
+
+
 def status(req):
     wd = req["workdir"]
     out = []
-    try:
-        names = sorted(f[:-5] for f in os.listdir(state_dir(wd)) if f.endswith(".json"))
-    except OSError:
-        names = []
-    for name in names:
+    for name in _names(wd):
         if req.get("name") and name != req["name"]:
             continue
-        rec = read_record(wd, name)
+        try:
+            rec = read_record(wd, name)
+        except BadRecord as exc:       # shown, never hidden: a live service may be behind it
+            out.append({"name": name, "alive": None, "ready": False, "error": str(exc), "record": "unreadable"})
+            continue
         if not rec:
             continue
+        live, why = same_process(rec)
         s = {"name": name, "pid": rec.get("pid"), "port": rec.get("port"), "log": rec.get("log"),
-             "kind": rec.get("kind"), "alive": alive(rec.get("pid")), "started_at": rec.get("started_at"),
-             "uptime": time.time() - rec["started_at"] if rec.get("started_at") else None, "gpu": rec.get("gpu"),
-             "bind": rec.get("bind"), "served_name": rec.get("served_name"), "has_key": rec.get("has_key"),
-             "options": rec.get("options")}
+             "kind": rec.get("kind"), "alive": live, "started_at": rec.get("started_at"),
+             "uptime": time.time() - rec["started_at"] if isinstance(rec.get("started_at"), (int, float)) else None,
+             "gpu": rec.get("gpu"), "bind": rec.get("bind"), "served_name": rec.get("served_name"),
+             "has_key": rec.get("has_key"), "options": rec.get("options")}
+        if why and why != "not running":
+            s["stale"] = why
         if s["alive"]:
             try:
                 s["ids"] = model_ids(rec["port"], req.get("key"))
@@ -222,7 +352,7 @@ def status(req):
                     s["error"] = ("the service requires its API key: pass --api-key" if not req.get("key") else
                                   "the service refused the API key given")
                     s["auth"] = "key missing" if not req.get("key") else "key refused"
-            except (OSError, ValueError, urllib.error.URLError) as exc:
+            except (OSError, ValueError, AttributeError, urllib.error.URLError) as exc:
                 s["ready"], s["error"] = False, str(exc)
             try:
                 s["metrics"] = get("http://127.0.0.1:%d/metrics" % rec["port"], key=req.get("key"))[1]
@@ -234,28 +364,40 @@ def status(req):
 
 def stop(req):
     wd, name, grace = req["workdir"], req["name"], float(req.get("grace", 30))
-    rec = read_record(wd, name)
+    try:
+        rec = read_record(wd, name)
+    except BadRecord as exc:
+        return {"ok": False, "error": "%s: nothing signalled; check for the process yourself, then remove the "
+                                      "record" % exc}
     if not rec:
         return {"ok": False, "error": "no service %s recorded on this host" % name}
-    pid = rec.get("pid")
-    result = {"ok": True, "pid": pid, "was_alive": alive(pid)}
-    if result["was_alive"]:
+    pid = rec["pid"]
+    live, why = same_process(rec)
+    result = {"ok": True, "pid": pid, "was_alive": live}
+    if not live and why != "not running":
+        if why.startswith("stale record"):
+            os.unlink(record_path(wd, name))
+            result["stale"] = why + "; nothing signalled, record removed"
+        else:
+            result.update({"ok": False, "error": why})
+        return result
+    if live:
         try:
             os.killpg(pid, signal.SIGTERM)        # the whole group: vLLM's engine core too
         except (ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGTERM)
         deadline = time.time() + grace
-        while alive(pid) and time.time() < deadline:
+        while same_process(rec)[0] and time.time() < deadline:
             time.sleep(0.2)
-        if alive(pid):
+        if same_process(rec)[0]:
             try:
                 os.killpg(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
             result["killed"] = True
             time.sleep(0.2)
-        result["stopped"] = not alive(pid)
-    if not alive(pid):
+        result["stopped"] = not same_process(rec)[0]
+    if not same_process(rec)[0]:
         os.unlink(record_path(wd, name))
     return result
 
@@ -282,8 +424,14 @@ ACTIONS = {"start": start, "wait": wait, "status": status, "stop": stop, "reques
 
 
 def main(argv):
-    req = json.loads(argv[1])
-    out = ACTIONS[req["action"]](req)
+    req = json.loads(sys.stdin.read() if argv[1] == "-" else argv[1])
+    if "name" in req and req["name"] is not None and not valid_name(req["name"]):
+        out = {"ok": False, "error": name_error(req["name"]), "services": []}
+    else:
+        try:
+            out = ACTIONS[req["action"]](req)
+        except BadRecord as exc:
+            out = {"ok": False, "ready": False, "reason": "bad record", "error": str(exc)}
     sys.stdout.write(MARKER + "\n" + json.dumps(out) + "\n")
     sys.stdout.flush()
 

@@ -136,9 +136,16 @@ def test_standard_has_no_spec_counters_and_public_needs_a_key(site):
     p = cli("serve", ["--standard", "--port", str(port), "--public", "--api-key", "s3cret", "--json"], inv)
     assert p.returncode == 0, p.stdout + p.stderr
     inst = json.loads(p.stdout)["hosts"]["localhost"]["instances"][0]
-    assert inst["bind"] == "0.0.0.0" and "s3cret" not in p.stdout and "'***'" in inst["command"]
+    assert inst["bind"] == "0.0.0.0" and "s3cret" not in p.stdout + p.stderr and "--api-key" not in inst["command"]
     assert '--limit-mm-per-prompt {"image":36}' in inst["command"]
     assert httpx.get(f"http://127.0.0.1:{port}/v1/models").status_code == 401
+    assert httpx.get(f"http://127.0.0.1:{port}/v1/models", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+    # the key reaches the server through its environment (VLLM_API_KEY, owner-only), not its command line
+    pid = inst["pid"]
+    assert b"s3cret" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+    assert b"VLLM_API_KEY=s3cret\0" in Path(f"/proc/{pid}/environ").read_bytes()
+    record = wd / ".ocrdeploy" / "services" / f"minicpm-ocr-{port}.json"
+    assert "s3cret" not in record.read_text() and json.loads(record.read_text())["has_key"] is True
     s = json.loads(cli("status", ["--json", "--api-key", "s3cret"], inv).stdout)["hosts"]["localhost"]["services"][0]
     assert s["ready"] and s["spec_decode"]["state"] == "not started with --speculative-config"
 

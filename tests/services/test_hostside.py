@@ -1,0 +1,209 @@
+"""The host side of serve/status/stop (services.hostside) on this machine: records, process identity, names,
+the start lock and damaged records.  Real processes throughout: a `sleep` stands for a server where only
+its pid, start time and command line matter."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ocrdeploy.services import hostside as service_host
+from ocrdeploy.provision.connection import LocalConnection
+from ocrdeploy.services.control import host_call, status_all, stop_service
+from ocrdeploy.inventory import Host
+
+HOST_PY = Path(service_host.__file__)
+
+
+@pytest.fixture
+def procs():
+    """Processes a test starts; all killed (by pid) at the end."""
+    started = []
+
+    def spawn(*argv):
+        p = subprocess.Popen(list(argv) or ["sleep", "300"], start_new_session=True)
+        started.append(p)
+        return p
+
+    yield spawn
+    for p in started:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as fh:
+        return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def start(wd, name="minicpm-ocr-18499", argv=("sleep", "300"), port=None):
+    port = port or _free_port()
+    return service_host.start({"workdir": str(wd), "name": name, "port": port, "argv": list(argv),
+                               "log": str(wd / f"{name}.log")})
+
+
+def _free_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def record_file(wd, name="minicpm-ocr-18499"):
+    return wd / ".ocrdeploy" / "services" / f"{name}.json"
+
+
+def test_a_reused_pid_is_a_stale_record_never_a_kill(tmp_path, procs):
+    """The recorded server died and the kernel gave its pid to another process: stop must not signal
+    it and status must not call it alive (the identity recorded at launch no longer matches)."""
+    r = start(tmp_path, argv=(sys.executable, "-c", "pass"))
+    assert r["ok"] and r["record"]["identity"]["start"] > 0
+    deadline = time.time() + 10
+    while alive(r["pid"]) and time.time() < deadline:
+        time.sleep(0.05)
+    bystander = procs("sleep", "300")
+    rec = json.loads(record_file(tmp_path).read_text())
+    rec["pid"] = bystander.pid                       # what a reused pid looks like to the record
+    record_file(tmp_path).write_text(json.dumps(rec))
+
+    (s,) = service_host.status({"workdir": str(tmp_path)})["services"]
+    assert s["alive"] is False and s["stale"].startswith(f"stale record: pid {bystander.pid} is now another process")
+    out = service_host.stop({"workdir": str(tmp_path), "name": "minicpm-ocr-18499", "grace": 1})
+    assert out["ok"] and out["was_alive"] is False and "nothing signalled" in out["stale"]
+    assert alive(bystander.pid) and not record_file(tmp_path).exists()
+
+
+def test_a_record_without_identity_is_not_signalled(tmp_path, procs):
+    bystander = procs("sleep", "300")
+    record_file(tmp_path).parent.mkdir(parents=True)
+    record_file(tmp_path).write_text(json.dumps({"name": "minicpm-ocr-18499", "pid": bystander.pid, "port": 18499}))
+    out = service_host.stop({"workdir": str(tmp_path), "name": "minicpm-ocr-18499", "grace": 1})
+    assert out["ok"] is False and "no process identity" in out["error"]
+    assert alive(bystander.pid) and record_file(tmp_path).exists()
+
+
+def test_the_recorded_process_itself_is_stopped(tmp_path):
+    r = start(tmp_path)
+    (s,) = service_host.status({"workdir": str(tmp_path)})["services"]
+    assert s["alive"] is True and "stale" not in s
+    out = service_host.stop({"workdir": str(tmp_path), "name": "minicpm-ocr-18499", "grace": 5})
+    assert out["was_alive"] and out["stopped"] and not alive(r["pid"])
+
+
+@pytest.mark.parametrize("name", ["/tmp/v", "../../x", "a/b", "..", ".hidden", "x" * 200, ""])
+def test_names_are_plain_names_on_the_host(tmp_path, procs, name):
+    """A name reaches the host helper as it was typed; it must never address a file elsewhere."""
+    victim = procs("sleep", "300")
+    outside = tmp_path / "v.json"
+    outside.write_text(json.dumps({"pid": victim.pid, "port": 1, "identity": None}))
+    conn = LocalConnection(Host("localhost"))
+    wd = tmp_path / "wd"
+    for out in (stop_service(conn, str(wd), name, grace=1),
+                host_call(conn, {"action": "wait", "workdir": str(wd), "name": name, "timeout": 1})):
+        assert out["ok"] is False and "is not a service name" in out["error"]
+    assert outside.exists() and alive(victim.pid)
+
+
+def test_names_are_plain_names_on_the_command_line(tmp_path):
+    target = tmp_path / "v.json"
+    target.write_text("{}")
+    inv = tmp_path / "inv.yml"
+    inv.write_text(json.dumps({"all": {"vars": {"workdir": str(tmp_path / "wd")}}}))
+    for task, name in (("stop", str(tmp_path / "v")), ("stop", "../../x"), ("status", "../v")):
+        p = subprocess.run([sys.executable, "-m", "ocrdeploy", task, "--inventory", str(inv), "--name", name],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2 and p.stderr.startswith(f"error: --name {name!r} is not a service name"), p.stderr
+    assert target.exists()
+
+
+DRIVER = """import json, sys, time
+sys.path.insert(0, {dir!r})
+import hostside as service_host
+req, at = json.loads(sys.argv[1]), float(sys.argv[2])
+time.sleep(max(0, at - time.time()))
+print(json.dumps(service_host.start(req)))
+"""
+
+
+def test_simultaneous_starts_of_one_service_accept_exactly_one(tmp_path):
+    """Several starts of one service at the same instant (separate processes, as two `inv serve` runs):
+    exactly one is accepted, and the record names the process that runs."""
+    driver = tmp_path / "driver.py"
+    driver.write_text(DRIVER.format(dir=str(HOST_PY.parent)))
+    pids = []
+    try:
+        for trial in range(5):
+            wd = tmp_path / f"wd{trial}"
+            req = {"workdir": str(wd), "name": "minicpm-ocr-18499", "port": _free_port(),
+                   "argv": ["sleep", "300"], "log": str(wd / "s.log")}
+            at = time.time() + 1.5
+            runs = [subprocess.Popen([sys.executable, str(driver), json.dumps(req), str(at)], stdout=subprocess.PIPE,
+                                     text=True) for _ in range(6)]
+            outs = [json.loads(p.communicate(timeout=60)[0]) for p in runs]
+            pids += [o["pid"] for o in outs if o.get("ok")]
+            accepted = [o for o in outs if o["ok"]]
+            assert len(accepted) == 1, outs
+            assert all("already runs" in o["error"] for o in outs if not o["ok"])
+            assert json.loads(record_file(wd).read_text())["pid"] == accepted[0]["pid"]
+    finally:
+        for pid in pids:
+            os.killpg(pid, signal.SIGKILL)
+
+
+def test_two_services_cannot_claim_one_port_while_the_first_loads(tmp_path):
+    port = _free_port()
+    first = start(tmp_path, "minicpm-ocr-%d" % port, port=port)       # runs, not listening yet
+    try:
+        second = start(tmp_path, "deepseek-ocr-%d" % port, port=port)
+        assert not second["ok"] and second["error"] == (
+            f"port {port} belongs to minicpm-ocr-{port} (pid {first['pid']}, still starting or running)")
+    finally:
+        os.killpg(first["pid"], signal.SIGKILL)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "a list", "pid as text", "port as text", "pid negative"])
+def test_a_damaged_record_is_shown_and_spares_the_others(tmp_path, damage):
+    good = start(tmp_path, "minicpm-ocr-1")
+    bad = record_file(tmp_path, "minicpm-ocr-2")
+    sound = json.loads(record_file(tmp_path, "minicpm-ocr-1").read_text())
+    try:
+        bad.write_text({"truncated": json.dumps(sound)[:40], "a list": "[1, 2]",
+                        "pid as text": json.dumps({**sound, "pid": "123"}),
+                        "port as text": json.dumps({**sound, "port": "x"}),
+                        "pid negative": json.dumps({**sound, "pid": -1})}[damage])
+        services = {s["name"]: s for s in service_host.status({"workdir": str(tmp_path)})["services"]}
+        assert services["minicpm-ocr-1"]["alive"] is True
+        assert services["minicpm-ocr-2"]["record"] == "unreadable" and str(bad) in services["minicpm-ocr-2"]["error"]
+        again = start(tmp_path, "minicpm-ocr-2")       # a live service may hide behind it: never started over
+        assert not again["ok"] and str(bad) in again["error"]
+        out = service_host.stop({"workdir": str(tmp_path), "name": "minicpm-ocr-2"})
+        assert not out["ok"] and "nothing signalled" in out["error"] and bad.exists()
+        assert service_host.stop({"workdir": str(tmp_path), "name": "minicpm-ocr-1", "grace": 5})["stopped"]
+    finally:
+        if alive(good["pid"]):
+            os.killpg(good["pid"], signal.SIGKILL)
+
+
+def test_the_key_never_reaches_the_helpers_command_line(tmp_path):
+    """status/wait/request carry the API key: it goes to the host helper on stdin, not in its argv."""
+    shown = []
+
+    class Watched(LocalConnection):
+        def _run_text(self, text, shown_text, **kw):
+            shown.append(text)
+            return super()._run_text(text, shown_text, **kw)
+
+    conn = Watched(Host("localhost"))
+    out = status_all(conn, str(tmp_path), None, "s3cret-key")
+    assert out == {"services": []} and shown and not any("s3cret-key" in t for t in shown)
