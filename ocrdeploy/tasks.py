@@ -120,7 +120,7 @@ def _exit(code):
 @cli_errors
 @host_options
 def facts(c, host=None, group=None, inventory=None, json=False, raw=False,
-          accept_new_host_keys=False, connect_timeout=10):
+          accept_new_host_keys=False, connect_timeout=None):
     """Gather each host's facts in one round trip and print them."""
     from .commands.preflight import run_facts
 
@@ -134,7 +134,7 @@ def facts(c, host=None, group=None, inventory=None, json=False, raw=False,
 @cli_errors
 @host_options
 def preflight(c, host=None, group=None, inventory=None, recipe=None, json=False,
-              accept_new_host_keys=False, connect_timeout=10, network_timeout=1.0):
+              accept_new_host_keys=False, connect_timeout=None, network_timeout=None):
     """Check driver, VRAM, free GPU, disk, Pythons, gcc-13, GitHub and proxies on each host."""
     from .commands.preflight import run_preflight
 
@@ -160,7 +160,7 @@ def preflight(c, host=None, group=None, inventory=None, recipe=None, json=False,
 @cli_errors
 @host_options
 def diagnose(c, log=None, host=None, inventory=None, service=False, service_name=None, rules=None, json=False,
-             fix=False, yes=False, context=2, accept_new_host_keys=False, connect_timeout=10):
+             fix=False, yes=False, context=None, accept_new_host_keys=False, connect_timeout=None):
     """Match logs against the error table: known failures with cause and fix, harmless noise, unexplained errors.
 
     Exit codes: 0 nothing wrong found, 1 a known error, 3 only unrecognised errors, 2 input error.
@@ -191,7 +191,7 @@ def diagnose(c, log=None, host=None, inventory=None, service=False, service_name
 @host_options
 def install(c, host=None, group=None, inventory=None, recipe=None, check=False, step=None, from_=None, force=False,
             verbose=0, skip_preflight=False, deps_dir=None, set=None, facts=None, json=False, docker=False,
-            docker_dir=None, accept_new_host_keys=False, connect_timeout=10, pip_index_url=None):
+            docker_dir=None, accept_new_host_keys=False, connect_timeout=None, pip_index_url=None):
     """Install a recipe's environments, idempotently: only the steps the facts say are needed run."""
     from .commands.install import run_docker, run_install
 
@@ -231,7 +231,7 @@ def install(c, host=None, group=None, inventory=None, recipe=None, check=False, 
 @host_options
 def models(c, host=None, group=None, inventory=None, model=None, source=None, from_=None, via_controller=False,
            verify_only=False, path=None, manifest=None, kind=None, rehash=False, check=False, json=False,
-           layout_url=None, endpoint=None, verbose=0, accept_new_host_keys=False, connect_timeout=10):
+           layout_url=None, endpoint=None, verbose=0, accept_new_host_keys=False, connect_timeout=None):
     """Download the models on each host and verify them (sha256 against the release manifest and the hub)."""
     from .errors import UsageError
     from .commands.models import run_models, verify_only as verify_local
@@ -276,8 +276,8 @@ SERVE_HELP = {k: HOST_HELP[k] for k in ("host", "inventory", "accept-new-host-ke
 @cli_errors
 @host_options
 def serve(c, host=None, inventory=None, dspark=False, standard=False, backend=None, gpu=None, port=None,
-          instances=1, public=False, api_key=None, systemd=False, timeout=900, json=False,
-          accept_new_host_keys=False, connect_timeout=10, gpu_memory_utilization=None, max_model_len=None,
+          instances=None, public=False, api_key=None, systemd=False, timeout=None, json=False,
+          accept_new_host_keys=False, connect_timeout=None, gpu_memory_utilization=None, max_model_len=None,
           max_num_seqs=None, enforce_eager=False, no_flashinfer_sampler=False, allow_release_mismatch=False):
     """Start the OCR service (vLLM + DSpark by default) and wait until /v1/models lists minicpm-ocr."""
     from .errors import UsageError
@@ -301,7 +301,7 @@ def serve(c, host=None, inventory=None, dspark=False, standard=False, backend=No
 @cli_errors
 @host_options
 def status(c, host=None, inventory=None, name=None, api_key=None, json=False, accept_new_host_keys=False,
-           connect_timeout=10):
+           connect_timeout=None):
     """Per service: pid alive, port, ready, model ids, uptime, and DSpark's accept length from /metrics."""
     from .commands.services import run_status
 
@@ -314,8 +314,8 @@ def status(c, host=None, inventory=None, name=None, api_key=None, json=False, ac
 @task(help={**SERVE_HELP, "name": "Only this service", "grace": "Seconds between SIGTERM and SIGKILL (default 30)"})
 @cli_errors
 @host_options
-def stop(c, host=None, inventory=None, name=None, grace=30, json=False, accept_new_host_keys=False,
-         connect_timeout=10):
+def stop(c, host=None, inventory=None, name=None, grace=None, json=False, accept_new_host_keys=False,
+         connect_timeout=None):
     """Stop what `inv serve` started, by pid, and wait for it to end."""
     from .commands.services import run_stop
 
@@ -335,7 +335,7 @@ def stop(c, host=None, inventory=None, name=None, grace=30, json=False, accept_n
 @cli_errors
 @host_options
 def verify(c, host=None, inventory=None, name=None, api_key=None, verify_transformers=None, verify_vllm=None,
-           json=False, accept_new_host_keys=False, connect_timeout=10, server_url=None, backend=None):
+           json=False, accept_new_host_keys=False, connect_timeout=None, server_url=None, backend=None):
     """Readiness, a smoke request, DSpark counters, sample pages through the SDK; each check passed/failed/not run."""
     from .commands.verify import run_verify
 
@@ -356,7 +356,7 @@ def verify(c, host=None, inventory=None, name=None, api_key=None, verify_transfo
 @cli_errors
 @host_options
 def parse(c, input=None, output=None, host=None, inventory=None, backend=None, server_url=None, all_pages=False,
-          run_root=None, json=False, accept_new_host_keys=False, connect_timeout=10):
+          run_root=None, json=False, accept_new_host_keys=False, connect_timeout=None):
     """Parse a document through the SDK on the host: input.limit=1 first, then (--all-pages) every page."""
     from .commands.parse import run_parse
     from .errors import UsageError
@@ -386,7 +386,7 @@ def parse(c, input=None, output=None, host=None, inventory=None, backend=None, s
 @host_options
 def deepseek_config(c, host=None, inventory=None, mode=None, max_crops=None, max_concurrency=None, input=None,
                     output=None, prompt="grounding", downgrade=False, single_image_oom=False, check=False, json=False,
-                    accept_new_host_keys=False, connect_timeout=10, gpu=None):
+                    accept_new_host_keys=False, connect_timeout=None, gpu=None):
     """Write DeepSeek-OCR-vllm/config.py for the host's GPU: mode, crops, concurrency, workers, absolute paths."""
     from .commands.deepseek_config import run_deepseek_config
 
@@ -406,7 +406,7 @@ DS_GPU_HELP = "The GPU to run on (default: the one config.py was sized for, else
 @cli_errors
 @host_options
 def deepseek_verify(c, host=None, inventory=None, compare_modes=False, json=False, accept_new_host_keys=False,
-                    connect_timeout=10, gpu=None):
+                    connect_timeout=None, gpu=None):
     """DeepSeek-OCR's batch script on the project's sample pages: headings, tables, LaTeX, figures, no garbage."""
     from .commands.deepseek_verify import run_deepseek_verify
 
@@ -423,7 +423,7 @@ def deepseek_verify(c, host=None, inventory=None, compare_modes=False, json=Fals
 @cli_errors
 @host_options
 def deepseek_run(c, host=None, inventory=None, input=None, output=None, eval=False, json=False,
-                 accept_new_host_keys=False, connect_timeout=10, gpu=None):
+                 accept_new_host_keys=False, connect_timeout=None, gpu=None):
     """DeepSeek-OCR's batch scripts on your files with the host's config.py: PDF, images, or a benchmark."""
     from .commands.deepseek_run import run_deepseek_batch
 

@@ -86,3 +86,31 @@ def test_every_short_flag_is_a_letter_and_install_help_names_every_recipe():
     assert all(r in recipe_help for r in recipe_names())
     p = run(["install", "--help"])
     assert "--docker-dir=STRING" in p.stdout and "--=" not in p.stdout
+
+
+@pytest.mark.parametrize("args, line", [
+    (["preflight", "--network-timeout", "abc"], "error: --network-timeout must be a number, got 'abc'"),
+    (["preflight", "--connect-timeout", "0"], "error: --connect-timeout must be greater than 0, got '0'"),
+    (["facts", "--connect-timeout", "nan"], "error: --connect-timeout must be a finite number, got 'nan'"),
+    (["stop", "--grace", "abc"], "error: --grace must be a number, got 'abc'"),
+    (["serve", "--timeout", "nan"], "error: --timeout must be a finite number, got 'nan'"),
+    (["serve", "--timeout", "-1"], "error: --timeout must be greater than 0, got '-1'"),
+    (["serve", "--instances", "1.5"], "error: --instances must be a whole number, got '1.5'"),
+    (["serve", "--port", "70000"], "error: --port must be at most 65535, got '70000'"),
+    (["diagnose", "--log", "x.log", "--context", "2.5"], "error: --context must be a whole number, got '2.5'"),
+])
+def test_numeric_options_are_one_clear_line(tmp_path, args, line):
+    inv = tmp_path / "inv.yml"
+    inv.write_text(f"all:\n  vars:\n    workdir: {tmp_path}/wd\n")
+    p = run([*args, "--inventory", str(inv)])
+    assert (p.returncode, p.stderr) == (2, line + "\n")
+
+
+def test_fractional_timeouts_are_accepted(tmp_path):
+    inv = tmp_path / "inv.yml"
+    inv.write_text(f"all:\n  vars:\n    workdir: {tmp_path}/wd\n")
+    p = run(["preflight", "--json", "--connect-timeout", "2.5", "--network-timeout", "0.5", "--inventory", str(inv)],
+            box="rtx5090-590")
+    assert "Traceback" not in p.stderr and json.loads(p.stdout)["hosts"]["localhost"]["reachable"] is True
+    p = run(["stop", "--grace", "0.5", "--inventory", str(inv)])
+    assert (p.returncode, p.stdout.strip()) == (0, "localhost: nothing to stop")

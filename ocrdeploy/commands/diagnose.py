@@ -6,6 +6,7 @@ import json as _json
 import sys
 
 from .hosts import open_session
+from .options import number
 
 
 def run_diagnose(*, logs, host, inventory, service, service_name, rules, json, fix, yes, context,
@@ -18,12 +19,7 @@ def run_diagnose(*, logs, host, inventory, service, service_name, rules, json, f
     logs = list(logs or [])
     if not logs and not service and not service_name:
         raise UsageError("nothing to scan: give --log FILE (repeatable, '-' for stdin) or --service")
-    try:
-        context = int(context)
-    except (TypeError, ValueError):
-        raise UsageError(f"--context must be a whole number, got {context!r}")
-    if not 0 <= context <= 20:
-        raise UsageError(f"--context must be between 0 and 20, got {context}")
+    context = number(context, "context", 2, whole=True, minimum=0, maximum=20)
     table = load_table(list(rules or []))
     session = open_session(host, None, inventory, accept_new_host_keys, connect_timeout)
     if len(session.hosts) != 1:

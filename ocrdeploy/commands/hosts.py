@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from ..errors import UsageError
 from ..provision.report import console, reachable
 from ..provision.session import DEFAULT_FORKS
+from .options import number
 
 
 @dataclass(frozen=True)
@@ -47,16 +48,6 @@ def current_options() -> RunOptions:
     return _RUN_OPTIONS.get()
 
 
-def _positive(value, name):
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise UsageError(f"--{name} must be a number, got {value!r}")
-    if number <= 0:
-        raise UsageError(f"--{name} must be > 0, got {value!r}")
-    return number
-
-
 def whole(value, name, minimum=1) -> int:
     if isinstance(value, bool) or not str(value).strip().isdigit():
         raise UsageError(f"--{name} must be a whole number >= {minimum}, got {value!r}")
@@ -79,7 +70,7 @@ def open_session(host, group, inventory, accept_new_host_keys, connect_timeout):
 
     opts = current_options()
     hosts = selected_hosts(host, group, inventory, opts.limit)
-    return Session(hosts, connect_timeout=_positive(connect_timeout, "connect-timeout"),
+    return Session(hosts, connect_timeout=number(connect_timeout, "connect-timeout", 10, above=0),
                    accept_new_host_keys=accept_new_host_keys, max_parallel=opts.forks,
                    verbosity=opts.verbosity)
 

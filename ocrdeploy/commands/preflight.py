@@ -5,6 +5,7 @@ from __future__ import annotations
 import json as _json
 
 from .hosts import open_session
+from .options import number
 
 
 def _gather_all(session, net_timeout=1.0, sources=None):
@@ -57,7 +58,7 @@ def run_preflight(*, host, group, inventory, recipe, json, accept_new_host_keys,
     from ..recipes.sources import sources_for
 
     chosen = get_recipe(recipe)
-    net_timeout = float(network_timeout)
+    net_timeout = number(network_timeout, "network-timeout", 1.0, minimum=0)
     session = open_session(host, group, inventory, accept_new_host_keys, connect_timeout)
     sources = {h.name: [s.to_dict() for s in sources_for(chosen.name, h.vars)] for h in session.hosts}
     with session:

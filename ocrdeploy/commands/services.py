@@ -14,6 +14,7 @@ from ..provision.kinds import STATE_FILE, venv_python
 from ..recipes.cuda_steps import cu13_dir
 from ..provision.report import console
 from .hosts import map_hosts
+from .options import number
 from ..services.control import (Instance, accept_length, serve_with_retries, status_all, stop_service,
                                 systemd_env_file, systemd_unit, wait_ready)
 from ..provision.step import absolute, wd
@@ -218,12 +219,9 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
         raise UsageError("--public binds 0.0.0.0: give --api-key KEY as well")
     if api_key and backend == "transformers":
         raise UsageError("transformers serve takes no API key: keep it on loopback and tunnel (ssh -L)")
-    try:
-        port, instances, timeout = int(port), int(instances), float(timeout)
-    except (TypeError, ValueError):
-        raise UsageError("--port, --instances and --timeout must be numbers")
-    if not (1 <= port <= 65535 and 1 <= instances <= 16 and timeout > 0):
-        raise UsageError("--port must be 1-65535, --instances 1-16, --timeout > 0")
+    port = number(port, "port", None, whole=True, minimum=1, maximum=65535)
+    instances = number(instances, "instances", 1, whole=True, minimum=1, maximum=16)
+    timeout = number(timeout, "timeout", 900, above=0)
     con = console(stderr=as_json)
 
     def one(conn, h):
@@ -447,6 +445,7 @@ def run_status(*, host, inventory, name, api_key, as_json, accept_new_host_keys,
 
 def run_stop(*, host, inventory, name, grace, as_json, accept_new_host_keys, connect_timeout) -> int:
     check_name(name)
+    grace = number(grace, "grace", 30, minimum=0)
 
     def one(conn, h):
         facts = _facts(conn, h)

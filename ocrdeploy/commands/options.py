@@ -1,0 +1,38 @@
+"""Numeric options, parsed here and not by invoke.
+
+Invoke converts an option's value with the type of its default, so `--connect-timeout 2.5`
+(an int default) or `--grace abc` ended in a ValueError traceback, and `--timeout nan` was
+taken.  The tasks give these options no typed default; each command reads them through
+`number`, which allows fractions where they make sense and says in one line what is wrong.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..errors import UsageError
+
+
+def number(value, option: str, default, *, above=None, minimum=None, maximum=None, whole=False):
+    """`value` (a string from the command line, or None for `default`) as a finite number."""
+    if value is None:
+        value = default
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        n = float(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"--{option} must be a number, got {value!r}")
+    if not math.isfinite(n):
+        raise UsageError(f"--{option} must be a finite number, got {value!r}")
+    if whole:
+        if n != int(n):
+            raise UsageError(f"--{option} must be a whole number, got {value!r}")
+        n = int(n)
+    if above is not None and not n > above:
+        raise UsageError(f"--{option} must be greater than {above:g}, got {value!r}")
+    if minimum is not None and n < minimum:
+        raise UsageError(f"--{option} must be at least {minimum:g}, got {value!r}")
+    if maximum is not None and n > maximum:
+        raise UsageError(f"--{option} must be at most {maximum:g}, got {value!r}")
+    return n
