@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json as _json
+import posixpath
 import re
 from functools import partial
 
@@ -45,9 +46,12 @@ def check_gpu(gpu) -> str:
     """--gpu: auto, an index, or a comma list of indexes; it ends up in CUDA_VISIBLE_DEVICES and in a
     systemd unit, so nothing else gets through."""
     text = "auto" if gpu in (None, "") else str(gpu)
-    if text != "auto" and not re.fullmatch(r"[0-9]{1,3}(,[0-9]{1,3})*", text.replace(" ", "")):
+    if text == "auto":
+        return text
+    parts = [p.strip() for p in text.split(",")]
+    if not all(re.fullmatch(r"[0-9]{1,3}", p) for p in parts):
         raise UsageError(f"--gpu {text!r}: give auto, a GPU index (0) or a comma list of indexes (0,1)")
-    return text.replace(" ", "")
+    return ",".join(parts)
 
 
 def check_name(name):
@@ -374,6 +378,7 @@ def _systemd(conn, h, workdir, inst, timeout, show=None):
     stage = f"{workdir}/.ocrdeploy/staging"
     staged = [f"{stage}/{unit_name}"] + ([f"{stage}/{inst.name}.env"] if secrets else [])
     conn.run(["mkdir", "-p", "-m", "0700", stage])
+    conn.run(["mkdir", "-p", posixpath.dirname(inst.log)])     # systemd's append: creates the log, not its dir
     conn.run(["chmod", "0700", stage])
     try:
         conn.put_data(unit, staged[0])
