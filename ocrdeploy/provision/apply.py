@@ -18,11 +18,15 @@ from dataclasses import asdict, dataclass, field
 from . import facts as facts_mod
 from .command import Command, Script
 from .connection import CommandFailed
+from .probe import mask_url
 from .step import CHANGED, FAILED, OK, SKIPPED, NotYet, Request, StepError
 
-_WRAP = ('log=$1; shown=$2; shift 2; mkdir -p "${log%/*}"; '
+# The log and its directory are the user's alone (0600/0700): a command's output may hold what it was
+# given; the command itself runs with the caller's umask.
+_OPEN_LOG = '(umask 077; mkdir -p "${log%/*}"; : >> "$log"); chmod 600 "$log"; '
+_WRAP = ('log=$1; shown=$2; shift 2; ' + _OPEN_LOG +
          'printf "\\n$ %s\\n" "$shown" >> "$log"; exec "$@" >> "$log" 2>&1')
-_WRAP_TEE = ('log=$1; shown=$2; shift 2; mkdir -p "${log%/*}"; printf "\\n$ %s\\n" "$shown" >> "$log"; '
+_WRAP_TEE = ('log=$1; shown=$2; shift 2; ' + _OPEN_LOG + 'printf "\\n$ %s\\n" "$shown" >> "$log"; '
              '{ "$@" 2>&1; echo $? > "$log.rc"; } | tee -a "$log"; rc=$(cat "$log.rc"); rm -f "$log.rc"; exit "$rc"')
 NINJA = re.compile(rb"\[(\d+)/(\d+)\]")
 BYTES = re.compile(rb"@@progress (\S+) (\d+) (\d+)")
@@ -135,7 +139,7 @@ class Applier:
             if not decision.needed and not self.force:
                 self._done(StepResult(step.name, OK, decision.reason), start)
                 continue
-            reason = decision.reason if decision.needed else f"forced ({decision.reason})"
+            reason = mask_url(decision.reason if decision.needed else f"forced ({decision.reason})")
             try:
                 cmds = step.commands(facts, self.vars)
             except StepError as exc:
@@ -178,6 +182,7 @@ class Applier:
 
     def _done(self, result: StepResult, start: float):
         result.seconds = round(time.monotonic() - start, 3)
+        result.reason, result.tail = mask_url(result.reason), mask_url(result.tail)   # what is shown and kept
         self.run.results.append(result)
         self._report("step", result, self.check)
 

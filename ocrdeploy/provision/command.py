@@ -11,6 +11,8 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
+from .probe import mask_url
+
 
 class Secret(str):
     """A string that is shown as *** (or as its `shown` form, e.g. a URL with only its password
@@ -56,12 +58,13 @@ class Command:
 
 
 def _q(part, mask: bool) -> str:
-    """One shell word; masked for display: secrets as '***', scripts by their label."""
+    """One shell word; masked for display: secrets as '***', scripts by their label, credentials in
+    URLs (a token in a git URL, a proxy password) as ***."""
     if mask and isinstance(part, Secret):
         return shlex.quote(part.shown)
     if mask and isinstance(part, Script):
         return f"<{part.label}>"
-    return shlex.quote(str(part))
+    return shlex.quote(mask_url(str(part)) if mask else str(part))
 
 
 def to_shell(argv: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | None = None,

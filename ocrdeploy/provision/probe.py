@@ -580,8 +580,36 @@ def _read_small(path, limit=65536):
     return data.decode("utf-8", "replace")
 
 
-def _mask(url):
-    return re.sub(r"//[^/@\s]+@", "//***@", url) if url else url
+_URL = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^\s'\"<>]+)")
+
+
+def _mask_rest(scheme, rest):
+    """rest: what follows 'scheme://' (or a whole scheme-less value): its userinfo as ***."""
+    slash = rest.find("/")
+    head, tail_ = (rest, "") if slash < 0 else (rest[:slash], rest[slash:])
+    if "@" in head:
+        user, _, host = head.rpartition("@")
+        if scheme or ":" in user:
+            return scheme + "***@" + host + tail_
+    elif tail_:
+        user, colon, password = head.partition(":")
+        at = tail_.find("@")
+        if colon and not password.isdigit() and at > 0 and "/" not in tail_[at:].split("/", 1)[0]:
+            return scheme + "***@" + tail_[at + 1:]          # a password with '/' in it
+    return scheme + rest
+
+
+def mask_url(text):
+    """Credentials in URLs as ***, wherever they are in `text`: proxy passwords (with '@' or '/' in
+    them, or the scheme-less user:pass@host:port form) and tokens in git URLs
+    (https://oauth2:TOKEN@host/...).  It lives in the probe because the probe runs alone on the
+    host; the controller's commands, reports and logs use this same function."""
+    if not text or not isinstance(text, str):
+        return text
+    masked = _URL.sub(lambda m: _mask_rest(m.group(1), m.group(2)), text)
+    if "://" not in text and "@" in text and not any(c.isspace() for c in text):
+        masked = _mask_rest("", text)
+    return masked
 
 
 def _proxy(overrides=None):
@@ -597,7 +625,7 @@ def _proxy(overrides=None):
     values = {}
     for name in ("http_proxy", "https_proxy", "no_proxy"):
         v = env.get(name) or env.get(name.upper())
-        values[name] = _mask(v) if name != "no_proxy" else v
+        values[name] = mask_url(v) if name != "no_proxy" else v
     values["loopback_bypassed"] = {h: bool(proxy_bypass_environment(h, {"no": values["no_proxy"] or ""}))
                                    for h in ("127.0.0.1", "localhost")}
     return values

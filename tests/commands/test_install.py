@@ -94,3 +94,25 @@ def test_docker_takes_the_guides_pip_mirror_as_a_build_argument(tmp_path):
     assert "--build-arg PIP_INDEX_URL=https://pypi.tuna.tsinghua.edu.cn/simple" in (out / "BUILD.md").read_text()
     p = run(["--recipe", "deepseek-ocr-vllm085", "--docker", "--docker-dir", str(tmp_path / "plain")])
     assert "ARG PIP_INDEX_URL=\n" in (tmp_path / "plain" / "Dockerfile").read_text()   # pip's own index
+
+
+def test_a_token_in_the_sdk_url_is_never_shown_or_logged(tmp_path):
+    """sdk_repo with credentials (https://oauth2:TOKEN@host/...): --check, the step lines, --json and the
+    step log show *** (the clone is refused at once: nothing listens on port 9); the log is the user's only."""
+    wd = tmp_path / "wd"
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd),
+                                                    "sdk_repo": "https://oauth2:TOK3N@127.0.0.1:9/org/sdk.git"}}}))
+    base = ["--inventory", str(inv), "--recipe", "sdk-only", "--step", "sdk-clone", "--skip-preflight"]
+    check = run([*base, "--check"])
+    assert "git clone 'https://***@127.0.0.1:9/org/sdk.git'" in check.stdout
+    ran = run([*base, "--json"])
+    assert ran.returncode == 1
+    (step,) = json.loads(ran.stdout)["hosts"]["localhost"]["steps"]
+    assert step["reason"].startswith("`git clone 'https://***@127.0.0.1:9/org/sdk.git' ") and "exited with" in step["reason"]
+    assert "localhost | sdk-clone: running (not cloned yet (https://***@127.0.0.1:9/org/sdk.git))" in ran.stderr
+    log = Path(step["log"])
+    assert "$ git clone 'https://***@127.0.0.1:9/org/sdk.git'" in log.read_text()
+    assert (log.stat().st_mode & 0o777, log.parent.stat().st_mode & 0o777) == (0o600, 0o700)
+    for text in (check.stdout, check.stderr, ran.stdout, ran.stderr, log.read_text()):
+        assert "TOK3N" not in text

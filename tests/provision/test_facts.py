@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ocrdeploy.provision import facts as facts_mod
 from ocrdeploy.provision import probe
 
@@ -106,12 +108,45 @@ def test_the_hosts_python3_is_marked(tmp_path, monkeypatch):
     assert [os.path.realpath(p["path"]) for p in marked] == [real]
 
 
-def test_proxy_facts_mask_credentials(monkeypatch, tmp_path):
-    monkeypatch.setenv("https_proxy", "http://alice:s3cret@proxy.corp:3128")
+PROXIES = [  # (value as users write it, what the facts show)
+    ("http://alice:s3cret@proxy.corp:3128", "http://***@proxy.corp:3128"),
+    ("http://alice:s3c@ret@proxy.corp:3128", "http://***@proxy.corp:3128"),        # '@' in the password
+    ("http://alice:s3c/ret@proxy.corp:3128", "http://***@proxy.corp:3128"),        # '/' in the password
+    ("alice:s3cret@proxy.corp:3128", "***@proxy.corp:3128"),                       # no scheme
+    ("http://proxy.corp:3128/", "http://proxy.corp:3128/"),                        # nothing to hide
+]
+
+
+@pytest.mark.parametrize("value, shown", PROXIES)
+def test_proxy_facts_mask_credentials(monkeypatch, tmp_path, value, shown):
+    monkeypatch.setenv("https_proxy", value)
     monkeypatch.setenv("no_proxy", "localhost,.corp")
     proxy = local_facts(tmp_path, net_timeout=0)["proxy"]
-    assert "s3cret" not in json.dumps(proxy)
+    assert proxy["https_proxy"] == shown and "s3c" not in json.dumps(proxy)
     assert proxy["loopback_bypassed"] == {"127.0.0.1": False, "localhost": True}
+
+
+@pytest.mark.parametrize("value, shown", PROXIES)
+def test_posix_fallback_probe_masks_proxies_too(tmp_path, value, shown):
+    script = (Path(facts_mod.__file__).parent / "probe_fallback.sh").read_text()
+    out = subprocess.run(["sh", "-c", script, "sh", str(tmp_path / "wd")], capture_output=True, text=True,
+                         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "http_proxy": value}, check=True).stdout
+    facts = facts_mod.normalise(facts_mod.parse_probe_output("h", out, "", 0))
+    assert facts["probe"]["kind"] == "sh" and facts["proxy"]["http_proxy"] == shown
+    assert "s3c" not in json.dumps(facts)
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("git clone https://oauth2:TOK3N@gitlab.corp/org/sdk.git /wd/sdk", "git clone https://***@gitlab.corp/org/sdk.git /wd/sdk"),
+    ("https://TOK3N@github.com/o/r", "https://***@github.com/o/r"),
+    ("git+https://github.com/org/repo.git@v1.0", "git+https://github.com/org/repo.git@v1.0"),   # a ref, not a user
+    ("git@github.com:org/repo.git", "git@github.com:org/repo.git"),
+    ("http://host:8080/a@b", "http://host:8080/a@b"),
+])
+def test_mask_url_in_text(text, shown):
+    from ocrdeploy.provision.probe import mask_url
+
+    assert mask_url(text) == shown
 
 
 def test_posix_fallback_probe_parses_like_the_python_one(tmp_path):
