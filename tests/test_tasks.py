@@ -96,7 +96,7 @@ def test_every_short_flag_is_a_letter_and_install_help_names_every_recipe():
     (["serve", "--timeout", "nan"], "error: --timeout must be a finite number, got 'nan'"),
     (["serve", "--timeout", "-1"], "error: --timeout must be greater than 0, got '-1'"),
     (["serve", "--instances", "1.5"], "error: --instances must be a whole number, got '1.5'"),
-    (["serve", "--port", "70000"], "error: --port must be at most 65535, got '70000'"),
+    (["serve", "--port", "70000"], "error: --port must be between 1 and 65535, got '70000'"),
     (["diagnose", "--log", "x.log", "--context", "2.5"], "error: --context must be a whole number, got '2.5'"),
 ])
 def test_numeric_options_are_one_clear_line(tmp_path, args, line):
