@@ -18,3 +18,13 @@ class HostError(Exception):
         super().__init__(f"{host}: {message}")
         self.host = host
         self.message = message
+
+
+class HostFailed(Exception):
+    """The host was reached but cannot be worked on (its state file is corrupt, ...): that host fails
+    with this one line (exit 1, reachable), the others carry on."""
+
+    def __init__(self, host: str, message: str):
+        super().__init__(f"{host}: {message}")
+        self.host = host
+        self.message = message

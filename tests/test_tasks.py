@@ -114,3 +114,27 @@ def test_fractional_timeouts_are_accepted(tmp_path):
     assert "Traceback" not in p.stderr and json.loads(p.stdout)["hosts"]["localhost"]["reachable"] is True
     p = run(["stop", "--grace", "0.5", "--inventory", str(inv)])
     assert (p.returncode, p.stdout.strip()) == (0, "localhost: nothing to stop")
+
+
+CORRUPT_STATES = {"a list": "[1, 2]", "truncated": '{"models": {"MiniCPM-OCR-1.0": {"pa',
+                  "binary": "\x00\x01garbage\xff", "a model entry that is a string": '{"models": {"MiniCPM-OCR-1.0": "x"}}',
+                  "checks a list": '{"checks": []}'}
+
+
+@pytest.mark.parametrize("command", [["install", "--check", "--recipe", "sdk-only", "--set", "sdk_repo=/nowhere"],
+                                     ["models", "--check"], ["serve"], ["parse", "--input", "/a.pdf", "--output", "/a.md"],
+                                     ["deepseek-config", "--check"]])
+@pytest.mark.parametrize("damage", sorted(CORRUPT_STATES))
+def test_a_corrupt_state_file_is_one_line_that_names_it(tmp_path, command, damage):
+    wd = tmp_path / "wd"
+    (wd / ".ocrdeploy").mkdir(parents=True)
+    state = wd / ".ocrdeploy" / "state.json"
+    state.write_bytes(CORRUPT_STATES[damage].encode("latin-1"))
+    (wd / "DeepSeek-OCR" / "DeepSeek-OCR-master" / "DeepSeek-OCR-vllm").mkdir(parents=True)
+    (wd / "DeepSeek-OCR" / "DeepSeek-OCR-master" / "DeepSeek-OCR-vllm" / "config.py").write_text("BASE_SIZE = 1024\n")
+    inv = tmp_path / "inv.yml"
+    inv.write_text(f"all:\n  vars:\n    workdir: {wd}\n")
+    p = run([*command, "--inventory", str(inv)], box="rtx5090-590")
+    assert "Traceback" not in p.stdout + p.stderr, p.stdout + p.stderr
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert f"{state} is corrupt" in " ".join((p.stdout + p.stderr).split()), p.stdout + p.stderr

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json as _json
 
 from ..errors import UsageError
-from ..provision.kinds import STATE_FILE
+from ..provision.kinds import STATE_FILE, host_state
 from ..provision.step import absolute
 from ..recipes.deepseek import CONFIG, GROUNDING, config_values, downgrade, read_config, render_config
 
@@ -87,7 +86,7 @@ def run_deepseek_config(*, host, inventory, mode, max_crops, max_concurrency, in
             values, why = downgrade_step(text, single_image)
             notes = [why]
         else:
-            state = _json.loads((facts.get("reads") or {}).get(STATE_FILE) or "{}")
+            state = host_state(facts)
             model = ((state.get("models") or {}).get("DeepSeek-OCR") or {}).get("path") or h.vars.get(
                 "deepseek_model_path")
             if not model:

@@ -8,7 +8,7 @@ import time
 
 from ..errors import UsageError
 from ..provision.command import Command
-from ..provision.kinds import STATE_FILE
+from ..provision.kinds import host_state
 from ..provision.step import absolute, wd
 from ..sdk.driver import check_output, layout_device, parse_job
 from .verify import _facts
@@ -32,7 +32,7 @@ def run_parse(*, host, inventory, input_path, output, backend, server_urls, all_
 
     def one(conn, h):
         facts = _facts(conn, h)
-        state = _json.loads((facts.get("reads") or {}).get(STATE_FILE) or "{}")
+        state = host_state(facts)
         layout = (state.get("models") or {}).get("PP-DocLayoutV3_infer")
         if not layout:
             return {"error": "the layout model is not verified on this host: inv models"}

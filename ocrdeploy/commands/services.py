@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json as _json
 import posixpath
 import re
 from functools import partial
@@ -11,7 +10,7 @@ from ..errors import UsageError
 from ..services import argv as serving
 from ..services import hostside
 from ..provision.command import Command
-from ..provision.kinds import STATE_FILE, venv_python
+from ..provision.kinds import STATE_FILE, host_state, venv_python
 from ..recipes.cuda_steps import cu13_dir
 from ..provision.report import console
 from .hosts import map_hosts
@@ -35,11 +34,7 @@ def _facts(conn, host):
 
 
 def models_from_state(facts) -> dict:
-    text = (facts.get("reads") or {}).get(STATE_FILE)
-    try:
-        return (_json.loads(text) if text else {}).get("models") or {}
-    except ValueError:
-        return {}
+    return host_state(facts).get("models") or {}
 
 
 def check_gpu(gpu) -> str:

@@ -12,7 +12,7 @@ import json as _json
 import time
 
 from ..provision.command import Command
-from ..provision.kinds import STATE_FILE, venv_python
+from ..provision.kinds import STATE_FILE, host_state, venv_python
 from ..services.control import accept_length, status_all
 from ..provision.step import absolute, dist, wd
 from ..services.argv import MM_PROCESSOR_KWARGS, SERVED_NAME
@@ -58,7 +58,7 @@ def verify_host(conn, host, *, name=None, api_key=None, scripts=None, timeout=60
     kind = svc.get("kind") or "dspark"
     add("readiness", PASSED, f"{svc['name']}: /v1/models lists {svc.get('served_name') or SERVED_NAME} "
                              f"(pid {svc['pid']}, port {svc['port']})")
-    state = _json.loads((facts.get("reads") or {}).get(STATE_FILE) or "{}")
+    state = host_state(facts)
     with conn.forward(svc["port"]) as local_port, OcrClient(f"http://127.0.0.1:{local_port}", api_key,
                                                             timeout=timeout,
                                                             model=svc.get("served_name") or SERVED_NAME) as client:

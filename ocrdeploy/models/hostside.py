@@ -689,6 +689,10 @@ def record(state_path, results):
             state = json.load(fh)
     except (OSError, ValueError):
         state = {}
+    if not isinstance(state, dict) or not isinstance(state.get("models", {}), dict):
+        if os.path.exists(state_path):       # not ours to read: set aside, rebuilt from what is verified now
+            os.replace(state_path, "%s.corrupt-%d" % (state_path, int(time.time())))
+        state = {}
     models = state.setdefault("models", {})
     for r in results:
         if r.get("ok"):

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from ..provision.command import Command, Script, remote_python
-from ..provision.kinds import STATE_FILE, TOOLS_ENV, PipInstall, Venv, venv_python
+from ..provision.kinds import STATE_FILE, TOOLS_ENV, PipInstall, Venv, host_state, venv_python
 from ..provision.step import Decision, NotYet, Request, Step, StepError, absolute, wd
 from . import hostside
 from .catalog import ModelSpec
@@ -18,11 +18,7 @@ RELEASE_FIELDS = hostside.RELEASE_FIELDS
 
 
 def state(facts) -> dict:
-    text = (facts.get("reads") or {}).get(STATE_FILE)
-    try:
-        return json.loads(text) if text else {}
-    except ValueError:
-        return {}
+    return host_state(facts)
 
 
 def tools_steps(with_modelscope=False) -> list[Step]:

@@ -13,12 +13,54 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from ..checks.requirements import PythonRule
+from ..errors import HostFailed
 from .command import Command, Script
 from .pip_index import own_index, pip_args, url_arg
 from .step import (Decision, NotYet, Request, Step, StepError, absolute, dist, file_fact, fingerprint, venv,
                    venv_request, wd)
 
 STATE_FILE = wd(".ocrdeploy/state.json")
+
+
+def host_state(facts: dict) -> dict:
+    """The host's state file (verified models, passed checks) as read by the probe, checked.
+
+    Every command that plans from it reads it here; a file that is not what ocrdeploy writes
+    (truncated, a list, binary, a model entry that is not an object) fails the host with one
+    line that names the file and how to recover, instead of a traceback in whoever reads it."""
+    text = (facts.get("reads") or {}).get(STATE_FILE)
+    if not text:
+        return {}
+    path = absolute(facts, STATE_FILE)
+    try:
+        state = json.loads(text)
+        problem = _state_problem(state)
+    except ValueError as exc:
+        problem = f"not JSON ({exc})"
+    if problem:
+        raise HostFailed((facts.get("host") or {}).get("hostname") or "host",
+                         f"{path} is corrupt: {problem}. Move it aside (mv {path} {path}.bad) and run "
+                         f"`inv models` again: it re-verifies the models and records them (install re-runs "
+                         f"its recorded checks)")
+    return state
+
+
+def _state_problem(state) -> str | None:
+    if not isinstance(state, dict):
+        return f"a JSON {type(state).__name__}, not an object"
+    for section in ("models", "checks"):
+        entries = state.get(section, {})
+        if not isinstance(entries, dict):
+            return f"{section!r} is a {type(entries).__name__}, not an object"
+        for name, entry in entries.items():
+            if not isinstance(entry, dict):
+                return f"{section}[{name!r}] is a {type(entry).__name__}, not an object"
+            if section == "models" and not isinstance(entry.get("path"), str):
+                return f"models[{name!r}] has no path"
+            for key in ("files", "checked_against", "sha256"):
+                if not isinstance(entry.get(key, {}), (dict, type(None))):
+                    return f"{section}[{name!r}][{key!r}] is not an object"
+    return None
 
 
 def venv_python(facts, venv_name):
@@ -284,6 +326,8 @@ try:
         state = json.load(fh)
 except (OSError, ValueError):
     state = {}
+if not isinstance(state, dict) or not isinstance(state.get("checks", {}), dict):
+    state = {"models": state.get("models")} if isinstance(state, dict) and isinstance(state.get("models"), dict) else {}
 state.setdefault("checks", {})[key] = {"fingerprint": fp, "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                                         "result": result[-2000:]}
 os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -305,13 +349,7 @@ if proc.returncode or missing:
 
 
 def recorded(facts: dict, key: str) -> dict | None:
-    text = (facts.get("reads") or {}).get(STATE_FILE)
-    if not text:
-        return None
-    try:
-        return (json.loads(text).get("checks") or {}).get(key)
-    except ValueError:
-        return None
+    return (host_state(facts).get("checks") or {}).get(key)
 
 
 class RecordedCheck(Step):

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..errors import HostError
+from ..errors import HostError, HostFailed
 from .connection import DEFAULT_CONNECT_TIMEOUT, CommandFailed, Connection, connect, debug_connections
 
 DEFAULT_FORKS = 32  # hosts worked on at once unless --forks says otherwise
@@ -75,6 +75,8 @@ class Session:
                 return HostOutcome(host, value=fn(conn, host))
             except HostError as exc:
                 return HostOutcome(host, error=exc.message, unreachable=True)
+            except HostFailed as exc:
+                return HostOutcome(host, error=exc.message)
             except CommandFailed as exc:
                 tail = exc.result.tail(3).replace("\n", " | ")
                 return HostOutcome(host, error=f"{exc} {tail}".strip())
