@@ -97,7 +97,11 @@ class Connection:
             self._note(f"$ {shown}")
         if self.verbosity >= 2 and out_stream is None and not echo:
             out_stream = LineStream(lambda line: self._note(f"| {line}"))
+        if INTERRUPTED.is_set():
+            raise KeyboardInterrupt
         result = self._run_text(text, shown, timeout=timeout, stdin=stdin, echo=echo, out_stream=out_stream)
+        if INTERRUPTED.is_set():          # Ctrl-C while another host's command ran: this one stops too
+            raise KeyboardInterrupt
         if self.prefix(command) and result.exit_code == 1 and _sudo_wants_password(result.stderr):
             raise CommandFailed(self.name, result, f"sudo wants a password for {self._sudo_user(command)}; "
                                                    f"ocrdeploy never sends one (sudo -n): allow NOPASSWD for this "
@@ -214,6 +218,68 @@ def _invoke_run(runner_owner, text, shown, timeout, stdin, echo, out_stream) -> 
     return CommandResult(shown, exited, res.stdout, res.stderr, elapsed)
 
 
+# ------------------------------------------------------------------ Ctrl-C
+# A local command runs in its own process group, so the terminal's Ctrl-C reaches only us; we end
+# the command's whole group and stop the run (invoke alone would forward the interrupt, wait for the
+# command to end and carry on with the next step).
+INTERRUPTED = threading.Event()
+_GROUPS: set = set()
+_groups_lock = threading.Lock()
+
+
+def interrupt_all():
+    """Ctrl-C: every local command of this run ends (its process group), and no command starts after."""
+    INTERRUPTED.set()
+    with _groups_lock:
+        groups = list(_GROUPS)
+    for pgid in groups:
+        _end_group(pgid)
+
+
+def _end_group(pgid, grace=2.0):
+    import signal
+
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.05)
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _group_runner():
+    from subprocess import PIPE, Popen
+
+    from invoke.runners import Local
+
+    class GroupLocal(Local):
+        def start(self, command, shell, env):
+            self.process = Popen(command, shell=True, executable=shell, env=env, stdout=PIPE, stderr=PIPE,
+                                 stdin=PIPE, start_new_session=True)
+            with _groups_lock:
+                _GROUPS.add(self.process.pid)
+
+        def send_interrupt(self, interrupt):
+            interrupt_all()
+            raise interrupt
+
+        def stop(self):
+            super().stop()
+            with _groups_lock:
+                _GROUPS.discard(self.process.pid)
+
+    return GroupLocal
+
+
 class LocalConnection(Connection):
     is_local = True
 
@@ -221,7 +287,7 @@ class LocalConnection(Connection):
         super().__init__(host, verbosity)
         from invoke import Config, Context
 
-        self._ctx = Context(Config(overrides={"run": {"shell": "/bin/sh"}}))
+        self._ctx = Context(Config(overrides={"run": {"shell": "/bin/sh"}, "runners": {"local": _group_runner()}}))
         self._uid = os.getuid()
 
     def _run_text(self, text, shown, *, timeout, stdin, echo, out_stream):

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import HostError, HostFailed
-from .connection import DEFAULT_CONNECT_TIMEOUT, CommandFailed, Connection, connect, debug_connections
+from .connection import (DEFAULT_CONNECT_TIMEOUT, CommandFailed, Connection, connect, debug_connections,
+                         interrupt_all)
 
 DEFAULT_FORKS = 32  # hosts worked on at once unless --forks says otherwise
 
@@ -81,10 +82,21 @@ class Session:
                 tail = exc.result.tail(3).replace("\n", " | ")
                 return HostOutcome(host, error=f"{exc} {tail}".strip())
 
-        if len(hosts) == 1:
-            return {hosts[0].name: one(hosts[0])}
-        with ThreadPoolExecutor(max_workers=min(self.max_parallel, len(hosts))) as pool:
-            outcomes = list(pool.map(one, hosts))
+        pool = ThreadPoolExecutor(max_workers=min(self.max_parallel, len(hosts))) if len(hosts) > 1 else None
+        try:
+            if pool is None:
+                return {hosts[0].name: one(hosts[0])}
+            futures = [pool.submit(one, h) for h in hosts]
+            outcomes = [f.result() for f in futures]
+        except KeyboardInterrupt:
+            # Ctrl-C: every host's command ends now (local process groups, SSH sessions closed), no step
+            # starts after it, and the caller exits 130
+            interrupt_all()
+            self.close()
+            raise
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True)
         return {o.host.name: o for o in outcomes}
 
     def close(self):

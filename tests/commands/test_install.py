@@ -116,3 +116,49 @@ def test_a_token_in_the_sdk_url_is_never_shown_or_logged(tmp_path):
     assert (log.stat().st_mode & 0o777, log.parent.stat().st_mode & 0o777) == (0o600, 0o700)
     for text in (check.stdout, check.stderr, ran.stdout, ran.stderr, log.read_text()):
         assert "TOK3N" not in text
+
+
+def test_ctrl_c_stops_the_run_ends_the_command_and_exits_130(tmp_path):
+    """SIGINT (what Ctrl-C sends) while a step's command runs: the command's process group ends at once
+    (git's connection to the never-answering server closes), no later step runs, exit 130."""
+    import signal
+    import socket
+    import threading
+    import time
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(5)
+    events = []
+
+    def serve():
+        conn, _ = srv.accept()
+        events.append("connected")
+        while conn.recv(65536):
+            pass
+        events.append("closed")
+
+    threading.Thread(target=serve, daemon=True).start()
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": {
+        "workdir": str(tmp_path / "wd"), "sdk_repo": f"http://127.0.0.1:{srv.getsockname()[1]}/sdk.git",
+        "layout_url": "http://127.0.0.1:9/layout.tar"}}}))
+    env = dict(os.environ, COLUMNS="200")
+    env.pop("OCRDEPLOY_INVENTORY", None)
+    proc = subprocess.Popen([sys.executable, "-m", "ocrdeploy", "install", "--inventory", str(inv), "--recipe",
+                             "sdk-only", "--from", "sdk-clone", "--skip-preflight"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while "connected" not in events and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert events == ["connected"]
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        srv.close()
+    assert proc.returncode == 130 and err.rstrip().endswith("interrupted"), out + err
+    assert events == ["connected", "closed"]
+    assert "Traceback" not in out + err and "sdk-paddlex" not in out + err and "RECAP" not in out
