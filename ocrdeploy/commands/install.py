@@ -34,6 +34,10 @@ def load_facts_file(path: str) -> dict:
             doc = _json.load(fh)
     except FileNotFoundError:
         raise UsageError(f"{path}: facts file not found")
+    except IsADirectoryError:
+        raise UsageError(f"{path}: is a directory, expected the JSON of `inv facts --json --raw`")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read the facts file ({exc})")
     except ValueError as exc:
         raise UsageError(f"{path}: not JSON ({exc})")
     # accept both a bare facts document and `inv facts --json --raw` output ({host: {"facts": ...}})

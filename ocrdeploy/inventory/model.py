@@ -242,17 +242,44 @@ def _line(mapping, key) -> int:
 
 
 class _Parser:
+    """Walks the groups without recursion (children thousands deep are fine) and each group's
+    mapping once however many parents reach it (YAML aliases can make a DAG whose paths grow
+    exponentially); depths, the vars precedence, come from the parent links afterwards."""
+
     def __init__(self, path: Path):
         self.path = path
         self.group_vars: dict[str, dict] = {}
+        self.group_hosts: dict[str, dict] = {}     # group -> {host: None}, an ordered set
         self.host_vars: dict[str, dict] = {}
-        self.host_groups: dict[str, list[str]] = {}
-        self.parents: dict[str, set[str]] = {}
+        self.host_groups: dict[str, dict] = {}
+        self.parents: dict[str, dict] = {}
 
     def fail(self, mapping, key, message: str):
         raise UsageError(f"{self.path}:{_line(mapping, key)}: {message}")
 
-    def walk_group(self, name: str, group, parent_line: int, parent: str | None = None):
+    def walk_group(self, name: str, group, parent_line: int = 1, parent: str | None = None):
+        todo = [(name, group, parent_line, parent)]
+        seen: set = set()
+        while todo:
+            name, group, line, parent = todo.pop()
+            if parent:
+                if self._is_ancestor(name, parent):
+                    raise UsageError(f"{self.path}:{line}: group {name!r} is its own ancestor")
+                self.parents.setdefault(name, {})[parent] = None
+            if (name, id(group)) in seen:
+                continue
+            seen.add((name, id(group)))
+            children = self._group(name, group, line)
+            for child_name, child in reversed(list(children.items())):
+                child_line = _line(children, child_name)
+                if child_name == "all":
+                    raise UsageError(f"{self.path}:{child_line}: 'all' cannot be a child group")
+                if not isinstance(child_name, str) or not child_name:
+                    raise UsageError(f"{self.path}:{child_line}: group names must be strings")
+                todo.append((child_name, child, child_line, name))
+
+    def _group(self, name, group, parent_line):
+        """One group mapping's vars and hosts; returns its children."""
         if group is None:
             group = LineDict()
         if not isinstance(group, dict):
@@ -260,18 +287,16 @@ class _Parser:
         for key in group:
             if key not in ("hosts", "vars", "children"):
                 self.fail(group, key, f"group {name!r}: unknown key {key!r} (expected hosts, vars or children)")
-        if parent:
-            self.parents.setdefault(name, set()).add(parent)
         vars_ = group.get("vars") or {}
         if not isinstance(vars_, dict):
             self.fail(group, "vars", f"group {name!r}: vars must be a mapping")
         self._check_vars(vars_, f"group {name!r}")
         self.group_vars[name] = {**self.group_vars.get(name, {}), **vars_}
+        members = self.group_hosts.setdefault(name, {})
         hosts = group.get("hosts") or {}
-        if isinstance(hosts, list):
-            hosts = {h: None for h in hosts}
         if not isinstance(hosts, dict):
-            self.fail(group, "hosts", f"group {name!r}: hosts must be a mapping of host names")
+            self.fail(group, "hosts", f"group {name!r}: hosts must be a mapping of host names to their vars "
+                                      f"(`gpu1:` on its own line), not a {type(hosts).__name__}")
         for pattern, hvars in hosts.items():
             if not isinstance(pattern, str) or not pattern:
                 self.fail(hosts, pattern, f"group {name!r}: host names must be strings")
@@ -285,18 +310,12 @@ class _Parser:
                 self.fail(hosts, pattern, f"group {name!r}: {exc}")
             for host_name in host_names:
                 self.host_vars.setdefault(host_name, {}).update(hvars)
-                if name not in self.host_groups.setdefault(host_name, []):
-                    self.host_groups[host_name].append(name)
+                self.host_groups.setdefault(host_name, {})[name] = None
+                members[host_name] = None
         children = group.get("children") or {}
         if not isinstance(children, dict):
             self.fail(group, "children", f"group {name!r}: children must be a mapping of groups")
-        for child_name, child in children.items():
-            line = _line(children, child_name)
-            if child_name == "all":
-                raise UsageError(f"{self.path}:{line}: 'all' cannot be a child group")
-            if self._is_ancestor(child_name, name):
-                raise UsageError(f"{self.path}:{line}: group {child_name!r} is its own ancestor")
-            self.walk_group(child_name, child, line, parent=name)
+        return children
 
     def _is_ancestor(self, candidate: str, of: str) -> bool:
         seen, todo = set(), [of]
@@ -314,7 +333,7 @@ class _Parser:
         for key, value in vars_.items():
             if key in _INT_VARS:
                 ok = isinstance(value, int) and not isinstance(value, bool) or (
-                    isinstance(value, str) and value.isdigit())
+                    isinstance(value, str) and value.isascii() and value.isdigit())
                 if not ok or not 1 <= int(value) <= 65535:
                     self.fail(vars_, key, f"{owner}: {key} must be a port number 1-65535, got {value!r}")
             elif key in _STR_VARS and value is not None and not isinstance(value, (str, int, float)):
@@ -331,42 +350,67 @@ class _Parser:
                     self.fail(vars_, key, f"{owner}: {key}: {exc}")
             elif key == "gpu" and value is not None and not (
                     value == "auto" or (isinstance(value, int) and value >= 0)
-                    or (isinstance(value, str) and all(p.strip().isdigit() for p in value.split(",")))):
+                    or (isinstance(value, str) and all(p.strip().isascii() and p.strip().isdigit()
+                                                       for p in value.split(",")))):
                 self.fail(vars_, key, f"{owner}: gpu must be 'auto', an index or a comma list of indexes, got {value!r}")
 
-    def _all_groups_of(self, host: str) -> set[str]:
-        groups, todo = set(), list(self.host_groups.get(host, []))
-        while todo:
-            g = todo.pop()
-            if g in groups:
-                continue
-            groups.add(g)
-            todo.extend(self.parents.get(g, ()))
-        groups.add("all")
-        return groups
+    def _depths(self) -> dict[str, int]:
+        """A group's depth: its longest path from 'all' (the deeper group's vars win, as in Ansible)."""
+        depth: dict[str, int] = {"all": 0}
+        for start in self.group_vars:
+            stack = [start]
+            while stack:
+                g = stack[-1]
+                if g in depth:
+                    stack.pop()
+                    continue
+                todo = [p for p in self.parents.get(g, ()) if p not in depth]
+                if todo:
+                    stack.extend(todo)
+                    continue
+                depth[g] = 1 + max((depth[p] for p in self.parents.get(g, ())), default=-1)
+                stack.pop()
+        return depth
 
-    def _depth(self, group: str, seen=()) -> int:
-        """Ansible's group depth: the longest chain of parents up to 'all' (deeper vars win)."""
-        if group == "all":
-            return 0
-        parents = [p for p in self.parents.get(group, ()) if p not in seen]
-        return 1 + max((self._depth(p, (*seen, group)) for p in parents), default=0)
+    def _all_groups(self) -> dict[str, set]:
+        """Every group of every host, through the parent links, computed once per group."""
+        ancestry: dict[str, set] = {}
+
+        def up(group):
+            if group in ancestry:
+                return ancestry[group]
+            out, todo = set(), [group]
+            while todo:
+                g = todo.pop()
+                if g in out:
+                    continue
+                out.add(g)
+                if g in ancestry and g != group:
+                    out |= ancestry[g]
+                    continue
+                todo.extend(self.parents.get(g, ()))
+            ancestry[group] = out
+            return out
+
+        return {h: set().union(*(up(g) for g in groups)) | {"all"} for h, groups in self.host_groups.items()}
 
     def build(self) -> Inventory:
         inv = Inventory(path=self.path)
         inv._all_vars = dict(self.group_vars.get("all", {}))
-        depth = {g: self._depth(g) for g in self.group_vars}
-        groups_of = {h: self._all_groups_of(h) for h in self.host_vars}
+        depth = self._depths()
+        groups_of = self._all_groups()
         for host_name, own in self.host_vars.items():
             groups = groups_of[host_name]
             merged: dict = {}
             for g in sorted(groups, key=lambda g: (depth.get(g, 0), g)):
                 merged.update(self.group_vars.get(g, {}))
             merged.update(own)
-            inv.hosts[host_name] = Host(name=host_name, vars=merged,
-                                        groups=sorted(groups - {"all"}))
-        for g in self.group_vars:
-            inv.groups[g] = [h for h in inv.hosts if g in groups_of[h]]
+            inv.hosts[host_name] = Host(name=host_name, vars=merged, groups=sorted(groups - {"all"}))
+        members: dict[str, list] = {g: [] for g in self.group_vars}
+        for h in inv.hosts:
+            for g in groups_of[h]:
+                members.setdefault(g, []).append(h)
+        inv.groups = {g: members.get(g, []) for g in self.group_vars}
         # Ansible's implicit group: the hosts that belong to no group but 'all'.
         inv.groups["ungrouped"] = [h for h, host in inv.hosts.items() if not set(host.groups) - {"ungrouped"}]
         return inv

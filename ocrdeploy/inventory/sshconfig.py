@@ -37,7 +37,12 @@ def host_from_ssh_config(name: str, base_vars: dict | None = None):
     hvars = dict(base_vars or {})
     hvars["ansible_host"] = found.get("hostname", name)
     if "port" in found:
-        hvars["ansible_port"] = int(found["port"])
+        port = found["port"]
+        if not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+            from ..errors import UsageError
+
+            raise UsageError(f"{path}: Host {name}: Port {port!r} is not a port number 1-65535")
+        hvars["ansible_port"] = int(port)
     if "user" in found:
         hvars["ansible_user"] = found["user"]
     if found.get("identityfile"):

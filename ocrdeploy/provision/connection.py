@@ -384,8 +384,8 @@ class SSHConnection(Connection):
         if path.exists():
             try:
                 conn.client.load_host_keys(str(path))
-            except (OSError, paramiko.SSHException) as exc:
-                raise HostError(self.host.name, f"cannot read known_hosts {path}: {exc}")
+            except Exception as exc:  # noqa: BLE001 - paramiko raises several kinds for a bad line
+                raise HostError(self.host.name, f"cannot read known_hosts {path}: {type(exc).__name__}: {exc}")
         refuse, record = _make_policies()
         conn.client.set_missing_host_key_policy(record(path) if self.accept_new else refuse(path))
         return conn

@@ -212,7 +212,10 @@ class VllmCompile(Step):
 
     def jobs_for(self, facts) -> int:
         if self.jobs:
-            return int(self.jobs)
+            text = str(self.jobs).strip()
+            if not (text.isascii() and text.isdigit() and int(text) >= 1):
+                raise StepError(f"max_jobs must be a whole number of compile jobs (1 or more), got {self.jobs!r}")
+            return int(text)
         return max_jobs(facts["cpu"].get("count") or 1, (facts.get("memory") or {}).get("available"))
 
     def _command(self, facts, v, jobs):

@@ -57,6 +57,7 @@ def test_install_one_step_then_rerun_is_ok(tmp_path):
     (["--recipe", "deepseek-ocr-vllm085", "--docker", "--pip-index-url", "https://m/simple\nRUN rm -rf /"],
      "an http(s) URL of a package index"),
     (["--recipe", "deepseek-ocr-vllm085", "--pip-index-url", "https://m/simple"], "--pip-index-url goes with --docker"),
+    (["--check", "--facts", "/tmp"], "/tmp: is a directory, expected the JSON of `inv facts --json --raw`"),
 ])
 def test_install_usage_errors(tmp_path, args, needle):
     inv = tmp_path / "inv.yml"
@@ -162,3 +163,16 @@ def test_ctrl_c_stops_the_run_ends_the_command_and_exits_130(tmp_path):
     assert proc.returncode == 130 and err.rstrip().endswith("interrupted"), out + err
     assert events == ["connected", "closed"]
     assert "Traceback" not in out + err and "sdk-paddlex" not in out + err and "RECAP" not in out
+
+
+def test_max_jobs_that_is_not_a_number_fails_the_step_in_one_line(tmp_path):
+    facts = Path(__file__).parents[1] / "fixtures" / "facts" / "ubuntu2204-rtx5090-bare.json"
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(tmp_path / "wd"), "sdk_repo": "/x",
+                                                    "vllm_src": "/x", "transformers_src": "/x"}}}))
+    p = run(["--inventory", str(inv), "--check", "--facts", str(facts), "--set", "max_jobs=abc", "--step",
+             "vllm-compile", "--json"])
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    (step,) = json.loads(p.stdout)["hosts"]["localhost"]["steps"]
+    assert (step["status"], step["reason"]) == (
+        "failed", "max_jobs must be a whole number of compile jobs (1 or more), got 'abc'")

@@ -90,6 +90,10 @@ def test_ssh_config_alias_fallback(inv, tmp_path, monkeypatch):
     ("all:\n  hosts: {a: {x: 1}\n", 3, "invalid YAML"),
     ("all:\n  hosts:\n    a:\n    a:\n", 4, "duplicate key"),
     ("- just\n- a list\n", 1, "must be a mapping"),
+    ("all:\n  hosts: [gpu1, gpu2]\n", 2, "hosts must be a mapping of host names"),      # Ansible refuses it too
+    ("all:\n  hosts:\n    - gpu1: {}\n", 2, "hosts must be a mapping of host names"),
+    ("all:\n  hosts:\n    a:\n      ansible_port: \"\u00b2\"\n", 4, "ansible_port must be a port number"),
+    ("all:\n  hosts:\n    a:\n      gpu: \"\u00b2\"\n", 4, "gpu must be"),
 ])
 def test_bad_inventory_names_file_and_line(tmp_path, text, line, message):
     p = tmp_path / "bad.yml"
@@ -128,3 +132,61 @@ def test_top_level_groups_and_local_connection(tmp_path):
     inv = load_inventory(p)
     (h,) = select_hosts(inv, group="gpus")
     assert h.is_local and h.workdir == "/x"
+
+
+def test_children_hundreds_deep_load(tmp_path):
+    depth = 400
+    lines = ["all:", "  children:"]
+    for i in range(depth):
+        lines += [f"{'  ' * (2 * i + 2)}g{i}:", f"{'  ' * (2 * i + 3)}children:"]
+    lines[-1] = f"{'  ' * (2 * depth + 1)}hosts: {{deep: {{ansible_host: 10.0.0.1}}}}"
+    p = tmp_path / "deep.yml"
+    p.write_text("\n".join(lines) + "\n")
+    inv = load_inventory(p)
+    assert inv.hosts["deep"].groups == sorted(f"g{i}" for i in range(depth))
+    assert inv.groups["g0"] == ["deep"]
+
+
+def test_an_alias_dag_loads(tmp_path):
+    """40 levels, each group listing the next one twice through YAML aliases: 2**40 paths, 81 groups.
+    Walking every path never ends; the load runs in a subprocess so that a regression fails instead of
+    hanging the suite."""
+    import subprocess
+    import sys
+
+    lines = ["lvl40: &lvl40", "  hosts: {leaf: {ansible_host: 10.0.0.2}}"]
+    for i in range(39, -1, -1):
+        lines += [f"lvl{i}: &lvl{i}", "  children:", f"    a{i + 1}: *lvl{i + 1}", f"    b{i + 1}: *lvl{i + 1}"]
+    p = tmp_path / "dag.yml"
+    p.write_text("\n".join(["all:", "  vars:", "    defs:"] + ["      " + line for line in lines]
+                           + ["  children:", "    top: *lvl0"]) + "\n")
+    code = ("import sys; from ocrdeploy.inventory import load_inventory; inv = load_inventory(__import__('pathlib')"
+            ".Path(sys.argv[1])); print(len(inv.hosts['leaf'].groups))")
+    out = subprocess.run([sys.executable, "-c", code, str(p)], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "81", out.stderr
+
+
+def test_twenty_thousand_hosts(tmp_path):
+    p = tmp_path / "big.yml"
+    p.write_text("all:\n  children:\n    rack:\n      hosts:\n" +
+                 "".join(f"        h{i}:\n" for i in range(20000)))
+    inv = load_inventory(p)
+    assert len(inv.groups["rack"]) == 20000 and inv.hosts["h19999"].groups == ["rack"]
+
+
+def test_a_fifo_as_the_inventory_is_refused_at_once(tmp_path):
+    import os
+
+    fifo = tmp_path / "inv.yml"
+    os.mkfifo(fifo)
+    with pytest.raises(UsageError, match="not a regular file"):
+        load_inventory(fifo)
+
+
+@pytest.mark.parametrize("port", ["abc", "99999", "0"])
+def test_ssh_config_port_is_checked(inv, tmp_path, monkeypatch, port):
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text(f"Host box7\n  HostName 192.0.2.7\n  Port {port}\n")
+    monkeypatch.setenv("OCRDEPLOY_SSH_CONFIG", str(cfg))
+    with pytest.raises(UsageError, match=f"Host box7: Port '{port}' is not a port number 1-65535"):
+        select_hosts(inv, host="box7")
