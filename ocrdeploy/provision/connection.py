@@ -9,6 +9,7 @@ HostError with one line that says what happened.
 from __future__ import annotations
 
 import io
+import logging
 import os
 import socket
 import sys
@@ -22,6 +23,8 @@ from ..errors import HostError
 from .command import Command, PythonCommand, to_shell
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
+# paramiko logs a failed handshake as a traceback through logging's last resort; the HostError says it
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
 KNOWN_HOSTS_ENV = "OCRDEPLOY_KNOWN_HOSTS"
 
 
@@ -451,6 +454,9 @@ class SSHConnection(Connection):
         except (socket.timeout, TimeoutError):
             raise HostError(host.name, f"connection to {where} timed out after {self.connect_timeout:g} s")
         except paramiko.SSHException as exc:
+            if isinstance(exc.__context__, EOFError) or isinstance(exc.__cause__, EOFError):
+                raise HostError(host.name, f"{where} closed the connection without an SSH greeting "
+                                           f"(not an SSH server, or it refuses this client)")
             if "banner" in str(exc).lower() or "no existing session" in str(exc).lower():
                 raise HostError(host.name, f"no SSH greeting from {where} within {self.connect_timeout:g} s "
                                            f"(not an SSH server, or overloaded)")
@@ -464,9 +470,14 @@ class SSHConnection(Connection):
 
     def _run_text(self, text, shown, *, timeout, stdin, echo, out_stream):
         try:
-            return _invoke_run(self._conn, text, shown, timeout, stdin, echo, out_stream)
+            result = _invoke_run(self._conn, text, shown, timeout, stdin, echo, out_stream)
         except (EOFError, OSError) as exc:
             raise HostError(self.name, f"connection lost while running `{shown}`: {exc}")
+        if result.exit_code == -1 and not self._conn.is_connected:
+            # the session ended without an exit status: the host went away, the command did not fail
+            raise HostError(self.name, f"connection to {self.host.address}:{self.host.port} lost while running "
+                                       f"`{shown}`")
+        return result
 
     def put(self, local, remote):
         tmp = f"{remote}.ocrdeploy-tmp"

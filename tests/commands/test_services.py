@@ -335,3 +335,40 @@ def test_serve_refuses_a_draft_from_another_release(site):
     assert p.returncode == 0, p.stdout + p.stderr
     inst = json.loads(p.stdout)["hosts"]["localhost"]["instances"][0]
     assert inst["ready"] and "--allow-release-mismatch" in inst["warnings"][0]
+
+
+@pytest.mark.ssh
+def test_a_connection_lost_during_the_readiness_wait_is_unreachable(lab, tmp_path):
+    """The SSH session dies while serve waits on the host: the host is reported unreachable with the
+    connection lost, not 'failed (exit code -1)' as if a command had failed on it."""
+    import signal
+
+    h = lab.start("lost", "127.0.0.13", path_prefix=str(SMI))
+    wd = tmp_path / "rwd"
+    provision(wd, {"ready_after": 60})
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"hosts": {"gpu": lab.inventory_entry(h, workdir=str(wd))}}}))
+    e = dict(os.environ, PATH=f"{SMI}:{os.environ['PATH']}", OCRDEPLOY_PROBE_NO_NVML="1", COLUMNS="200",
+             OCRDEPLOY_KNOWN_HOSTS=str(lab.known_hosts))
+    e.pop("OCRDEPLOY_INVENTORY", None)
+    proc = subprocess.Popen([sys.executable, "-m", "ocrdeploy", "serve", "--inventory", str(inv), "--host", "gpu",
+                             "--port", str(free_port()), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=ROOT, env=e)
+    try:
+        log = wd / ".ocrdeploy" / "services"
+        deadline = time.monotonic() + 60
+        while not list(log.glob("*.json")) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(1)                                   # in the wait now
+        sessions = subprocess.run(["pgrep", "-P", str(h.proc.pid)], capture_output=True, text=True).stdout.split()
+        assert sessions
+        for pid in sessions:                            # the lab's per-connection sshd: the link drops
+            os.kill(int(pid), signal.SIGKILL)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cli("stop", ["--host", "gpu", "--grace", "2"], inv, env={"OCRDEPLOY_KNOWN_HOSTS": str(lab.known_hosts)})
+    assert proc.returncode == 1
+    doc = json.loads(out)["hosts"]["gpu"]
+    assert doc["reachable"] is False and "lost while running" in doc["error"] and "exit code -1" not in doc["error"]

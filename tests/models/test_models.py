@@ -132,9 +132,11 @@ def test_truncated_download_is_a_clear_error(tmp_path, hub):
     p = models(["--json", "--model", MAIN], inventory(tmp_path, hub))
     assert p.returncode == 1
     r = steps(p)[f"model:{MAIN}"]
-    assert "MiniCPM-OCR-1.0: FAILED" in r["tail"]
-    assert MAIN not in state(tmp_path).get("models", {}) if (tmp_path / "wd" / ".ocrdeploy" / "state.json").exists() \
-        else True
+    assert "model.safetensors: truncated download (1250000 of 2500000 bytes); run again to resume" in r["tail"]
+    dest = tmp_path / "wd" / "models" / MAIN
+    assert not (dest / "model.safetensors").exists()            # never moved into place short
+    assert (dest / ".cache" / "ocrdeploy" / "model.safetensors.part").stat().st_size == 1250000   # kept to resume
+    assert state(tmp_path)["models"] == {}
 
 
 def test_missing_required_file(tmp_path):

@@ -104,8 +104,11 @@ def test_changed_host_key_is_refused_even_with_accept_new(lab, hosts, tmp_path):
     assert "CHANGED" in p.stdout and "ssh-keygen" in p.stdout
 
 
-def test_connection_interface_over_ssh(lab, hosts, monkeypatch):
+def test_connection_interface_over_ssh(lab, hosts, monkeypatch, tmp_path):
     monkeypatch.setenv("OCRDEPLOY_KNOWN_HOSTS", str(lab.known_hosts))
+    private_tmp = tmp_path / "tmp"             # this test's own temp dir: other processes write to /tmp
+    private_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
     inv = load_inventory(hosts["inv"])
     (h1,) = select_hosts(inv, host="h1")
     with Session([h1], connect_timeout=5) as session:
@@ -124,13 +127,11 @@ def test_connection_interface_over_ssh(lab, hosts, monkeypatch):
         dest = Path(lab.root) / "copied.txt"
         conn.put(src, str(dest))
         assert dest.read_text() == "payload"
-        ours = lambda: {p for p in Path(tempfile.gettempdir()).iterdir() if p.name.startswith("ocrdeploy-")}  # noqa: E731
-        before = ours()   # only put_data's own temp dirs: other processes share /tmp
         conn.put_data(b"%PDF-1.4 bytes", str(dest))
         assert dest.read_bytes() == b"%PDF-1.4 bytes"
         conn.put_data("config = 1\n", str(dest))
         assert dest.read_text() == "config = 1\n"
-        assert ours() == before   # nothing left behind here
+        assert list(private_tmp.iterdir()) == []        # the staging copies went through it, nothing is left
 
 
 def test_unanswering_port_times_out_quickly(lab, tmp_path, monkeypatch):
@@ -149,3 +150,48 @@ def test_unanswering_port_times_out_quickly(lab, tmp_path, monkeypatch):
         assert outcome.unreachable and "within 1 s" in outcome.error
     finally:
         silent.close()
+
+
+def test_a_port_that_closes_at_once_is_said_so_without_a_traceback(tmp_path):
+    import threading
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.6", 0))
+    srv.listen(5)
+
+    def close_each():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            c.close()
+
+    threading.Thread(target=close_each, daemon=True).start()
+    port = srv.getsockname()[1]
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"hosts": {"closer": {"ansible_host": "127.0.0.6", "ansible_port": port}}}}))
+    env = dict(os.environ, OCRDEPLOY_KNOWN_HOSTS=str(tmp_path / "known_hosts"), COLUMNS="200")
+    try:
+        p = subprocess.run([sys.executable, "-m", "ocrdeploy", "facts", "--inventory", str(inv), "--host", "closer",
+                            "--json", "--connect-timeout", "3"], capture_output=True, text=True, cwd=ROOT, env=env,
+                           timeout=60)
+    finally:
+        srv.close()
+    assert p.returncode == 1 and p.stderr == ""          # no paramiko traceback
+    doc = json.loads(p.stdout)["closer"]
+    assert doc["reachable"] is False
+    assert doc["error"] == (f"127.0.0.6:{port} closed the connection without an SSH greeting (not an SSH server, "
+                            f"or it refuses this client)")
+
+
+def test_a_malformed_known_hosts_line_is_one_line(tmp_path):
+    known = tmp_path / "known_hosts"
+    known.write_text("127.0.0.6 ssh-ed25519 AAAA!!!not-base64\n")
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"hosts": {"h": {"ansible_host": "127.0.0.6", "ansible_port": 9}}}}))
+    env = dict(os.environ, OCRDEPLOY_KNOWN_HOSTS=str(known), COLUMNS="200")
+    p = subprocess.run([sys.executable, "-m", "ocrdeploy", "facts", "--inventory", str(inv), "--host", "h", "--json"],
+                       capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    assert json.loads(p.stdout)["h"]["error"].startswith(f"cannot read known_hosts {known}: ")
