@@ -140,6 +140,9 @@ class SameRelease(Step):
     It runs whenever either model is fetched: a draft copied alone (--from) is compared with the main
     model already verified on the host."""
 
+    judges_after = True
+
+
     def __init__(self, main: str, draft: str, after=(), allow_unknown=False, both=True):
         self.name, self.main, self.draft, self.after = "same-release", main, draft, after
         self.allow_unknown, self.both = allow_unknown, both

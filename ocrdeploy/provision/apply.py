@@ -137,6 +137,12 @@ class Applier:
                 continue
             decision = step.needs(facts, self.vars)
             if not decision.needed and not self.force:
+                waiting = [d for d in self._deps(step) if d in pending] if self.check and step.judges_after else []
+                if waiting:
+                    pending.add(step.name)
+                    self._done(StepResult(step.name, CHANGED, f"runs again after {waiting[-1]} changes (now: "
+                                                              f"{decision.reason})"), start)
+                    continue
                 self._done(StepResult(step.name, OK, decision.reason), start)
                 continue
             reason = mask_url(decision.reason if decision.needed else f"forced ({decision.reason})")

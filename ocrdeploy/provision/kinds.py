@@ -359,6 +359,8 @@ class RecordedCheck(Step):
     fingerprint of their names and versions), so a no-op re-run never pays for it.
     """
 
+    judges_after = True
+
     def __init__(self, name, venv_name, code=None, argv=None, expect=(), after=(), describe=None):
         self.name, self.venv_name, self.code, self.argv, self.expect = name, venv_name, code, argv, tuple(expect)
         self.after, self.describe = after, describe or name

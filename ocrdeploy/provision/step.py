@@ -62,6 +62,9 @@ class Step:
     after: tuple = ()
     progress: str | None = None       # "ninja": read [N/M] lines from the log into a progress bar
     timeout: float = 6 * 3600
+    # True when the step's "ok" is a judgement of what the steps it comes after made (a recorded check
+    # of a venv's packages): in --check it is not called ok while one of those would change
+    judges_after: bool = False
 
     def request(self, vars_: dict) -> Request:
         return Request()

@@ -49,6 +49,16 @@ def statuses(run):
     return {r.step: r.status for r in run.results}
 
 
+def test_check_does_not_call_a_recorded_check_ok_when_its_packages_would_change(tmp_path):
+    apply(tmp_path, small_plan())
+    run, conn = apply(tmp_path, small_plan("six==1.15.0"), check=True)
+    assert statuses(run) == {"venv": "ok", "pins": "changed", "import-six": "changed"}
+    assert run.results[2].reason.startswith("runs again after pins changes (now: import six passed at ")
+    assert conn.calls == []
+    run, conn = apply(tmp_path, small_plan(), check=True)          # nothing would change: its record stands
+    assert statuses(run) == {"venv": "ok", "pins": "ok", "import-six": "ok"}
+
+
 def test_first_run_changes_second_is_a_no_op_drift_is_repaired(tmp_path):
     run, conn = apply(tmp_path, small_plan())
     assert statuses(run) == {"venv": "changed", "pins": "changed", "import-six": "changed"}, run.results
