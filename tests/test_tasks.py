@@ -90,11 +90,11 @@ def test_every_short_flag_is_a_letter_and_install_help_names_every_recipe():
 
 @pytest.mark.parametrize("args, line", [
     (["preflight", "--network-timeout", "abc"], "error: --network-timeout must be a number, got 'abc'"),
-    (["preflight", "--connect-timeout", "0"], "error: --connect-timeout must be greater than 0, got '0'"),
+    (["preflight", "--connect-timeout", "0"], "error: --connect-timeout must be > 0, got '0'"),
     (["facts", "--connect-timeout", "nan"], "error: --connect-timeout must be a finite number, got 'nan'"),
     (["stop", "--grace", "abc"], "error: --grace must be a number, got 'abc'"),
     (["serve", "--timeout", "nan"], "error: --timeout must be a finite number, got 'nan'"),
-    (["serve", "--timeout", "-1"], "error: --timeout must be greater than 0, got '-1'"),
+    (["serve", "--timeout", "-1"], "error: --timeout must be > 0, got '-1'"),
     (["serve", "--instances", "1.5"], "error: --instances must be a whole number, got '1.5'"),
     (["serve", "--port", "70000"], "error: --port must be between 1 and 65535, got '70000'"),
     (["diagnose", "--log", "x.log", "--context", "2.5"], "error: --context must be a whole number, got '2.5'"),

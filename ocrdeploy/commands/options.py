@@ -30,7 +30,7 @@ def number(value, option: str, default, *, above=None, minimum=None, maximum=Non
             raise UsageError(f"--{option} must be a whole number, got {value!r}")
         n = int(n)
     if above is not None and not n > above:
-        raise UsageError(f"--{option} must be greater than {above:g}, got {value!r}")
+        raise UsageError(f"--{option} must be > {above:g}, got {value!r}")
     if minimum is not None and maximum is not None and not minimum <= n <= maximum:
         raise UsageError(f"--{option} must be between {minimum:g} and {maximum:g}, got {value!r}")
     if minimum is not None and n < minimum:

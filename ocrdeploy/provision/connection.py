@@ -222,54 +222,79 @@ def _invoke_run(runner_owner, text, shown, timeout, stdin, echo, out_stream) -> 
 
 
 # ------------------------------------------------------------------ Ctrl-C
-# A local command runs in its own process group, so the terminal's Ctrl-C reaches only us; we end
-# the command's whole group and stop the run (invoke alone would forward the interrupt, wait for the
-# command to end and carry on with the next step).
+# invoke alone forwards an interrupt to a local command, waits for it to end and lets the run carry
+# on with the next step.  Here the interrupt ends the running command with every process it started
+# (found through /proc: the command stays in our process group, so killing the whole run still takes
+# it down too), no command starts after it, and the run stops.
 INTERRUPTED = threading.Event()
-_GROUPS: set = set()
-_groups_lock = threading.Lock()
+_RUNNING: set = set()
+_running_lock = threading.Lock()
 
 
 def interrupt_all():
-    """Ctrl-C: every local command of this run ends (its process group), and no command starts after."""
+    """Ctrl-C: every local command of this run ends (with its descendants), and none starts after."""
     INTERRUPTED.set()
-    with _groups_lock:
-        groups = list(_GROUPS)
-    for pgid in groups:
-        _end_group(pgid)
+    with _running_lock:
+        pids = list(_RUNNING)
+    for pid in pids:
+        _end_tree(pid)
 
 
-def _end_group(pgid, grace=2.0):
+def _descendants(pid) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as fh:
+                    ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def _end_tree(pid, grace=2.0):
     import signal
 
-    try:
-        os.killpg(pgid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        return
+    tree = [pid] + _descendants(pid)
+    for p in tree:
+        try:
+            os.kill(p, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            pass
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
-        try:
-            os.killpg(pgid, 0)
-        except (ProcessLookupError, PermissionError):
+        alive = []
+        for p in tree:
+            try:
+                with open(f"/proc/{p}/stat", "rb") as fh:
+                    if fh.read().rsplit(b")", 1)[1].split()[0] != b"Z":     # a zombie has ended
+                        alive.append(p)
+            except (OSError, IndexError):
+                pass
+        if not alive:
             return
         time.sleep(0.05)
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    for p in tree:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
-def _group_runner():
-    from subprocess import PIPE, Popen
-
+def _interruptible_runner():
     from invoke.runners import Local
 
-    class GroupLocal(Local):
+    class InterruptibleLocal(Local):
         def start(self, command, shell, env):
-            self.process = Popen(command, shell=True, executable=shell, env=env, stdout=PIPE, stderr=PIPE,
-                                 stdin=PIPE, start_new_session=True)
-            with _groups_lock:
-                _GROUPS.add(self.process.pid)
+            super().start(command, shell, env)
+            with _running_lock:
+                _RUNNING.add(self.process.pid)
 
         def send_interrupt(self, interrupt):
             interrupt_all()
@@ -277,10 +302,10 @@ def _group_runner():
 
         def stop(self):
             super().stop()
-            with _groups_lock:
-                _GROUPS.discard(self.process.pid)
+            with _running_lock:
+                _RUNNING.discard(self.process.pid)
 
-    return GroupLocal
+    return InterruptibleLocal
 
 
 class LocalConnection(Connection):
@@ -290,7 +315,7 @@ class LocalConnection(Connection):
         super().__init__(host, verbosity)
         from invoke import Config, Context
 
-        self._ctx = Context(Config(overrides={"run": {"shell": "/bin/sh"}, "runners": {"local": _group_runner()}}))
+        self._ctx = Context(Config(overrides={"run": {"shell": "/bin/sh"}, "runners": {"local": _interruptible_runner()}}))
         self._uid = os.getuid()
 
     def _run_text(self, text, shown, *, timeout, stdin, echo, out_stream):
