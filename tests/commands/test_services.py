@@ -70,6 +70,10 @@ def test_serve_status_stop(site):
     assert inst["ready"] and inst["url"] == f"http://127.0.0.1:{port}" and inst["gpu"] == "0"
     assert inst["elapsed"] >= 1.0          # it waited through "refused" while the server started
     cmd = inst["command"]
+    # loopback unless --public: the server listens on 127.0.0.1 only (127.0.0.2 is loopback too, but refused)
+    assert inst["bind"] == "127.0.0.1" and "--host 127.0.0.1 " in cmd
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.2", port), timeout=2).close()
     assert "--served-model-name minicpm-ocr" in cmd and "--trust-request-mm-kwargs" in cmd
     assert '"method":"dspark"' in cmd and '"num_speculative_tokens":15' in cmd and "--max-num-seqs 1" in cmd
     record = json.loads((wd / ".ocrdeploy" / "services" / f"minicpm-ocr-{port}.json").read_text())
@@ -114,6 +118,8 @@ def test_dying_server_is_explained(site):
     assert p.returncode == 1
     assert "not ready: exited" in p.stdout
     assert "diagnosis gpu-busy-memory" in p.stdout and "Free memory on device" in p.stdout
+    assert "fix: Pick a free GPU (CUDA_VISIBLE_DEVICES=<idle card>; `inv preflight` names it) or stop the other " \
+           "process." in " ".join(p.stdout.split())
 
 
 def test_cuda_graph_failure_restarts_once_then_enforce_eager(site):

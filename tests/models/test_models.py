@@ -440,3 +440,44 @@ def test_verify_only_odd_inputs_are_one_clear_line(tmp_path, case):
                        capture_output=True, text=True, cwd=ROOT, timeout=30)
     assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
     assert any(expect in problem for problem in json.loads(p.stdout)["problems"]), p.stdout
+
+
+@pytest.mark.parametrize("member", ["../escaped.txt", "/tmp/absolute.txt", "link", "hard"])
+def test_a_layout_tar_cannot_leave_its_directory(tmp_path, member):
+    """The layout model comes as a tar from a URL: members that climb out, absolute ones and links are
+    refused before anything is extracted."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        ok = tarfile.TarInfo("PP-DocLayoutV3_infer/inference.yml")
+        ok.size = 5
+        tf.addfile(ok, io.BytesIO(b"a: 1\n"))
+        bad = tarfile.TarInfo(member if member not in ("link", "hard") else f"PP-DocLayoutV3_infer/{member}")
+        if member == "link":
+            bad.type, bad.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        elif member == "hard":
+            bad.type, bad.linkname = tarfile.LNKTYPE, "/etc/passwd"
+        else:
+            bad.size = 4
+        tf.addfile(bad, io.BytesIO(b"evil") if bad.isfile() else None)
+    tar = tmp_path / "layout.tar"
+    tar.write_bytes(buf.getvalue())
+    with HubServer({}, static={"/files/layout.tar": buf.getvalue()}) as hub:
+        p = models(["--json", "--model", LAYOUT], inventory(tmp_path, hub, layout_url=f"{hub.url}/files/layout.tar"))
+    assert p.returncode == 1
+    assert "refusing unsafe member" in steps(p)[f"model:{LAYOUT}"]["tail"]
+    dest = tmp_path / "wd" / "models"
+    assert not (dest / LAYOUT).exists() and not list(dest.rglob("inference.yml"))   # nothing extracted at all
+    assert not (tmp_path / "wd" / "escaped.txt").exists() and not (tmp_path / "wd" / "models" / "escaped.txt").exists()
+
+
+def test_verify_catches_a_short_file_the_hub_sized(tmp_path):
+    """The size check of verify: a file shorter than the hub says fails as truncated, without hashing it."""
+    from ocrdeploy.models import hostside
+
+    d = make_dir(tmp_path)
+    size = (d / "model.safetensors").stat().st_size
+    res = hostside.verify({"name": MAIN, "kind": "main", "required": [], "weight": "model.safetensors"}, str(d),
+                          sizes={"model.safetensors": size + 10}, move_bad=False)
+    assert not res["ok"]
+    assert f"model.safetensors is truncated or wrong: {size} bytes, the hub says {size + 10}" in res["problems"]
+    assert "model.safetensors" not in res["compared"]

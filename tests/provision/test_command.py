@@ -20,3 +20,16 @@ def test_shell_strings_are_refused():
         Command("rm -rf /")
     with pytest.raises(ValueError):
         Command(["true"], env={"BAD;NAME": "1"}).shell()
+
+
+def test_the_connection_adds_sudo_n_exactly_when_not_root():
+    from ocrdeploy.inventory import Host
+    from ocrdeploy.provision.connection import LocalConnection
+
+    conn = LocalConnection(Host("localhost"))
+    cmd = Command(["apt-get", "install", "-y", "gcc-13"], sudo=True)
+    conn.set_uid(1000)
+    assert conn.sudo_prefix() == ("sudo", "-n") and cmd.shell(sudo_prefix=conn.sudo_prefix()).startswith(
+        "sudo -n apt-get install")
+    conn.set_uid(0)
+    assert conn.sudo_prefix() == () and cmd.shell(sudo_prefix=conn.sudo_prefix()).startswith("apt-get install")

@@ -108,3 +108,19 @@ def test_guarded_script_repoints_a_wrong_link_too(tmp_path):
     assert (cu / "nvvm" / "bin" / "cicc").read_text() == "binary"
     subprocess.run(["sh", "-c", *repair_command(str(cu), "/lib/libcuda.so.1").argv[2:]], check=True)   # idempotent
     assert os.readlink(cu / "lib64") == "lib" and not (cu / "lib" / "lib").exists()
+
+
+def test_the_stub_libcuda_link_points_at_the_hosts_driver_library():
+    """lib64/stubs/libcuda.so must point at the libcuda.so.1 the probe found on this host (the default
+    path is only for when none was found)."""
+    from ocrdeploy.recipes.cuda_steps import CudaLayout
+
+    step = CudaLayout("cuda-layout", "vllm-ocr-env")
+    facts = {"workdir": {"path": "/wd"}, "host": {"home": "/root"}, "files": {step.cu: {"exists": True}},
+             "libcuda": "/usr/lib64/nvidia/libcuda.so.1"}
+    links = {c.argv[-1]: c.argv[-2] for c in step.commands(facts, {}) if c.argv[0] == "ln"}
+    cu = "/wd/vllm-ocr-env/lib/python3.13/site-packages/nvidia/cu13"
+    assert links[f"{cu}/lib64/stubs/libcuda.so"] == "/usr/lib64/nvidia/libcuda.so.1"
+    facts["libcuda"] = None
+    links = {c.argv[-1]: c.argv[-2] for c in step.commands(facts, {}) if c.argv[0] == "ln"}
+    assert links[f"{cu}/lib64/stubs/libcuda.so"] == "/usr/lib/x86_64-linux-gnu/libcuda.so.1"

@@ -80,3 +80,9 @@ def test_tuning_changes_exactly_its_flags():
         assert o == b                        # nothing else moved
     assert t.env() == {"VLLM_USE_FLASHINFER_SAMPLER": "0"} and serving.GUIDE.env() == {}
     assert serving.Tuning.from_dict(t.to_dict()) == t
+
+
+def test_the_key_is_never_an_argument():
+    """The API key goes to vLLM as VLLM_API_KEY in its environment, never on the command line."""
+    assert serving.key_env("k") == {"VLLM_API_KEY": "k"} and serving.key_env(None) == {}
+    assert not any("--api-key" in str(a) for a in serving.vllm_dspark("/py", "/m", "/d", 1, "0.0.0.0"))

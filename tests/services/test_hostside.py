@@ -207,3 +207,30 @@ def test_the_key_never_reaches_the_helpers_command_line(tmp_path):
     conn = Watched(Host("localhost"))
     out = status_all(conn, str(tmp_path), None, "s3cret-key")
     assert out == {"services": []} and shown and not any("s3cret-key" in t for t in shown)
+
+
+def test_readiness_needs_the_served_id_not_any_answer(tmp_path, procs):
+    """A server that answers /v1/models with another model is not ready (a stray server on the port,
+    or the wrong --served-model-name): the wait runs out its time instead of reporting ready."""
+    port = _free_port()
+    body = json.dumps({"object": "list", "data": [{"id": "some-other-model"}]})
+    server = procs(sys.executable, "-c", (
+        "import http.server, sys\n"
+        "class H(http.server.BaseHTTPRequestHandler):\n"
+        "    def do_GET(self):\n"
+        "        self.send_response(200); self.send_header('Content-Length', str(len(sys.argv[2])))\n"
+        "        self.end_headers(); self.wfile.write(sys.argv[2].encode())\n"
+        "    def log_message(self, *a): pass\n"
+        "http.server.HTTPServer(('127.0.0.1', int(sys.argv[1])), H).serve_forever()\n"), str(port), body)
+    deadline = time.time() + 10
+    while not service_host.port_open(port) and time.time() < deadline:
+        time.sleep(0.05)
+    wd = tmp_path
+    rec = {"name": "minicpm-ocr-1", "pid": server.pid, "port": port, "log": str(wd / "x.log"),
+           "identity": service_host.identity(server.pid)}
+    service_host.write_record(str(wd), "minicpm-ocr-1", rec)
+    out = service_host.wait({"workdir": str(wd), "name": "minicpm-ocr-1", "served_name": "minicpm-ocr",
+                             "timeout": 1.5, "interval": 0.2})
+    assert out["ready"] is False and out["reason"] == "timeout"
+    body_ok = service_host.model_ids(port)
+    assert body_ok == ["some-other-model"]
