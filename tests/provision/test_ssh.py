@@ -127,11 +127,13 @@ def test_connection_interface_over_ssh(lab, hosts, monkeypatch, tmp_path):
         dest = Path(lab.root) / "copied.txt"
         conn.put(src, str(dest))
         assert dest.read_text() == "payload"
+        used = private_tmp.stat().st_mtime_ns
         conn.put_data(b"%PDF-1.4 bytes", str(dest))
         assert dest.read_bytes() == b"%PDF-1.4 bytes"
         conn.put_data("config = 1\n", str(dest))
         assert dest.read_text() == "config = 1\n"
-        assert list(private_tmp.iterdir()) == []        # the staging copies went through it, nothing is left
+        assert private_tmp.stat().st_mtime_ns != used     # the staging copies went through it...
+        assert list(private_tmp.iterdir()) == []        # ...and nothing is left
 
 
 def test_unanswering_port_times_out_quickly(lab, tmp_path, monkeypatch):
