@@ -396,7 +396,6 @@ class SSHConnection(Connection):
     def _client(self, address, port, user, keys, gateway=None):
         """A fabric Connection whose host keys are checked like every other (known_hosts + policy)."""
         import fabric
-        import paramiko
 
         args = self.host.ssh_args
         kwargs = {"banner_timeout": self.connect_timeout, "auth_timeout": self.connect_timeout}

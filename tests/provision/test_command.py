@@ -29,7 +29,6 @@ def test_the_connection_adds_sudo_n_exactly_when_not_root():
     conn = LocalConnection(Host("localhost"))
     cmd = Command(["apt-get", "install", "-y", "gcc-13"], sudo=True)
     conn.set_uid(1000)
-    assert conn.sudo_prefix() == ("sudo", "-n") and cmd.shell(sudo_prefix=conn.sudo_prefix()).startswith(
-        "sudo -n apt-get install")
+    assert conn.prefix(cmd) == ("sudo", "-n") and conn.shell(cmd, mask=True).startswith("sudo -n apt-get install")
     conn.set_uid(0)
-    assert conn.sudo_prefix() == () and cmd.shell(sudo_prefix=conn.sudo_prefix()).startswith("apt-get install")
+    assert conn.prefix(cmd) == () and conn.shell(cmd, mask=True).startswith("apt-get install")
