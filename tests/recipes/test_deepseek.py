@@ -222,24 +222,3 @@ def test_deepseek_config_command(tmp_path):
     p = run("--mode", "base", "--check")
     assert "BASE_SIZE = 1024" in p.stdout and "IMAGE_SIZE = 1024" in p.stdout and "not written" in p.stdout
     assert deepseek.read_config(cfg.read_text())["IMAGE_SIZE"] == 640
-
-
-SMI = ROOT / "tests" / "fixtures" / "nvidia-smi"
-
-
-@pytest.mark.parametrize("vram, mode, conc", [(31.4, "large", 40), (31.5, "gundam", 50), (39.4, "gundam", 50),
-                                               (39.5, "gundam", 100), (23.4, "large", 30), (23.5, "large", 40)])
-def test_the_32_gb_and_other_boundaries(vram, mode, conc):
-    """Gundam from a 32 GB card, MAX_CONCURRENCY 50 from 32 GB, 100 from 40, 40 from 24 (sizes as sold:
-    +0.5 GiB on what nvidia-smi reports)."""
-    values, notes = deepseek.config_values(vram, 8, model_path="/m", input_path="/i", output_path="/o")
-    assert (values["BASE_SIZE"], values["IMAGE_SIZE"], values["CROP_MODE"]) == deepseek.MODES[mode]
-    assert values["MAX_CONCURRENCY"] == conc and notes[0].lower().startswith(mode)
-
-
-def test_a_recorded_rtx_5090_gets_gundam_and_50():
-    line = [ln for ln in (SMI / "rtx5090-590" / "query-gpu.csv").read_text().splitlines() if not ln.startswith("#")][0]
-    values, _ = deepseek.config_values(card_gib(facts_for(line)), 8, model_path="/m", input_path="/i",
-                                       output_path="/o")
-    assert (values["BASE_SIZE"], values["IMAGE_SIZE"], values["CROP_MODE"]) == deepseek.MODES["gundam"]
-    assert values["MAX_CONCURRENCY"] == 50
