@@ -37,10 +37,12 @@ def models_from_state(facts) -> dict:
     return host_state(facts).get("models") or {}
 
 
-def check_gpu(gpu) -> str:
+def check_gpu(gpu) -> str | None:
     """--gpu: auto, an index, or a comma list of indexes; it ends up in CUDA_VISIBLE_DEVICES and in a
     systemd unit, so nothing else gets through."""
-    text = "auto" if gpu in (None, "") else str(gpu)
+    if gpu in (None, ""):
+        return None                   # not given: the inventory's gpu var, else auto (host_gpu)
+    text = str(gpu)
     if text == "auto":
         return text
     parts = [p.strip() for p in text.split(",")]

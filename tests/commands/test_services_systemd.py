@@ -133,7 +133,7 @@ def test_gpu_is_auto_or_indexes(gpu):
 
 
 def test_gpu_accepted_forms():
-    assert [check_gpu(g) for g in ("auto", None, "0", "1,2", " 3 , 4")] == ["auto", "auto", "0", "1,2", "3,4"]
+    assert [check_gpu(g) for g in ("auto", None, "0", "1,2", " 3 , 4")] == ["auto", None, "0", "1,2", "3,4"]
 
 
 def test_gpu_refused_on_the_command_line(tmp_path):
