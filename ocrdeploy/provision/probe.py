@@ -352,7 +352,7 @@ def _source(url, timeout):
     proxy = urllib.request.getproxies().get(parts.scheme)
     if proxy and urllib.request.proxy_bypass(host):
         proxy = None
-    out = {"proxy": _mask(proxy) if proxy else None}
+    out = {"proxy": mask_url(proxy) if proxy else None}
     start = time.time()
     try:
         req = urllib.request.Request(url, method="HEAD", headers=headers)
@@ -377,7 +377,7 @@ def _sources(out, sources, net_timeout):
     results = [None] * len(sources)
 
     def one(i, src):
-        results[i] = dict(src, url=_mask(src["url"]), **_source(src["url"], net_timeout * SOURCE_GIVE_UP))
+        results[i] = dict(src, url=mask_url(src["url"]), **_source(src["url"], net_timeout * SOURCE_GIVE_UP))
 
     threads = [threading.Thread(target=one, args=(i, s)) for i, s in enumerate(sources)]
     for t in threads:
