@@ -69,7 +69,7 @@ def run_preflight(*, host, group, inventory, recipe, json, accept_new_host_keys,
             if con:
                 con.print(report.checks_table(o.host.label(), []))
             continue
-        results = run_preflight_checks(o.value, chosen.requirements)
+        results = run_preflight_checks(o.value, chosen.requirements, o.host.vars)
         counts = {k: sum(1 for r in results if r.status == k) for k in ("pass", "warn", "fail", "skip")}
         any_fail |= counts["fail"] > 0
         doc["hosts"][name] = {"reachable": True, "summary": facts_mod.summary(o.value),

@@ -328,3 +328,25 @@ def test_serve_refuses_a_draft_from_another_release(site):
     assert p.returncode == 0, p.stdout + p.stderr
     inst = json.loads(p.stdout)["hosts"]["localhost"]["instances"][0]
     assert inst["ready"] and "--allow-release-mismatch" in inst["warnings"][0]
+
+@pytest.mark.parametrize("args, says", [
+    (["--speculative-config", "{ngram"], "--speculative-config: not JSON"),
+    (["--speculative-config", '{"num_speculative_tokens": 3}'], 'expected a JSON object with a "method"'),
+    (["--backend", "transformers", "--speculative-config", '{"method": "ngram"}'], "is for the vLLM backends"),
+    (["--model-dir", "models/mine"], "--model-dir models/mine: give the model directory's absolute path"),
+    (["--backend", "deepseek", "--model-dir", "/m"], "--model-dir is for the MiniCPM-OCR backends"),
+])
+def test_serve_option_errors_are_one_line_exit_2(site, args, says):
+    wd, inv = site
+    p = cli("serve", args, inv)
+    assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+def test_serve_names_what_is_missing_on_the_host(site, tmp_path):
+    wd, inv = site
+    provision(wd)
+    p = cli("serve", ["--standard", "--model-dir", str(tmp_path / "nope"), "--gpu", "none"], inv)
+    assert p.returncode == 1 and f"--model-dir {tmp_path / 'nope'}: no such directory on this host" in p.stdout
+    inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd), "vllm_env": str(tmp_path / "no-env")}}}))
+    p = cli("serve", ["--standard", "--gpu", "none"], inv)
+    assert p.returncode == 1 and f"inventory var vllm_env: {tmp_path / 'no-env'} has no bin/python" in p.stdout
