@@ -27,8 +27,11 @@ STAMP = ".ocrdeploy-engine-ok"        # written by .ci/run once the venv imports
 
 
 def _find(var: str, default: str, exe: str) -> Path | None:
-    path = Path(os.environ.get(var) or CACHE / default)
-    return path if (path / "bin" / exe).exists() else None
+    if os.environ.get(var):
+        path = Path(os.environ[var])
+        return path if (path / "bin" / exe).exists() else None
+    path = CACHE / default                          # .ci/run's, complete only once stamped
+    return path if (path / STAMP).exists() and (path / "bin" / exe).exists() else None
 
 
 def engine_env(kind: str) -> Path:
