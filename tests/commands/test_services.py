@@ -1,4 +1,10 @@
-"""serve / status / stop against a stand-in vLLM server (a real HTTP process), locally and over SSH."""
+"""serve / status / stop against a stand-in vLLM server (a real HTTP process), locally and over SSH.
+
+The stand-in is here only for what no real engine shows without a GPU: GPUs (recorded nvidia-smi boxes,
+one instance per free card), a CUDA-graph capture that fails (the restart-then-eager policy) and DSpark's
+acceptance figures.  The real flags, readiness, failures and counters are tested against real engines in
+test_services_engines.py (marker engine).
+"""
 
 import json
 import os
