@@ -275,7 +275,8 @@ def test_without_trust_request_mm_kwargs_the_real_server_says_400_and_we_explain
 
     venv = engine_env("vllm")
     port = free_port()
-    cmd = [a for a in argv.vllm_standard(str(venv / "bin" / "python"), str(tiny), port, "127.0.0.1", cuda=False)
+    cmd = [a for a in argv.vllm_standard(str(venv / "bin" / "python"), str(tiny), port, "127.0.0.1",
+                                             tuning=argv.Tuning(cuda=False))
            if a != "--trust-request-mm-kwargs"]
     log = open(tmp_path / "vllm.log", "wb")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

@@ -54,10 +54,10 @@ def vllm_recipes() -> dict:
         "seed 4.1": SEED["4.1"], "seed 4.2": SEED["4.2"],
         "dspark": dspark[3:],
         "standard": argv.vllm_standard("python", MAIN, port, host)[3:],
-        "dspark --gpu none, ngram": argv.vllm_dspark("python", MAIN, None, port, host, cuda=False,
-                                                     speculative_config=NGRAM)[3:],
+        "dspark --gpu none, ngram": argv.vllm_dspark("python", MAIN, None, port, host,
+                                                     tuning=argv.Tuning(cuda=False, speculative_config=NGRAM))[3:],
         "standard --enforce-eager --api-key": [str(a) for a in argv.vllm_standard(
-            "python", MAIN, port, host, enforce_eager=True, api_key="k")[3:]],
+            "python", MAIN, port, host, tuning=argv.Tuning(enforce_eager=True), api_key="k")[3:]],
         "deepseek-upstream": [str(a) for a in deepseek.vllm_server("python", "/m/DeepSeek-OCR", 8000, host,
                                                                   upstream=True)[3:]],
         "dspark, one flag mistyped": [("--trust-request-mm-kwargz" if a == "--trust-request-mm-kwargs" else a)
