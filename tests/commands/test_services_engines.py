@@ -114,7 +114,7 @@ def test_dspark_flags_on_a_cpu_vllm_with_ngram_serve_status_verify_stop(vllm_sit
     cmd = inst["command"]
     assert "--max-num-seqs 1" in cmd and "--trust-request-mm-kwargs" in cmd and "FLASH_ATTN" not in cmd
     assert '"method":"ngram"' in cmd and "dspark" not in cmd
-    assert any("not a model verified by `inv models`" in w for w in doc["warnings"])
+    assert any("not a model verified by `inv models`" in w for w in inst["warnings"])
     env = _environ(inst["pid"])
     assert "CUDA_VISIBLE_DEVICES" not in env and "CUDA_HOME" not in env
     assert env["VLLM_CPU_KVCACHE_SPACE"] == "1" and env["LD_PRELOAD"].endswith("/lib/libiomp5.so")
