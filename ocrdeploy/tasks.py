@@ -259,8 +259,10 @@ SERVE_HELP = {k: HOST_HELP[k] for k in ("host", "inventory", "accept-new-host-ke
             "dspark": "DSpark speculative decoding (the default)", "standard": "vLLM without speculative decoding",
             "backend": "dspark, standard, transformers (transformers serve) or deepseek (DeepSeek-OCR on "
                        "upstream vLLM; deepseek-upstream is the same)",
-            "gpu": "GPU index (comma list with --instances) or auto: the free card preflight picks (default: the "
-                   "host's `gpu` var, else auto)",
+            "gpu": "GPU index (comma list with --instances), auto: the free card preflight picks, or none: no GPU "
+                   "(a CPU build of vLLM; transformers on the CPU) (default: the host's `gpu` var, else auto)",
+            "model-dir": "Serve this model directory on the host (absolute) instead of the one `inv models` verified",
+            "speculative-config": "vLLM's --speculative-config JSON, replacing the recipe's (DSpark) one",
             "port": "Port of the first instance (default 18499; 8000 for DeepSeek-OCR); the next ones follow",
             "instances": "Instances, one per free GPU, on consecutive ports (default 1)",
             "public": "Bind 0.0.0.0 instead of 127.0.0.1 (needs --api-key)", "api-key": "Key the server requires",
@@ -278,7 +280,8 @@ SERVE_HELP = {k: HOST_HELP[k] for k in ("host", "inventory", "accept-new-host-ke
 def serve(c, host=None, inventory=None, dspark=False, standard=False, backend=None, gpu=None, port=None,
           instances=None, public=False, api_key=None, systemd=False, timeout=None, json=False,
           accept_new_host_keys=False, connect_timeout=None, gpu_memory_utilization=None, max_model_len=None,
-          max_num_seqs=None, enforce_eager=False, no_flashinfer_sampler=False, allow_release_mismatch=False):
+          max_num_seqs=None, enforce_eager=False, no_flashinfer_sampler=False, allow_release_mismatch=False,
+          model_dir=None, speculative_config=None):
     """Start the OCR service (vLLM + DSpark by default) and wait until /v1/models lists minicpm-ocr."""
     from .errors import UsageError
     from .commands.services import run_serve, tuning_from
@@ -292,7 +295,8 @@ def serve(c, host=None, inventory=None, dspark=False, standard=False, backend=No
     code = run_serve(host=host, inventory=inventory, backend=chosen_backend, gpu=gpu, port=port,
                      instances=instances, public=public, api_key=api_key, systemd=systemd, timeout=timeout,
                      as_json=json, accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout,
-                     tuning=tuning, allow_release_mismatch=allow_release_mismatch)
+                     tuning=tuning, allow_release_mismatch=allow_release_mismatch, model_dir=model_dir,
+                     speculative_config=speculative_config)
     if code:
         raise Exit(code=code)
 

@@ -7,6 +7,8 @@ recorded tool output.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .requirements import TOOLS_PYTHON, PythonRule, Requirements
 from .result import FAIL, PASS, SKIP, WARN, CheckResult
 
@@ -256,8 +258,31 @@ def check_sources(facts: dict) -> CheckResult | None:
     return CheckResult(name, WARN, f"{len(bad)} of {len(rows)} sources slow or closed: {what}", fix=fix, value=rows)
 
 
-def run_preflight_checks(facts: dict, req: Requirements) -> list[CheckResult]:
-    return [
+# inventory var naming the user's own venv -> the recipe envs it stands in for
+USER_ENVS = {"vllm_env": ("vllm-ocr-env", "ocr-env"), "tf_env": ("tf-ocr-env",)}
+
+
+def with_user_envs(req: Requirements, host_vars: dict) -> tuple[Requirements, list[CheckResult]]:
+    """vllm_env / tf_env name a venv the user already has: its Python is theirs, and nothing of it is
+    built here (so no gcc-13 or GitHub for a vLLM compile); say so instead of checking."""
+    said, pythons, compiles = [], dict(req.pythons), True
+    for var, envs in USER_ENVS.items():
+        path = host_vars.get(var)
+        for env in envs:
+            if path and env in pythons:
+                del pythons[env]
+                said.append(CheckResult(f"python:{env}", SKIP, f"{var} is set: {path} is your own env "
+                                        f"(preflight and install leave it alone)"))
+                compiles = compiles and var != "vllm_env"
+    if not said:
+        return req, []
+    return replace(req, pythons=pythons, needs_gcc13=req.needs_gcc13 and compiles,
+                   needs_github=req.needs_github and compiles), said
+
+
+def run_preflight_checks(facts: dict, req: Requirements, host_vars: dict | None = None) -> list[CheckResult]:
+    req, said = with_user_envs(req, host_vars or {})
+    return said + [
         check_driver(facts, req),
         check_vram(facts, req),
         check_free_gpu(facts, req),

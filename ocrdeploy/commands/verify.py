@@ -56,7 +56,9 @@ def verify_host(conn, host, *, name=None, api_key=None, scripts=None, timeout=60
         return checks
     svc = ready[0]
     kind = svc.get("kind") or "dspark"
-    add("readiness", PASSED, f"{svc['name']}: /v1/models lists {svc.get('served_name') or SERVED_NAME} "
+    seen = ("/health answers ok; transformers serve pins " if svc.get("ready_by") == "health"
+            else "/v1/models lists ")
+    add("readiness", PASSED, f"{svc['name']}: {seen}{svc.get('served_name') or SERVED_NAME} "
                              f"(pid {svc['pid']}, port {svc['port']})")
     state = host_state(facts)
     with conn.forward(svc["port"]) as local_port, OcrClient(f"http://127.0.0.1:{local_port}", api_key,

@@ -233,6 +233,29 @@ class UvForPython(PipInstall):
             return Decision(False, "not needed: the host has " + ", ".join(r.describe() for r in self.rules))
         return super().needs(facts, v)
 
+class ExistingEnv(Step):
+    """A venv the user already has (an inventory var such as vllm_env): proven to hold its package, never
+    changed.  It stands where the recipe would build an env, so the plan says why nothing is built."""
+
+    def __init__(self, name, var, path, dists, after=()):
+        self.name, self.var, self.path, self.dists, self.after = name, var, str(path), tuple(dists), after
+
+    def request(self, v):
+        return Request(venvs={self.path})
+
+    def needs(self, facts, v):
+        found = (facts.get("venvs") or {}).get(self.path)
+        if not found:
+            raise StepError(f"inventory var {self.var}: {self.path} is not a venv on this host (no pyvenv.cfg)")
+        have = [(n, found["dists"][n]["version"]) for n in self.dists if n in (found.get("dists") or {})]
+        if not have:
+            raise StepError(f"inventory var {self.var}: {self.path} holds none of {', '.join(self.dists)}")
+        return Decision(False, f"{self.var} is set: {self.path} is your own env ({have[0][0]} {have[0][1]}); "
+                               f"install leaves it alone")
+
+    def commands(self, facts, v):
+        return []
+
 
 def editable_source(d: dict | None) -> str | None:
     src = (d or {}).get("source")

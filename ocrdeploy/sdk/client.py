@@ -24,6 +24,9 @@ def explain_400(message: str) -> str | None:
     if "mm_processor_kwargs" in low or "trust-request-mm-kwargs" in low or "trust_request_mm_kwargs" in low:
         return ("per-request mm_processor_kwargs need the server started with --trust-request-mm-kwargs "
                 "(vLLM 0.31+ rejects them without it)")
+    if "is not a multimodal model" in low:
+        return ("the served model takes no images (a text-only model, e.g. a --model-dir that is not "
+                "MiniCPM-OCR-1.0): serve the OCR model")
     if "image(s) may be provided" in low or "limit_mm_per_prompt" in low or "limit-mm-per-prompt" in low:
         return "too many images for the server: start it with --limit-mm-per-prompt '{\"image\": 36}'"
     return None

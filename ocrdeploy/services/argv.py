@@ -20,6 +20,10 @@ MM_PROCESSOR_KWARGS = {"downsample_mode": "4x"}
 API_KEY_ENV = "VLLM_API_KEY"      # read by vLLM's OpenAI server (0.8.5 included) like --api-key
 
 
+def _json(value) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
 @dataclass(frozen=True)
 class Tuning:
     """The guide's remedies for a vLLM start (section 8), as serve options.
@@ -34,6 +38,8 @@ class Tuning:
     max_num_seqs: int | None = None
     enforce_eager: bool = False                   # a CUDA graph capture that keeps failing
     flashinfer_sampler: bool = True               # False: VLLM_USE_FLASHINFER_SAMPLER=0 (drivers < 580)
+    cuda: bool = True                             # False (--gpu none): a CPU build, no FLASH_ATTN backends
+    speculative_config: dict | None = None        # the user's --speculative-config, in place of DSpark's
 
     def changed(self, **change) -> "Tuning":
         return replace(self, **change)
@@ -54,32 +60,45 @@ class Tuning:
 GUIDE = Tuning()
 
 
-def vllm_dspark(python: str, main: str, draft: str, port: int, host: str, *, tuning: Tuning = GUIDE) -> list[str]:
-    """Section 4.1: the DSpark-accelerated server, flag for flag."""
+def vllm_dspark(python: str, main: str, draft: str | None, port: int, host: str, *, tuning: Tuning = GUIDE) -> list[str]:
+    """Section 4.1: the DSpark-accelerated server, flag for flag.
+
+    Without CUDA (tuning.cuda False: a CPU build of vLLM) the two FLASH_ATTN backends go: they exist only
+    on GPUs.  A user's own speculative config replaces the DSpark one (for those without the draft).
+    """
+    spec = tuning.speculative_config or {"method": "dspark", "model": draft, "num_speculative_tokens": DSPARK_TOKENS,
+                                         "enable_adaptive_verification": False}
     argv = _vllm(python, main, port, host, tuning) + [
             "--max-num-batched-tokens", "40960",
-            "--max-num-seqs", str(tuning.max_num_seqs or 1),
-            "--attention-backend", "FLASH_ATTN",
-            "--mm-encoder-attn-backend", "FLASH_ATTN",
-            "--mm-processor-kwargs", json.dumps(MM_PROCESSOR_KWARGS, separators=(",", ":")),
-            "--gpu-memory-utilization", _utilization(tuning),
-            "--trust-request-mm-kwargs",
-            "--speculative-config", json.dumps({"method": "dspark", "model": draft,
-                                                "num_speculative_tokens": DSPARK_TOKENS,
-                                                "enable_adaptive_verification": False}, separators=(",", ":")),
-            "--default-chat-template-kwargs", json.dumps({"enable_thinking": False}, separators=(",", ":"))]
+            "--max-num-seqs", str(tuning.max_num_seqs or 1)]
+    if tuning.cuda:
+        argv += ["--attention-backend", "FLASH_ATTN", "--mm-encoder-attn-backend", "FLASH_ATTN"]
+    argv += ["--mm-processor-kwargs", _json(MM_PROCESSOR_KWARGS),
+             "--gpu-memory-utilization", _utilization(tuning),
+             "--trust-request-mm-kwargs",
+             "--speculative-config", _json(spec),
+             "--default-chat-template-kwargs", _json({"enable_thinking": False})]
     return _common(argv, tuning)
 
 
 def vllm_standard(python: str, main: str, port: int, host: str, *, tuning: Tuning = GUIDE) -> list[str]:
-    """Section 4.2: no speculative decoding; --limit-mm-per-prompt for multi-image requests."""
+    """Section 4.2: no speculative decoding (unless the user gives a speculative config of their own);
+    --limit-mm-per-prompt for multi-image requests.  Nothing in it is CUDA-only."""
     argv = _vllm(python, main, port, host, tuning) + [
             "--limit-mm-per-prompt", json.dumps({"image": 36}, separators=(",", ":")),
             "--gpu-memory-utilization", _utilization(tuning),
             "--trust-request-mm-kwargs"]
     if tuning.max_num_seqs:
         argv += ["--max-num-seqs", str(tuning.max_num_seqs)]
+    if tuning.speculative_config:
+        argv += ["--speculative-config", _json(tuning.speculative_config)]
     return _common(argv, tuning)
+
+
+def transformers_served_name(main: str) -> str:
+    """transformers serve DIR pins DIR: a request naming anything else gets a 400 ("Server is pinned to
+    'DIR'"), so the name a client must send is the directory exactly as the server was given it."""
+    return main
 
 
 def transformers_serve(transformers_bin: str, main: str, port: int, host: str) -> list[str]:

@@ -46,7 +46,8 @@ class Instance:
     log: str
     key: str | None = None
     restarts: list = field(default_factory=list)
-    served: str = "minicpm-ocr"     # the id /v1/models must list (services.argv / recipes.deepseek)
+    served: str = "minicpm-ocr"     # the name a client asks for (services.argv / recipes.deepseek)
+    ready: str = "models"           # how readiness shows: "models" (/v1/models lists it) or "health"
     options: dict = field(default_factory=dict)   # how serve was asked (backend, tuning): kept in the record
     run_log: str | None = None      # this start's own log (the host makes one per start)
 
@@ -74,7 +75,8 @@ def start_instance(conn, workdir: str, inst: Instance, served_name: str) -> dict
     return host_call(conn, {"action": "start", "workdir": workdir, "name": inst.name, "port": inst.port,
                             "argv": [str(a) for a in inst.argv], "shown": shown, "env": inst.env,
                             "log": inst.log, "kind": inst.kind, "gpu": inst.gpu, "bind": inst.bind,
-                            "served_name": served_name, "has_key": bool(inst.key), "options": inst.options})
+                            "served_name": served_name, "has_key": bool(inst.key), "options": inst.options,
+                            "ready": inst.ready})
 
 
 def wait_ready(conn, workdir, inst, served_name, timeout, show=None, unit=False) -> dict:

@@ -4,7 +4,8 @@ Standard library only; one command per action, its request read from stdin (it m
 the API key, which must never be on a command line).  A service is a JSON record in
 <workdir>/.ocrdeploy/services/<name>.json (pid, port, log, argv, started_at, kind and the
 process's identity), written to a temp file and moved into place.  Readiness is
-/v1/models listing the served id, polled from the host itself (the service binds
+/v1/models listing the served id (vLLM) or /health answering ok (transformers serve,
+whose /v1/models lists the hub cache, not the directory it serves), polled from the host itself (the service binds
 127.0.0.1 by default); the wait ends at once when the process dies, and reports the
 start-up phase read from the log (loading weights, compiling, capturing CUDA graphs).
 
@@ -171,6 +172,16 @@ def model_ids(port, key=None):
     return [m.get("id") for m in json.loads(body).get("data", [])]
 
 
+def readiness(rec, key=None):
+    """(ready, ids) as the record's readiness kind sees it; raises while the server does not answer."""
+    if rec.get("ready") == "health":
+        status, body = get("http://127.0.0.1:%d/health" % rec["port"], key=key)
+        ok = status == 200 and json.loads(body).get("status") == "ok"
+        return ok, [rec.get("served_name")] if ok else []
+    ids = model_ids(rec["port"], key)
+    return rec.get("served_name") in ids, ids
+
+
 def tail(path, nbytes=16384):
     try:
         with open(path, "rb") as fh:
@@ -265,7 +276,8 @@ def start(req):
         rec = {"name": name, "pid": proc.pid, "port": port, "log": log, "argv": req.get("shown") or req["argv"],
                "started_at": time.time(), "kind": req.get("kind"), "gpu": req.get("gpu"), "bind": req.get("bind"),
                "served_name": req.get("served_name"), "has_key": bool(req.get("has_key")),
-               "options": req.get("options") or {}, "identity": identity(proc.pid)}
+               "options": req.get("options") or {}, "identity": identity(proc.pid),
+               "ready": req.get("ready") or "models"}
         write_record(wd, name, rec)
         return {"ok": True, "pid": proc.pid, "record": rec}
     finally:
@@ -286,21 +298,23 @@ def who_listens(port):
 
 
 def wait(req):
-    """Poll until /v1/models lists the served id; stop at once if the process dies or time runs out.
+    """Poll until the service is ready (see readiness); stop at once if the process dies or time runs out.
 
     Without a record (a systemd unit) the port comes with the request and only the time limit ends it."""
     wd, name, timeout = req["workdir"], req["name"], float(req.get("timeout", 900))
     rec = read_record(wd, name) if req.get("port") is None else None
     rec = rec or {}
-    port, log, served = req.get("port") or rec.get("port"), req.get("log") or rec.get("log"), req.get("served_name")
+    log = req.get("log") or rec.get("log")
+    probe = {"port": req.get("port") or rec.get("port"), "served_name": req.get("served_name") or rec.get("served_name"),
+             "ready": req.get("ready") or rec.get("ready") or "models"}
     start_t, last_phase = time.time(), None
     while True:
         elapsed = time.time() - start_t
         if rec and not same_process(rec)[0]:
             return {"ready": False, "reason": "exited", "phase": phase(tail(log)), "elapsed": elapsed}
         try:
-            ids = model_ids(port, req.get("key"))
-            if served in ids:
+            ok, ids = readiness(probe, req.get("key"))
+            if ok:
                 return {"ready": True, "ids": ids, "elapsed": elapsed}
         except (OSError, ValueError, AttributeError, urllib.error.URLError):
             pass                                  # refused: still starting
@@ -339,13 +353,13 @@ def status(req):
              "kind": rec.get("kind"), "alive": live, "started_at": rec.get("started_at"),
              "uptime": time.time() - rec["started_at"] if isinstance(rec.get("started_at"), (int, float)) else None,
              "gpu": rec.get("gpu"), "bind": rec.get("bind"), "served_name": rec.get("served_name"),
-             "has_key": rec.get("has_key"), "options": rec.get("options")}
+             "has_key": rec.get("has_key"), "options": rec.get("options"),
+             "ready_by": rec.get("ready") or "models"}
         if why and why != "not running":
             s["stale"] = why
         if s["alive"]:
             try:
-                s["ids"] = model_ids(rec["port"], req.get("key"))
-                s["ready"] = rec.get("served_name") in s["ids"]
+                s["ready"], s["ids"] = readiness(rec, req.get("key"))
             except urllib.error.HTTPError as exc:
                 s["ready"], s["error"] = False, str(exc)
                 if exc.code == 401:       # started with --api-key: say so instead of a bare "not ready"

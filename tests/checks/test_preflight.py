@@ -196,3 +196,15 @@ def test_messages_name_the_guide_not_the_seed():
     texts = [t for r in results for t in (r.message, r.fix or "")]
     assert any("offline" in t for t in texts)              # the github warning and its fix are among them
     assert not [t for t in texts if "seed" in t.lower()]
+
+def test_a_users_own_vllm_env_is_left_alone_and_said_so(box):
+    """vllm_env names a venv the user already has: no Python, gcc-13 or GitHub check for building one."""
+    facts = box("rtx5090-590")
+    facts["pythons"] = [{"version": "3.10.12", "path": "/usr/bin/python3.10"}]      # too old to build vllm-ocr-env
+    plain = by_name(pf.run_preflight_checks(facts, DSPARK))
+    assert plain["python:vllm-ocr-env"].status in ("warn", "fail")   # would need a managed Python
+    own = by_name(pf.run_preflight_checks(facts, DSPARK, {"vllm_env": "/opt/my-vllm"}))
+    assert own["python:vllm-ocr-env"].status == "skip"
+    assert "/opt/my-vllm is your own env" in own["python:vllm-ocr-env"].message
+    assert own["python:sdk-env"].status == "pass"              # the SDK env is still ours to build
+    assert plain["gcc-13"].status != "skip" and own["gcc-13"].status == "skip"   # nothing of vLLM is compiled

@@ -1,4 +1,10 @@
-"""serve / status / stop against a stand-in vLLM server (a real HTTP process), locally and over SSH."""
+"""serve / status / stop against a stand-in vLLM server (a real HTTP process), locally and over SSH.
+
+The stand-in is here only for what no real engine shows without a GPU: GPUs (recorded nvidia-smi boxes,
+one instance per free card), a CUDA-graph capture that fails (the restart-then-eager policy) and DSpark's
+acceptance figures.  The real flags, readiness, failures and counters are tested against real engines in
+test_services_engines.py (marker engine).
+"""
 
 import json
 import os
@@ -378,3 +384,26 @@ def test_a_connection_lost_during_the_readiness_wait_is_unreachable(lab, tmp_pat
     assert proc.returncode == 1
     doc = json.loads(out)["hosts"]["gpu"]
     assert doc["reachable"] is False and "lost while running" in doc["error"] and "exit code -1" not in doc["error"]
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--speculative-config", "{ngram"], "--speculative-config: not JSON"),
+    (["--speculative-config", '{"num_speculative_tokens": 3}'], 'expected a JSON object with a "method"'),
+    (["--backend", "transformers", "--speculative-config", '{"method": "ngram"}'], "is for the vLLM backends"),
+    (["--model-dir", "models/mine"], "--model-dir models/mine: give the model directory's absolute path"),
+    (["--backend", "deepseek", "--model-dir", "/m"], "--model-dir is for the MiniCPM-OCR backends"),
+])
+def test_serve_option_errors_are_one_line_exit_2(site, args, says):
+    wd, inv = site
+    p = cli("serve", args, inv)
+    assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+def test_serve_names_what_is_missing_on_the_host(site, tmp_path):
+    wd, inv = site
+    provision(wd)
+    p = cli("serve", ["--standard", "--model-dir", str(tmp_path / "nope"), "--gpu", "none"], inv)
+    assert p.returncode == 1 and f"--model-dir {tmp_path / 'nope'}: no such directory on this host" in p.stdout
+    inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd), "vllm_env": str(tmp_path / "no-env")}}}))
+    p = cli("serve", ["--standard", "--gpu", "none"], inv)
+    assert p.returncode == 1 and f"inventory var vllm_env: {tmp_path / 'no-env'} has no bin/python" in p.stdout

