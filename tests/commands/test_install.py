@@ -161,6 +161,9 @@ def test_ctrl_c_stops_the_run_ends_the_command_and_exits_130(tmp_path):
             os.killpg(proc.pid, signal.SIGKILL)
         srv.close()
     assert proc.returncode == 130 and err.rstrip().endswith("interrupted"), out + err
+    deadline = time.monotonic() + 10           # the server thread sees the close a moment after the exit
+    while "closed" not in events and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert events == ["connected", "closed"]
     assert "Traceback" not in out + err and "sdk-paddlex" not in out + err and "RECAP" not in out
 
