@@ -55,8 +55,8 @@ def vllm_recipes() -> dict:
         "standard": argv.vllm_standard("python", MAIN, port, host)[3:],
         "dspark --gpu none, ngram": argv.vllm_dspark("python", MAIN, None, port, host,
                                                      tuning=argv.Tuning(cuda=False, speculative_config=NGRAM))[3:],
-        "standard --enforce-eager --api-key": [str(a) for a in argv.vllm_standard(
-            "python", MAIN, port, host, tuning=argv.Tuning(enforce_eager=True), api_key="k")[3:]],
+        "standard --enforce-eager": [str(a) for a in argv.vllm_standard(
+            "python", MAIN, port, host, tuning=argv.Tuning(enforce_eager=True))[3:]],
         "deepseek": [str(a) for a in deepseek.vllm_server("python", "/m/DeepSeek-OCR", 8000, host)[3:]],
         "dspark, one flag mistyped": [("--trust-request-mm-kwargz" if a == "--trust-request-mm-kwargs" else a)
                                       for a in dspark[3:]],
@@ -120,9 +120,9 @@ def test_cpu_dspark_drops_only_the_cuda_backends_and_takes_the_users_speculative
     assert cpu["attention_backend"] is None and cpu["speculative_config"] == NGRAM
 
 
-def test_enforce_eager_and_api_key_parse(vllm_parsed):
-    o = vllm_parsed["standard --enforce-eager --api-key"]["options"]
-    assert o["enforce_eager"] is True and o["api_key"] == ["k"]       # vLLM takes several keys
+def test_enforce_eager_parses_and_the_key_is_left_to_the_environment(vllm_parsed):
+    o = vllm_parsed["standard --enforce-eager"]["options"]
+    assert o["enforce_eager"] is True and not o["api_key"]     # the key reaches vLLM as VLLM_API_KEY
 
 
 def test_deepseek_upstream_flags_parse_on_upstream_vllm(vllm_parsed):
