@@ -586,6 +586,12 @@ def run_stop(*, host, inventory, name, grace, as_json, accept_new_host_keys, con
                 con.print(f"[red]{hname} | {n}: {r.get('error')}[/red]")
             elif r.get("stale"):
                 con.print(f"{hname} | {n}: {r['stale']}", markup=False)
+            elif r.get("was_alive") and not r.get("stopped"):
+                run.failed = True
+                left = r.get("left") or [r["pid"]]
+                con.print(f"[red]{hname} | {n}: pid {r['pid']} signalled, but {len(left)} process(es) of its group "
+                          f"still run after SIGKILL (pids {' '.join(map(str, left))}): see `ps -o pid,stat,args "
+                          f"-g {r['pid']}`[/red]")
             elif r.get("was_alive"):
                 how = "killed after the grace period" if r.get("killed") else "stopped"
                 con.print(f"{hname} | {n}: pid {r['pid']} {how}")

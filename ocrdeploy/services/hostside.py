@@ -116,6 +116,34 @@ def _boot_id():
         return None
 
 
+def group_left(pgid):
+    """The members of a process group still running.  A leader that exits on SIGTERM may leave its
+    children (engine cores, tokenizer workers) behind for a moment or for good; a zombie is dead,
+    only not yet reaped, so it does not count."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return []
+    except PermissionError:
+        pass
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return [pgid]                 # no /proc to look in: the group answered, so someone is in it
+    left = []
+    for d in entries:
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d, "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and fields[0] != b"Z" and fields[2] == str(pgid).encode():
+            left.append(int(d))
+    return left
+
+
 def identity(pid):
     """What tells this process from a later one with the same pid; None when it is gone."""
     try:
@@ -400,17 +428,24 @@ def stop(req):
             os.killpg(pid, signal.SIGTERM)        # the whole group: vLLM's engine core too
         except (ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGTERM)
+        # the leader was verified above, so the group is the service's: wait for all of it, and the
+        # kernel hands out no pid that is still some group's id, so the group cannot be another's
         deadline = time.time() + grace
-        while same_process(rec)[0] and time.time() < deadline:
+        while (same_process(rec)[0] or group_left(pid)) and time.time() < deadline:
             time.sleep(0.2)
-        if same_process(rec)[0]:
+        if same_process(rec)[0] or group_left(pid):
             try:
                 os.killpg(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
             result["killed"] = True
-            time.sleep(0.2)
-        result["stopped"] = not same_process(rec)[0]
+            end = time.time() + 5
+            while (same_process(rec)[0] or group_left(pid)) and time.time() < end:
+                time.sleep(0.1)
+        left = group_left(pid)
+        result["stopped"] = not same_process(rec)[0] and not left
+        if left:
+            result["left"] = left
     if not same_process(rec)[0]:
         os.unlink(record_path(wd, name))
     return result

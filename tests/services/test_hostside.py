@@ -101,6 +101,26 @@ def test_the_recorded_process_itself_is_stopped(tmp_path):
     assert out["was_alive"] and out["stopped"] and not alive(r["pid"])
 
 
+LINGERING = "trap 'sleep 1.5; exit 0' TERM; while :; do sleep 0.1; done"     # ends 1.5 s after SIGTERM
+DEAF = "trap '' TERM; sleep 300"                                                # ignores SIGTERM
+
+
+@pytest.mark.parametrize("child, killed", [(LINGERING, False), (DEAF, True)])
+def test_stop_waits_for_the_whole_group_not_only_its_leader(tmp_path, child, killed):
+    """vLLM's API server exits on SIGTERM before its engine core does, and a worker may ignore SIGTERM:
+    stop returns only when no member of the group runs, killing those left after the grace period."""
+    leader = ("import subprocess, sys, time; subprocess.Popen(['sh', '-c', sys.argv[1]]); time.sleep(300)")
+    r = start(tmp_path, argv=(sys.executable, "-c", leader, child))
+    deadline = time.time() + 10
+    while len(service_host.group_left(r["pid"])) < 2 and time.time() < deadline:
+        time.sleep(0.05)
+    assert len(service_host.group_left(r["pid"])) >= 2
+    t0 = time.time()
+    out = service_host.stop({"workdir": str(tmp_path), "name": "minicpm-ocr-18499", "grace": 3})
+    assert out["stopped"] and bool(out.get("killed")) is killed and service_host.group_left(r["pid"]) == []
+    assert time.time() - t0 >= (1.5 if not killed else 3)
+
+
 @pytest.mark.parametrize("name", ["/tmp/v", "../../x", "a/b", "..", ".hidden", "x" * 200, ""])
 def test_names_are_plain_names_on_the_host(tmp_path, procs, name):
     """A name reaches the host helper as it was typed; it must never address a file elsewhere."""
