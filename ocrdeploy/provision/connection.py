@@ -231,16 +231,48 @@ _RUNNING: set = set()
 _running_lock = threading.Lock()
 
 
-def interrupt_all():
-    """Ctrl-C: every local command of this run ends (with its descendants), and none starts after."""
+_REMOTES: set = set()       # the runners of the remote commands running now
+
+
+def interrupt_all(grace=2.0):
+    """Ctrl-C: every command of this run ends, local ones with their descendants, remote ones with
+    their process group, and none starts after."""
     INTERRUPTED.set()
     with _running_lock:
-        pids = list(_RUNNING)
+        pids, remotes = list(_RUNNING), list(_REMOTES)
+    deadline = time.monotonic() + grace
+    for r in remotes:
+        r.signal("TERM")
     for pid in pids:
-        _end_tree(pid)
+        _end_tree(pid, grace)
+    while remotes and time.monotonic() < deadline:
+        remotes = [r for r in remotes if not r.channel.exit_status_ready()]
+        time.sleep(0.05)
+    for r in remotes:
+        r.signal("KILL")
 
 
-def _descendants(pid) -> list[int]:
+def _signal_channel(chan, name):
+    """The SSH "signal" request (RFC 4254 6.9), which OpenSSH's sshd answers with killpg() on the
+    command's process group, except for root logins ("session signalling requires privilege
+    separation"), forced commands and subsystems."""
+    try:
+        from paramiko.common import cMSG_CHANNEL_REQUEST
+        from paramiko.message import Message
+
+        m = Message()
+        m.add_byte(cMSG_CHANNEL_REQUEST)
+        m.add_int(chan.remote_chanid)
+        m.add_string("signal")
+        m.add_boolean(False)
+        m.add_string(name)
+        chan.transport._send_user_message(m)
+    except Exception:  # noqa: BLE001 - a lost connection: the command is beyond reach anyway
+        pass
+
+
+def _descendants(*roots) -> list[int]:
+    """Every process below the given ones, from one read of /proc."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
         if entry.isdigit():
@@ -250,41 +282,56 @@ def _descendants(pid) -> list[int]:
             except (OSError, IndexError, ValueError):
                 continue
             children.setdefault(ppid, []).append(int(entry))
-    out, todo = [], [pid]
+    out, seen, todo = [], set(roots), list(roots)
     while todo:
         for child in children.get(todo.pop(), ()):
-            out.append(child)
-            todo.append(child)
+            if child not in seen:
+                seen.add(child)
+                out.append(child)
+                todo.append(child)
     return out
 
 
+def _running(pid) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"     # a zombie has ended
+    except (OSError, IndexError):
+        return False
+
+
 def _end_tree(pid, grace=2.0):
+    """SIGTERM to the command and everything below it, SIGKILL to what is left after the grace period.
+    The tree is read again on every pass: a process may fork while it is being ended (a shell's trap,
+    git starting its remote helper), and a child missed once is reparented away when its parent dies,
+    keeping the command's output pipes open so that the run could never finish."""
     import signal
 
-    tree = [pid] + _descendants(pid)
-    for p in tree:
-        try:
-            os.kill(p, signal.SIGTERM)
-        except (ProcessLookupError, PermissionError):
-            pass
+    signalled: set[int] = set()
+
+    def sweep(sig):
+        found = [p for p in [pid, *_descendants(pid, *signalled)] if p not in signalled]
+        if sig == signal.SIGKILL:                  # all that still run, reparented or not
+            found += [p for p in signalled if _running(p)]
+        for p in found:
+            signalled.add(p)
+            try:
+                os.kill(p, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    sweep(signal.SIGTERM)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
-        alive = []
-        for p in tree:
-            try:
-                with open(f"/proc/{p}/stat", "rb") as fh:
-                    if fh.read().rsplit(b")", 1)[1].split()[0] != b"Z":     # a zombie has ended
-                        alive.append(p)
-            except (OSError, IndexError):
-                pass
-        if not alive:
+        sweep(signal.SIGTERM)                 # only the newcomers: the others had theirs
+        if not any(_running(p) for p in signalled):
             return
         time.sleep(0.05)
-    for p in tree:
-        try:
-            os.kill(p, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+    for _ in range(3):
+        sweep(signal.SIGKILL)
+        if not any(_running(p) for p in signalled):
+            return
+        time.sleep(0.05)
 
 
 def _interruptible_runner():
@@ -300,12 +347,85 @@ def _interruptible_runner():
             interrupt_all()
             raise interrupt
 
+        def _thread_join_timeout(self, target):
+            # after Ctrl-C the output readers wait at most a moment: a process that escaped the tree
+            # (a daemon that left its session) must not keep the interrupted run from ending
+            return 2 if INTERRUPTED.is_set() else super()._thread_join_timeout(target)
+
         def stop(self):
             super().stop()
             with _running_lock:
                 _RUNNING.discard(self.process.pid)
 
     return InterruptibleLocal
+
+
+PGID_MARK = b"@@ocrdeploy-pgid "
+
+
+def _interruptible_remote():
+    """Closing an SSH channel leaves a command without a terminal running on the host, so each remote
+    command first names its process group on stderr (sshd makes the shell it starts a session leader,
+    so the shell's pid is the group's id); the runner takes that line out of the output, and Ctrl-C
+    ends the group through a second channel of the same connection: kill works for every login
+    (root's too, which sshd refuses the "signal" request), and with sudo for what runs as root."""
+    from fabric.runners import Remote
+
+    class InterruptibleRemote(Remote):
+        pgid = None
+        _head = None
+
+        def send_start_message(self, command):
+            super().send_start_message(f'echo "{PGID_MARK.decode()}$$" >&2; {command}')
+            with _running_lock:
+                _REMOTES.add(self)
+
+        def read_proc_stderr(self, num_bytes):
+            if self._head is not None:
+                return super().read_proc_stderr(num_bytes)
+            self._head = b""
+            head = b""
+            while b"\n" not in head:
+                chunk = super().read_proc_stderr(num_bytes)
+                if not chunk:
+                    break
+                head += chunk
+            line, nl, rest = head.partition(b"\n")
+            if line.startswith(PGID_MARK) and line[len(PGID_MARK):].isdigit():
+                self.pgid = int(line[len(PGID_MARK):])
+                return rest if rest or not nl else self.read_proc_stderr(num_bytes)
+            return head
+
+        def signal(self, name):
+            if self.pgid is None:
+                _signal_channel(self.channel, name)
+                return
+            g = self.pgid
+            text = (f"{{ kill -s {name} -- -{g} || kill -s {name} {g}; "
+                    f"[ \"$(id -u)\" = 0 ] || sudo -n kill -s {name} -- -{g}; }} 2>/dev/null")
+            try:
+                chan = self.channel.get_transport().open_session(timeout=5)
+                chan.exec_command(text)
+                end = time.monotonic() + 5
+                while not chan.exit_status_ready() and time.monotonic() < end:
+                    time.sleep(0.02)
+                chan.close()
+            except Exception:  # noqa: BLE001 - the connection is gone: ask over the command's own channel
+                _signal_channel(self.channel, name)
+
+        def send_interrupt(self, interrupt):
+            interrupt_all()
+            raise interrupt
+
+        def _thread_join_timeout(self, target):
+            return 2 if INTERRUPTED.is_set() else super()._thread_join_timeout(target)
+
+        def stop(self):
+            with _running_lock:
+                _REMOTES.discard(self)
+            super().stop()
+
+    return InterruptibleRemote
 
 
 class LocalConnection(Connection):
@@ -404,6 +524,7 @@ class SSHConnection(Connection):
         if args.compress:
             kwargs["compress"] = True
         config = fabric.Config(runtime_ssh_path=os.environ.get("OCRDEPLOY_SSH_CONFIG") or None)
+        config.runners.remote = _interruptible_remote()
         conn = fabric.Connection(address, user=user, port=port, config=config, gateway=gateway,
                                  forward_agent=args.forward_agent or None,
                                  connect_timeout=max(1, int(round(self.connect_timeout))), connect_kwargs=kwargs)

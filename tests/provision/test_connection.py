@@ -1,0 +1,140 @@
+"""Ctrl-C during a local command (provision.connection): the command ends with everything it started,
+and the run ends even when a process slipped away holding the command's output pipes.  Real processes:
+a Python run of LocalConnection gets a real SIGINT, as from a terminal's Ctrl-C."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+RUNNER = """import sys
+sys.path.insert(0, {root!r})
+from ocrdeploy.inventory import Host
+from ocrdeploy.provision.connection import LocalConnection
+try:
+    LocalConnection(Host("localhost")).run(["sh", "-c", sys.argv[1]], timeout=300)
+except KeyboardInterrupt:
+    sys.exit(130)
+sys.exit(0)
+"""
+
+# a shell that answers SIGTERM by starting a new child (which inherits the output pipe), as a shell's
+# trap or git starting its remote helper while it is being ended would
+FORKS_WHEN_ENDED = "trap 'sleep 300 & echo $! > {late}' TERM; echo $$ > {ready}; while :; do sleep 0.1; done"
+# a daemon that left the tree before Ctrl-C (double fork), still holding the command's stdout
+ESCAPED = "(sleep 300 & echo $! > {late}) ; echo $$ > {ready}; while :; do sleep 0.1; done"
+
+
+def _running(pid):
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("script, late_survives", [(FORKS_WHEN_ENDED, False), (ESCAPED, True)],
+                         ids=["forks-when-ended", "escaped-daemon"])
+def test_ctrl_c_ends_the_command_and_the_run(tmp_path, script, late_survives):
+    ready, late = tmp_path / "ready", tmp_path / "late"
+    runner = tmp_path / "runner.py"
+    runner.write_text(RUNNER.format(root=str(ROOT)))
+    proc = subprocess.Popen([sys.executable, str(runner), script.format(ready=ready, late=late)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    late_pid = None
+    try:
+        deadline = time.monotonic() + 30
+        while not (ready.exists() and ready.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        shell = int(ready.read_text())
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=20)
+        took = time.monotonic() - t0
+        late_pid = int(late.read_text())
+        assert proc.returncode == 130
+        assert took < 10                 # 2 s of grace for SIGTERM, 2 s at most for the output readers
+        assert not _running(shell)                    # the command's own shell, trap or not, reparented or not
+        assert _running(late_pid) is late_survives   # a child seen in time is ended; an escaped one cannot be
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        for f in (late, ready):
+            pid = int(f.read_text()) if f.exists() and f.read_text().strip() else None
+            if pid and _running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+SSH_RUNNER = """import sys
+sys.path.insert(0, {root!r})
+from pathlib import Path
+from ocrdeploy.inventory import load_inventory, select_hosts
+from ocrdeploy.provision.session import Session
+hosts = select_hosts(load_inventory(Path(sys.argv[1])), group="all")
+try:
+    with Session(hosts, connect_timeout=10) as session:
+        session.map(lambda conn, h: conn.run(["sh", "-c", sys.argv[2].replace("NAME", h.name)], timeout=300))
+except KeyboardInterrupt:
+    sys.exit(130)
+sys.exit(0)
+"""
+
+
+def _group_running(pgid):
+    left = []
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                fields = p.joinpath("stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z" and int(fields[2]) == pgid:
+                left.append(int(p.name))
+    return left
+
+
+@pytest.mark.ssh
+@pytest.mark.parametrize("n_hosts", [1, 2])
+def test_ctrl_c_ends_the_remote_commands_process_group(lab, tmp_path, n_hosts):
+    """Closing an SSH channel leaves a command without a terminal running on the host; Ctrl-C asks sshd to
+    signal its process group (TERM, then KILL after the grace period: this command ignores TERM).  One
+    host runs in the main thread, several in the session's pool."""
+    import yaml
+
+    hosts = {f"h{i}": lab.inventory_entry(lab.start(f"cc{n_hosts}{i}", f"127.0.0.{40 + 2 * n_hosts + i}"))
+             for i in range(n_hosts)}
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": {"known_hosts_file": str(lab.known_hosts)}, "hosts": hosts}}))
+    runner = tmp_path / "runner.py"
+    runner.write_text(SSH_RUNNER.format(root=str(ROOT)))
+    script = f"echo $$ > {tmp_path}/NAME.pid; trap '' TERM; sleep 300; sleep 300"
+    proc = subprocess.Popen([sys.executable, str(runner), str(inv), script], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    pids = {}
+    try:
+        deadline = time.monotonic() + 60
+        while len(pids) < n_hosts and time.monotonic() < deadline:
+            for name in hosts:
+                f = tmp_path / f"{name}.pid"
+                if f.exists() and f.read_text().strip():
+                    pids[name] = int(f.read_text())
+            time.sleep(0.05)
+        assert len(pids) == n_hosts and all(_group_running(p) for p in pids.values())
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130, err
+        deadline = time.monotonic() + 5            # sshd delivers the signal a moment after the request
+        while any(_group_running(p) for p in pids.values()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert {n: _group_running(p) for n, p in pids.items()} == {n: [] for n in pids}, err
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        for p in pids.values():
+            for q in _group_running(p):
+                os.kill(q, signal.SIGKILL)
