@@ -27,17 +27,16 @@ class LineDict(dict):
         return self.key_lines.get(key, self.line)
 
 
-class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-    """libyaml's parser when PyYAML has it (an inventory of thousands of hosts: 10x faster), the
-    pure-Python one otherwise; both give the node marks the line numbers come from."""
-
-
 class _FastLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-    """SafeLoader's rules with libyaml's parser where PyYAML has it: a few times faster on big
-    inventories; it stops at 1000 levels of nesting, where the pure-Python loader takes over."""
+    """SafeLoader's rules with libyaml's parser where PyYAML has it (an inventory of thousands of hosts:
+    10x faster); libyaml stops at 1000 levels of nesting, where the pure-Python loader takes over."""
 
 
-def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
+class _DeepLoader(yaml.SafeLoader):
+    """The pure-Python parser: no nesting limit but the interpreter's recursion limit."""
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> LineDict:
     loader.flatten_mapping(node)
     result = LineDict()
     result.line = node.start_mark.line + 1
@@ -57,7 +56,7 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
     return result
 
 
-_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_DeepLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 _FastLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
@@ -88,7 +87,7 @@ def load_yaml(path: Path):
         except yaml.MarkedYAMLError as exc:
             if "maximum nesting depth" not in str(exc.problem):
                 raise
-            return yaml.load(text, Loader=_LineLoader)  # noqa: S506 - SafeLoader subclass
+            return yaml.load(text, Loader=_DeepLoader)  # noqa: S506 - SafeLoader subclass
     except RecursionError:
         raise UsageError(f"{path}: groups nested too deeply to read")
     except yaml.MarkedYAMLError as exc:

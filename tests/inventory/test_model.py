@@ -134,8 +134,8 @@ def test_top_level_groups_and_local_connection(tmp_path):
     assert h.is_local and h.workdir == "/x"
 
 
-def test_children_hundreds_deep_load(tmp_path):
-    depth = 400
+@pytest.mark.parametrize("depth", [400, 600])      # 600 groups: 1200 levels, past libyaml's 1000
+def test_children_hundreds_deep_load(tmp_path, depth):
     lines = ["all:", "  children:"]
     for i in range(depth):
         lines += [f"{'  ' * (2 * i + 2)}g{i}:", f"{'  ' * (2 * i + 3)}children:"]
