@@ -49,9 +49,12 @@ GENERIC_CLASSES = (
     ("exception", re.compile(r"(?<![\w.])" + EXC_NAME + r"(?::|\s*$)")),
     ("compiler-error", re.compile(r"(?i)(?<![\w-])(?:fatal )?error(?:\[E\d+\])?:|\bfatal error\b")),
     ("failed", re.compile(r"(?<![\w-])(?:FAILED|FATAL|Fatal error):")),
+    ("curl-error", re.compile(r"^\s*curl: \(\d+\) ")),
+    ("validation-error", re.compile(r"\bValue error, ")),          # pydantic, as vLLM's config checks word it
+    ("connection-refused", re.compile(r"\bECONNREFUSED\b")),
 )
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
-                    "ninja: build stopped", "ninja: subcommand failed")
+                    "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused")
 TRACEBACK = "Traceback (most recent call last)"
 EXC_LINE = re.compile(r"(?<![\w.])((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::\s*(.*))?$")
 
