@@ -24,10 +24,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, quote, unquote, urlparse
+
+from loopback import LoopbackServer
 
 
 @dataclass
@@ -50,39 +50,14 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-class HubServer:
+class HubServer(LoopbackServer):
     def __init__(self, repos: dict, static: dict | None = None, apis=("hf", "modelscope")):
         self.repos = repos
         self.apis = tuple(apis)
         self.static = static or {}      # path -> bytes, served with Range support (the layout tar)
         self.requests: list = []
         self.dropped: set = set()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                pass
-
-            def do_HEAD(self):
-                server.handle(self, head=True)
-
-            def do_GET(self):
-                server.handle(self, head=False)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.handle_error = lambda *a: None      # a client that hangs up mid-file is part of the tests
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__()
 
     # ---------------------------------------------------------------- routes
     def siblings(self, repo: Repo):
@@ -246,3 +221,19 @@ class HubServer:
                 time.sleep(0.05)
             return
         h.wfile.write(sent)
+
+
+def wait_for_partial_file(part, proc, size: int = 300_000, timeout: float = 60):
+    """Until the download run by proc has written `size` bytes of `part` (so that killing it now leaves a
+    partial file to resume); kills proc's group and fails the test when that never happens."""
+    import os
+    import signal
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if part.exists() and part.stat().st_size > size:
+            return
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    raise AssertionError(f"the download never started: {part} has not reached {size} bytes")

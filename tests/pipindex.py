@@ -14,11 +14,11 @@ import hashlib
 import html
 import io
 import re
-import threading
 import zipfile
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlparse
+
+from loopback import LoopbackServer
 
 
 
@@ -54,41 +54,19 @@ def build_wheel(dest: Path, name: str, version: str, files: dict | None = None, 
     return path
 
 
-class PipIndex:
+class PipIndex(LoopbackServer):
     """Serves every *.whl under `root` at /simple/<project>/ (PEP 503), with sha256 fragments."""
+
+    url_path = "/simple/"
 
     def __init__(self, root: Path, auth: tuple[str, str] | None = None):
         self.root, self.auth = Path(root), auth
         self.requests: list = []
-        index = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                pass
-
-            def do_GET(self):
-                index.handle(self)
-
-            def do_HEAD(self):
-                index.handle(self, head=True)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/simple/"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        super().__init__()
 
     def url_with_auth(self) -> str:
         user, password = self.auth
         return self.url.replace("http://", f"http://{user}:{password}@")
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
     def projects(self) -> dict:
         out: dict = {}

@@ -111,12 +111,7 @@ def run_deepseek_config(*, host, inventory, mode, max_crops, max_concurrency, in
     run = map_hosts(one, host=host, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
                     connect_timeout=connect_timeout, as_json=as_json)
     con = run.con
-    for name, r in run.hosts:
-        run.doc["hosts"][name] = r
-        if r.get("error"):
-            run.failed = True
-            con.print(f"{name}: {r['error']}", markup=False)
-            continue
+    for name, r in run.answered():
         con.print(f"{name}: {'; '.join(r['notes'])}" + ("" if r["written"] else " (not written: --check)"),
                   markup=False)
         for k, v in r["values"].items():

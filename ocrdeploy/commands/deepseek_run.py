@@ -245,12 +245,7 @@ def run_deepseek_batch(*, host, inventory, input_path, output, evaluate, as_json
     run = map_hosts(lambda conn, h: run_host(conn, h, input_path, output, evaluate, show, rules, gpu), host=host,
                     inventory=inventory, accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout,
                     as_json=as_json, con=con)
-    for name, r in run.hosts:
-        run.doc["hosts"][name] = r
-        if r.get("error"):
-            run.failed = True
-            con.print(f"{name}: {r['error']}", markup=False)
-            continue
+    for name, r in run.answered():
         if r["exit_code"] != 0:
             run.failed = True
             con.print(f"[red]{name}: {r['script']} exited {r['exit_code']}[/red] after {r['seconds']:.0f} s "

@@ -107,6 +107,17 @@ class HostRun:
     hosts: list          # (name, value) of every reachable host
     failed: bool
 
+    def answered(self):
+        """(name, value) of each reachable host, its value recorded in the JSON document; a value that
+        carries an "error" is printed, makes the run fail and is left out."""
+        for name, r in self.hosts:
+            self.doc["hosts"][name] = r
+            if isinstance(r, dict) and r.get("error"):
+                self.failed = True
+                self.con.print(f"{name}: {r['error']}", markup=False)
+                continue
+            yield name, r
+
     def exit_code(self) -> int:
         if self.as_json:
             print(json.dumps(self.doc, indent=2, default=str))

@@ -40,16 +40,8 @@ def literal(text: str):
     return value
 
 
-def _group(groups: dict, name: str, line: int) -> LineDict:
-    if name not in groups:
-        node = LineDict()
-        node.line = line
-        groups[name] = node
-        groups.key_lines[name] = line
-    return groups[name]
-
-
 def _sub(node: LineDict, key: str, line: int) -> LineDict:
+    """node[key], made (remembering its line) the first time a group, hosts, vars or children is named."""
     if key not in node:
         sub = LineDict()
         sub.line = line
@@ -79,7 +71,7 @@ def load_ini(path: Path) -> LineDict:
             if kind not in ("hosts", "vars", "children"):
                 fail(number, f"section [{group}:{kind}] has an unknown type {kind!r} "
                              f"(expected [{group}], [{group}:vars] or [{group}:children])")
-            _group(groups, group, number)
+            _sub(groups, group, number)
             if kind == "vars" and group != "all":
                 pending.setdefault(group, (number, f"section [{group}:vars] is for a group never declared"))
             else:
@@ -88,7 +80,7 @@ def load_ini(path: Path) -> LineDict:
         if line.startswith("["):
             fail(number, f"invalid section header {line!r} (no spaces inside the brackets; [name], "
                          f"[name:vars] or [name:children])")
-        node = _group(groups, group, number)
+        node = _sub(groups, group, number)
         if kind == "hosts":
             _host_line(path, number, line, _sub(node, "hosts", number))
         elif kind == "vars":
@@ -106,7 +98,7 @@ def load_ini(path: Path) -> LineDict:
             children = _sub(node, "children", number)
             children[child] = None
             children.key_lines[child] = number
-            _group(groups, child, number)
+            _sub(groups, child, number)
             pending.setdefault(child, (number, f"[{group}:children] names group {child!r}, never declared"))
     for name, (number, message) in pending.items():
         if name not in declared:

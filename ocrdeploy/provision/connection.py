@@ -334,23 +334,27 @@ def _end_tree(pid, grace=2.0):
         time.sleep(0.05)
 
 
+class _StopsOnInterrupt:
+    """What both runners do on Ctrl-C: end every command of the run (not only their own) and stop;
+    after it the output readers wait at most a moment, so that a process that escaped (a daemon
+    that left its session) cannot keep the interrupted run from ending."""
+
+    def send_interrupt(self, interrupt):
+        interrupt_all()
+        raise interrupt
+
+    def _thread_join_timeout(self, target):
+        return 2 if INTERRUPTED.is_set() else super()._thread_join_timeout(target)
+
+
 def _interruptible_runner():
     from invoke.runners import Local
 
-    class InterruptibleLocal(Local):
+    class InterruptibleLocal(_StopsOnInterrupt, Local):
         def start(self, command, shell, env):
             super().start(command, shell, env)
             with _running_lock:
                 _RUNNING.add(self.process.pid)
-
-        def send_interrupt(self, interrupt):
-            interrupt_all()
-            raise interrupt
-
-        def _thread_join_timeout(self, target):
-            # after Ctrl-C the output readers wait at most a moment: a process that escaped the tree
-            # (a daemon that left its session) must not keep the interrupted run from ending
-            return 2 if INTERRUPTED.is_set() else super()._thread_join_timeout(target)
 
         def stop(self):
             super().stop()
@@ -371,7 +375,7 @@ def _interruptible_remote():
     (root's too, which sshd refuses the "signal" request), and with sudo for what runs as root."""
     from fabric.runners import Remote
 
-    class InterruptibleRemote(Remote):
+    class InterruptibleRemote(_StopsOnInterrupt, Remote):
         pgid = None
         _head = None
 
@@ -412,13 +416,6 @@ def _interruptible_remote():
                 chan.close()
             except Exception:  # noqa: BLE001 - the connection is gone: ask over the command's own channel
                 _signal_channel(self.channel, name)
-
-        def send_interrupt(self, interrupt):
-            interrupt_all()
-            raise interrupt
-
-        def _thread_join_timeout(self, target):
-            return 2 if INTERRUPTED.is_set() else super()._thread_join_timeout(target)
 
         def stop(self):
             with _running_lock:

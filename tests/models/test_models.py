@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
-from hubserver import HubServer, Repo, sha256  # noqa: E402
+from hubserver import HubServer, Repo, sha256, wait_for_partial_file  # noqa: E402
 
 ROOT = Path(__file__).parents[2]
 MAIN, DRAFT, LAYOUT = "MiniCPM-OCR-1.0", "MiniCPM-OCR-1.0-DSpark", "PP-DocLayoutV3_infer"
@@ -227,13 +227,7 @@ def test_interrupted_download_resumes_on_the_next_run(tmp_path, hub):
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     part = tmp_path / "wd" / "models" / MAIN / ".cache" / "ocrdeploy" / "model.safetensors.part"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if part.exists() and part.stat().st_size > 300_000:
-            break
-        time.sleep(0.05)
-    else:
-        raise AssertionError("the download never started")
+    wait_for_partial_file(part, proc)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert not (tmp_path / "wd" / "models" / MAIN / "model.safetensors").exists()

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
-from hubserver import HubServer, Repo, sha256  # noqa: E402
+from hubserver import HubServer, Repo, sha256, wait_for_partial_file  # noqa: E402
 from models.test_models import MAIN, ROOT, main_repo, models, state, steps  # noqa: E402
 
 
@@ -125,14 +125,7 @@ def test_interrupted_download_resumes_with_a_range_request(tmp_path, ms):
                              DEEPSEEK, "--source", "modelscope"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     part = tmp_path / "wd" / "models" / DEEPSEEK / "model-00001-of-000001.safetensors.incomplete"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if part.exists() and part.stat().st_size > 300_000:
-            break
-        time.sleep(0.05)
-    else:
-        os.killpg(proc.pid, signal.SIGKILL)
-        raise AssertionError("the download never started")
+    wait_for_partial_file(part, proc)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     repo.slow.discard("model-00001-of-000001.safetensors")

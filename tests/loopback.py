@@ -1,0 +1,43 @@
+"""A real HTTP/1.1 server on 127.0.0.1, on a thread of its own, for the stand-in hubs and indexes the
+tests download from (a test never reaches the internet).  A subclass answers GET and HEAD in
+handle(h, head); a client that hangs up mid-answer is part of the tests, so it is not reported."""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class LoopbackServer:
+    url_path = ""            # what follows host:port in self.url
+
+    def __init__(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_HEAD(self):
+                server.handle(self, head=True)
+
+            def do_GET(self):
+                server.handle(self, head=False)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.handle_error = lambda *a: None
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}{self.url_path}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def handle(self, h, head: bool):
+        raise NotImplementedError
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
