@@ -468,6 +468,8 @@ def fetch_modelscope(spec, dest, model_id, endpoint=None, revision=None, listing
     if endpoint:
         os.environ["MODELSCOPE_ENDPOINT"] = endpoint    # the client's own setting (modelscope_hub/config.py)
     files, commit = listing or modelscope_listing(endpoint, model_id, revision, 60)
+    for name in files:                 # the client writes the names it is given: refuse before it starts
+        inside(dest, name)
     sizes = {n: s for n, (s, _) in files.items()}
     shas = {n: h for n, (_, h) in files.items() if h}
     os.makedirs(dest, exist_ok=True)

@@ -176,3 +176,25 @@ def test_no_source_answers_names_every_probe(tmp_path):
     assert "no source answered for DeepSeek-OCR" in tail
     for where in ("hf http://127.0.0.1:9", "hf http://127.0.0.1:9/mirror", "modelscope http://127.0.0.1:9/ms"):
         assert f"probe {where}: " in tail
+
+
+@pytest.mark.parametrize("bad", ["../../../../escaped.safetensors", "{tmp}/absolute.safetensors", "./config.json"])
+def test_a_modelscope_listing_cannot_write_outside_the_model_directory(tmp_path, bad):
+    """The same refusal as for a Hugging Face hub: the client writes the names the listing gives, so a
+    hostile name fails the model before the client downloads anything."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    name = bad.format(tmp=outside)
+    repo = deepseek_repo()
+    repo.files[name] = b"planted by the hub"
+    repo.lfs.add(name)
+    with HubServer({"deepseek-ai/DeepSeek-OCR": repo}, apis=("modelscope",)) as server:
+        p = models(["--json", "--model", DEEPSEEK, "--source", "modelscope"], inventory(tmp_path, server),
+                   env=env_for(tmp_path))
+        downloads = [r for r in server.requests if r[1].endswith("/repo") or r[1].startswith("/oss/")]
+    assert p.returncode == 1
+    r = steps(p)[f"model:{DEEPSEEK}"]
+    assert r["status"] == "failed" and f"refusing the file name {name!r}" in r["tail"]
+    assert downloads == []                              # one file is GET .../repo?FilePath=..., LFS via /oss/
+    planted = [f for f in tmp_path.rglob("*") if f.is_file() and f.read_bytes() == b"planted by the hub"]
+    assert planted == [] and list(outside.iterdir()) == []
