@@ -111,14 +111,18 @@ def test_stop_waits_for_the_whole_group_not_only_its_leader(tmp_path, child, kil
     stop returns only when no member of the group runs, killing those left after the grace period."""
     leader = ("import subprocess, sys, time; subprocess.Popen(['sh', '-c', sys.argv[1]]); time.sleep(300)")
     r = start(tmp_path, argv=(sys.executable, "-c", leader, child))
-    deadline = time.time() + 10
-    while len(service_host.group_left(r["pid"])) < 2 and time.time() < deadline:
-        time.sleep(0.05)
-    assert len(service_host.group_left(r["pid"])) >= 2
-    t0 = time.time()
-    out = service_host.stop({"workdir": str(tmp_path), "name": "minicpm-ocr-18499", "grace": 3})
-    assert out["stopped"] and bool(out.get("killed")) is killed and service_host.group_left(r["pid"]) == []
-    assert time.time() - t0 >= (1.5 if not killed else 3)
+    try:
+        deadline = time.time() + 10
+        while len(service_host.group_left(r["pid"])) < 2 and time.time() < deadline:
+            time.sleep(0.05)
+        assert len(service_host.group_left(r["pid"])) >= 2
+        t0 = time.time()
+        out = service_host.stop({"workdir": str(tmp_path), "name": "minicpm-ocr-18499", "grace": 3})
+        assert out["stopped"] and bool(out.get("killed")) is killed and service_host.group_left(r["pid"]) == []
+        assert time.time() - t0 >= (1.5 if not killed else 3)
+    finally:
+        if service_host.group_left(r["pid"]):
+            os.killpg(r["pid"], signal.SIGKILL)
 
 
 @pytest.mark.parametrize("name", ["/tmp/v", "../../x", "a/b", "..", ".hidden", "x" * 200, ""])
