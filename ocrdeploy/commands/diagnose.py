@@ -10,7 +10,7 @@ from .options import number
 
 
 def run_diagnose(*, logs, host, inventory, service, service_name, rules, json, fix, yes, context,
-                 accept_new_host_keys, connect_timeout) -> int:
+                 accept_new_host_keys, connect_timeout, api_key=None) -> int:
     """Exit codes: 0 nothing wrong found, 1 a known error, 3 only unrecognised errors, 2 input error."""
     from ..diagnose.engine import annotate, exit_code, fix_context
     from ..diagnose.table import load_table
@@ -43,7 +43,7 @@ def run_diagnose(*, logs, host, inventory, service, service_name, rules, json, f
             render(report.console(), reports, label)
         if fix:
             fix_failed = _apply_remedies(session.connection(target), target, reports, fix_context(target), yes,
-                                         json)
+                                         json, api_key)
             if fix_failed:
                 return 1
     if code == 2:
@@ -61,7 +61,7 @@ def _scan_on(conn, logs, table, context, services, service_name):
     return scan_remote(conn, logs, table, context=context, services=services, service_name=service_name)
 
 
-def _apply_remedies(conn, host, reports, ctx, yes, quiet_json) -> bool:
+def _apply_remedies(conn, host, reports, ctx, yes, quiet_json, api_key=None) -> bool:
     """Print the remedy plan, ask, run it; True when a remedy command (or a restart) failed.
 
     A serve remedy (--enforce-eager, a lower --gpu-memory-utilization, VLLM_USE_FLASHINFER_SAMPLER=0)
@@ -116,7 +116,8 @@ def _apply_remedies(conn, host, reports, ctx, yes, quiet_json) -> bool:
             from .services import restart_service
             from ..provision.report import console
 
-            r = restart_service(conn, host, p.restart["service"], p.restart["change"], con=console(stderr=True))
+            r = restart_service(conn, host, p.restart["service"], p.restart["change"], con=console(stderr=True),
+                                api_key=api_key)
             if r.get("ok"):
                 out.write(f"  ok: {p.restart['service']} ready again with {p.restart['says']} ({r.get('url')})\n")
             else:

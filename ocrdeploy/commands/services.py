@@ -439,9 +439,11 @@ def services_by_log(conn, h) -> dict:
     return out
 
 
-def restart_service(conn, h, name, change: dict, timeout=900.0, con=None) -> dict:
+def restart_service(conn, h, name, change: dict, timeout=900.0, con=None, api_key=None) -> dict:
     """Stop a service `inv serve` started and start it again, same backend, GPU and port, with one of the
-    guide's remedies applied (`inv diagnose --fix`): e.g. {"enforce_eager": True}."""
+    guide's remedies applied (`inv diagnose --fix`): e.g. {"enforce_eager": True}.  A service started
+    with --api-key is restarted only with its own key (never stored: the user gives it again, and the
+    running service is asked first whether it is the one it requires)."""
     con = con or console()
     facts = _facts(conn, h)
     workdir = facts["workdir"]["path"]
@@ -456,14 +458,22 @@ def restart_service(conn, h, name, change: dict, timeout=900.0, con=None) -> dic
     if options["backend"] not in VLLM_BACKENDS:
         return {"ok": False, "error": f"{name} is a {options['backend']} service: this remedy is for the MiniCPM-OCR "
                                       f"vLLM server"}
+    if rec.get("has_key") and not api_key:
+        return {"ok": False, "error": f"{name} requires an API key, which is never stored: give it again "
+                                      f"(inv diagnose ... --fix --api-key KEY)"}
     if rec.get("has_key"):
-        return {"ok": False, "error": f"{name} requires an API key, which is never stored: restart it by hand "
-                                      f"(inv stop --name {name}; inv serve ... --api-key KEY with the remedy)"}
+        checked = status_all(conn, workdir, name, key=api_key)["services"]
+        if any(s.get("auth") == "key refused" for s in checked if s["name"] == name):
+            return {"ok": False, "error": f"{name} refused the API key given: it was started with another one; "
+                                          f"nothing restarted"}
+    elif api_key:
+        return {"ok": False, "error": f"{name} was started without --api-key; a restart keeps it that way: drop "
+                                      f"--api-key (or stop it and serve it again with a key)"}
     tuning = serving.Tuning.from_dict(options.get("tuning")).changed(**change)
     facts = _facts(conn, h, options.get("model_dir"))
     try:
         plan = plan_instances(facts, h, options["backend"], options.get("gpu") or str(rec.get("gpu")),
-                              int(rec["port"]), 1, options.get("public"), None, tuning,
+                              int(rec["port"]), 1, options.get("public"), api_key, tuning,
                               any("--allow-release-mismatch" in w for w in options.get("warnings") or []),
                               options.get("model_dir"))
     except RuntimeError as exc:

@@ -302,6 +302,34 @@ def test_diagnose_fix_restarts_the_service_with_the_remedy(site):
     assert "by hand: restart the service with `inv serve ... --enforce-eager`" in p.stdout
 
 
+def test_diagnose_fix_restarts_a_keyed_service_only_with_its_own_key(site):
+    """The key is never stored: the restart needs it again, the running service says whether it is its
+    key, and the restarted server requires the same key (not none, not another)."""
+    wd, inv = site
+    provision(wd)
+    port = free_port()
+    assert cli("serve", ["--port", str(port), "--public", "--api-key", "s3cret"], inv).returncode == 0
+    name = f"minicpm-ocr-{port}"
+    rec = lambda: json.loads((wd / ".ocrdeploy" / "services" / f"{name}.json").read_text())
+    first = rec()
+    with open(first["log"], "a") as fh:
+        fh.write("RuntimeError: CUDA graph capture timed out after 600 s\n")
+    for extra, said in (([], "requires an API key, which is never stored: give it again"),
+                        (["--api-key", "n0pe"], "refused the API key given: it was started with another one")):
+        p = cli("diagnose", ["--service", "--fix", "--yes", *extra], inv)
+        assert p.returncode == 1 and f"FAILED: {name} with --enforce-eager: {name} {said}" in p.stdout, p.stdout
+        assert rec()["pid"] == first["pid"]                        # nothing stopped
+    p = cli("diagnose", ["--service", "--fix", "--yes", "--api-key", "s3cret"], inv)
+    assert f"ok: {name} ready again with --enforce-eager" in p.stdout, p.stdout + p.stderr
+    after = rec()
+    assert after["pid"] != first["pid"] and after["has_key"] and "s3cret" not in json.dumps(after)
+    for key, auth in ((None, "key missing"), ("n0pe", "key refused")):
+        s = json.loads(cli("status", ["--json"] + (["--api-key", key] if key else []), inv).stdout)
+        assert s["hosts"]["localhost"]["services"][0]["auth"] == auth
+    s = json.loads(cli("status", ["--json", "--api-key", "s3cret"], inv).stdout)["hosts"]["localhost"]["services"][0]
+    assert s["ready"] and "auth" not in s
+
+
 def test_inventory_gpu_is_honoured(site, tmp_path):
     wd, inv = site
     provision(wd)
