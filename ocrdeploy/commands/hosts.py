@@ -11,7 +11,6 @@ import contextvars
 import json
 from dataclasses import dataclass
 
-from ..errors import UsageError
 from ..provision.report import console, reachable
 from ..provision.session import DEFAULT_FORKS
 from .options import number
@@ -36,8 +35,8 @@ _RUN_OPTIONS: contextvars.ContextVar[RunOptions] = contextvars.ContextVar("run_o
 
 @contextlib.contextmanager
 def run_options(*, limit=None, forks=DEFAULT_FORKS, verbosity=0):
-    token = _RUN_OPTIONS.set(RunOptions(limit=limit or None, forks=whole(forks, "forks"),
-                                        verbosity=whole(verbosity or 0, "verbose", minimum=0)))
+    token = _RUN_OPTIONS.set(RunOptions(limit=limit or None, forks=number(forks, "forks", DEFAULT_FORKS, whole=True, minimum=1),
+                                        verbosity=number(verbosity or 0, "verbose", 0, whole=True, minimum=0)))
     try:
         yield _RUN_OPTIONS.get()
     finally:
@@ -46,15 +45,6 @@ def run_options(*, limit=None, forks=DEFAULT_FORKS, verbosity=0):
 
 def current_options() -> RunOptions:
     return _RUN_OPTIONS.get()
-
-
-def whole(value, name, minimum=1) -> int:
-    if isinstance(value, bool) or not str(value).strip().isdigit():
-        raise UsageError(f"--{name} must be a whole number >= {minimum}, got {value!r}")
-    number = int(str(value).strip())
-    if number < minimum:
-        raise UsageError(f"--{name} must be a whole number >= {minimum}, got {value!r}")
-    return number
 
 
 def selected_hosts(host, group, inventory, limit=None):

@@ -22,7 +22,7 @@ def number(value, option: str, default, *, above=None, minimum=None, maximum=Non
             raise ValueError
         n = float(value)
     except (TypeError, ValueError):
-        raise UsageError(f"--{option} must be a number, got {value!r}")
+        raise UsageError(f"--{option} must be a {'whole ' if whole else ''}number, got {value!r}")
     if not math.isfinite(n):
         raise UsageError(f"--{option} must be a finite number, got {value!r}")
     if whole:

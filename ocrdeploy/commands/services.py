@@ -298,18 +298,10 @@ def tuning_from(backend, gpu_memory_utilization=None, max_model_len=None, max_nu
             raise UsageError(f"--gpu-memory-utilization must be a fraction in (0, 1], got {gpu_memory_utilization!r}")
 
     def whole(value, name, low):
-        if value is None:
-            return None
-        try:
-            number = int(str(value))
-        except ValueError:
-            number = low - 1
-        if number < low:
-            raise UsageError(f"{name} must be a whole number >= {low}, got {value!r}")
-        return number
+        return None if value is None else number(value, name, None, whole=True, minimum=low)
 
-    return serving.Tuning(gpu_memory_utilization=util, max_model_len=whole(max_model_len, "--max-model-len", 256),
-                          max_num_seqs=whole(max_num_seqs, "--max-num-seqs", 1), enforce_eager=bool(enforce_eager),
+    return serving.Tuning(gpu_memory_utilization=util, max_model_len=whole(max_model_len, "max-model-len", 256),
+                          max_num_seqs=whole(max_num_seqs, "max-num-seqs", 1), enforce_eager=bool(enforce_eager),
                           flashinfer_sampler=not no_flashinfer_sampler)
 
 

@@ -56,8 +56,8 @@ def test_list_hosts_prints_the_selection_and_connects_nowhere(tmp_path):
 
 
 @pytest.mark.parametrize("args,needle", [
-    (["--forks", "0"], "--forks must be a whole number >= 1, got '0'"),
-    (["--forks", "many"], "--forks must be a whole number >= 1, got 'many'"),
+    (["--forks", "0"], "--forks must be at least 1, got '0'"),
+    (["--forks", "many"], "--forks must be a whole number, got 'many'"),
     (["-H", "gpu*"], "pattern 'gpu*' matches no host or group"),
     (["-H", "all:!nope"], "unknown host 'nope'"),
 ])

@@ -277,7 +277,7 @@ def test_remedy_options_reach_the_server(site):
     record = json.loads((wd / ".ocrdeploy" / "services" / f"minicpm-ocr-{port}.json").read_text())
     assert record["options"]["tuning"]["max_model_len"] == 16384
     for bad, what in ((["--gpu-memory-utilization", "1.5"], "--gpu-memory-utilization must be a fraction"),
-                      (["--max-num-seqs", "0"], "--max-num-seqs must be a whole number >= 1"),
+                      (["--max-num-seqs", "0"], "--max-num-seqs must be at least 1"),
                       (["--backend", "transformers", "--enforce-eager"], "--enforce-eager tunes the MiniCPM-OCR")):
         p = cli("serve", bad, inv)
         assert p.returncode == 2 and what in p.stderr, p.stderr
