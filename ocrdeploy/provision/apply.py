@@ -239,7 +239,8 @@ class Applier:
                 poller.start()
             try:
                 self.run.commands_run += 1
-                result = self.conn.run(wrapped, timeout=step.timeout, ok_codes=range(-1, 256), echo=self.verbose)
+                result = self.conn.run(wrapped, timeout=step.timeout, ok_codes=range(-1, 256), echo=self.verbose,
+                                       stdin=cmd.stdin)
             except CommandFailed as exc:   # timed out
                 result = exc.result
             finally:

@@ -39,15 +39,17 @@ class Command:
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: str | None = None
     sudo: bool = False
+    stdin: str | None = None      # what the command reads (a credential: never on its command line)
 
     def __init__(self, argv: Sequence[str], env: Mapping[str, str] | None = None,
-                 cwd: str | None = None, sudo: bool = False):
+                 cwd: str | None = None, sudo: bool = False, stdin: str | None = None):
         if isinstance(argv, str):
             raise TypeError("Command takes a list of arguments, not a shell string")
         object.__setattr__(self, "argv", tuple(a if isinstance(a, (Secret, Script)) else str(a) for a in argv))
         object.__setattr__(self, "env", dict(env or {}))
         object.__setattr__(self, "cwd", cwd)
         object.__setattr__(self, "sudo", sudo)
+        object.__setattr__(self, "stdin", stdin)
 
     def shell(self, mask: bool = False, sudo_prefix: Sequence[str] = ("sudo", "-n")) -> str:
         return to_shell(self.argv, env=self.env, cwd=self.cwd,
@@ -104,7 +106,8 @@ class PythonCommand(Command):
     def with_python(self, python: str | None) -> "PythonCommand":
         if not python:
             return self
-        return PythonCommand(self.argv, env={**self.env, PYTHON_ENV: python}, cwd=self.cwd, sudo=self.sudo)
+        return PythonCommand(self.argv, env={**self.env, PYTHON_ENV: python}, cwd=self.cwd, sudo=self.sudo,
+                             stdin=self.stdin)
 
 
 def remote_python(source: str, argument: str, label: str, fallback: str | None = None,

@@ -95,6 +95,8 @@ class Connection:
         if not isinstance(command, Command):
             command = Command(command)
         command = self.prepare(command)
+        if stdin is None:
+            stdin = command.stdin
         text, shown = self.shell(command), self.shell(command, mask=True)
         if self.verbosity >= 1:
             self._note(f"$ {shown}")
@@ -126,7 +128,8 @@ class Connection:
             command = command.with_python(self.host.python_interpreter)
         extra = self.command_env()
         if extra:
-            command = type(command)(command.argv, env={**extra, **command.env}, cwd=command.cwd, sudo=command.sudo)
+            command = type(command)(command.argv, env={**extra, **command.env}, cwd=command.cwd, sudo=command.sudo,
+                                    stdin=command.stdin)
         return command
 
     def shell(self, command: Command, mask: bool = False) -> str:

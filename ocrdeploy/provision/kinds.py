@@ -14,7 +14,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..checks.requirements import PythonRule
 from ..errors import HostFailed
-from .command import Command, Script
+from .command import Command, Script, Secret
 from .pip_index import own_index, pip_args, url_arg
 from .step import (Decision, NotYet, Request, Step, StepError, absolute, dist, file_fact, fingerprint, venv,
                    venv_request, wd)
@@ -309,9 +309,42 @@ class PipEditable(Step):
 
 
 # ------------------------------------------------------------------ git
+# git asks its credential helper with the action as argument; this one answers `get` from fd 3, where
+# _GIT_WITH_CREDENTIALS puts the command's stdin (git's own stdin becomes /dev/null)
+_GIT_HELPER = '!f() { test "$1" = get && cat <&3; }; f'
+_GIT_WITH_CREDENTIALS = 'exec 3<&0 </dev/null; exec "$@"'
+
+
+def split_credentials(url: str) -> tuple[str, str | None]:
+    """(the URL without user:token@, git's credential text or None).  A token in a clone URL would sit
+    on git's command line (readable by every local user in /proc) and in .git/config for good; given
+    on stdin to a one-shot credential helper, neither ever holds it."""
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url, None
+    if parts.scheme not in ("http", "https") or "@" not in parts.netloc:
+        return url, None
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    clean = urlunsplit((parts.scheme, hostport, parts.path, parts.query, parts.fragment))
+    return clean, f"username={unquote(user)}\npassword={unquote(password)}\n"
+
+
 class GitClone(Step):
     def __init__(self, name, url, dest, commit=None, after=()):
         self.name, self.url, self.dest, self.commit, self.after = name, url, dest, commit, after
+
+    def _git(self, *args) -> Command:
+        clean, credentials = split_credentials(self.url)
+        if credentials is None:
+            return Command(["git", *args])
+        args = [clean if a == self.url else a for a in args]
+        return Command(["sh", "-c", Script(_GIT_WITH_CREDENTIALS, "credentials on stdin"), "git", "git",
+                        "-c", "credential.helper=", "-c", Script(f"credential.helper={_GIT_HELPER}", "helper"),
+                        *args], stdin=Secret(credentials))
 
     def request(self, v):
         return Request(git={self.dest}, paths={self.dest})
@@ -333,9 +366,9 @@ class GitClone(Step):
         if not head:
             if file_fact(facts, self.dest)["exists"]:
                 raise StepError(f"{dest} exists and is not a git checkout; move it away first")
-            cmds.append(Command(["git", "clone", self.url, dest]))
+            cmds.append(self._git("clone", self.url, dest))
         elif self.commit:
-            cmds.append(Command(["git", "-C", dest, "fetch", "--all", "--tags"]))
+            cmds.append(self._git("-C", dest, "fetch", "--all", "--tags"))
         if self.commit:
             cmds.append(Command(["git", "-C", dest, "checkout", "--detach", self.commit]))
         return cmds

@@ -99,24 +99,92 @@ def test_docker_takes_the_guides_pip_mirror_as_a_build_argument(tmp_path):
 
 def test_a_token_in_the_sdk_url_is_never_shown_or_logged(tmp_path):
     """sdk_repo with credentials (https://oauth2:TOKEN@host/...): --check, the step lines, --json and the
-    step log show *** (the clone is refused at once: nothing listens on port 9); the log is the user's only."""
+    step log show *** or the URL without them (the clone is refused at once: nothing listens on port 9); the
+    log is the user's only."""
     wd = tmp_path / "wd"
     inv = tmp_path / "inv.yml"
     inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd),
                                                     "sdk_repo": "https://oauth2:TOK3N@127.0.0.1:9/org/sdk.git"}}}))
     base = ["--inventory", str(inv), "--recipe", "sdk-only", "--step", "sdk-clone", "--skip-preflight"]
     check = run([*base, "--check"])
-    assert "git clone 'https://***@127.0.0.1:9/org/sdk.git'" in check.stdout
+    assert "clone https://127.0.0.1:9/org/sdk.git " in check.stdout       # the credentials go on stdin
     ran = run([*base, "--json"])
     assert ran.returncode == 1
     (step,) = json.loads(ran.stdout)["hosts"]["localhost"]["steps"]
-    assert step["reason"].startswith("`git clone 'https://***@127.0.0.1:9/org/sdk.git' ") and "exited with" in step["reason"]
+    assert "clone https://127.0.0.1:9/org/sdk.git " in step["reason"] and "exited with" in step["reason"]
     assert "localhost | sdk-clone: running (not cloned yet (https://***@127.0.0.1:9/org/sdk.git))" in ran.stderr
     log = Path(step["log"])
-    assert "$ git clone 'https://***@127.0.0.1:9/org/sdk.git'" in log.read_text()
+    assert "clone https://127.0.0.1:9/org/sdk.git " in log.read_text()
     assert (log.stat().st_mode & 0o777, log.parent.stat().st_mode & 0o777) == (0o600, 0o700)
     for text in (check.stdout, check.stderr, ran.stdout, ran.stderr, log.read_text()):
         assert "TOK3N" not in text
+
+
+class AuthGitServer:
+    """git's "dumb" HTTP protocol (the files of a bare repository, as a static web server gives them)
+    behind Basic authentication: a real clone that needs the URL's credentials."""
+
+    def __init__(self, bare: Path, user: str, token: str):
+        import base64
+
+        sys.path.insert(0, str(ROOT / "tests"))
+        from loopback import LoopbackServer
+
+        want = "Basic " + base64.b64encode(f"{user}:{token}".encode()).decode()
+        seen = self.seen = []
+
+        class Server(LoopbackServer):
+            def handle(self, h, head):
+                from urllib.parse import urlparse
+
+                seen.append(h.headers.get("Authorization"))
+                path = bare.parent / urlparse(h.path).path.lstrip("/")
+                if h.headers.get("Authorization") != want:
+                    status, body, extra = 401, b"auth", {"WWW-Authenticate": 'Basic realm="git"'}
+                elif path.is_file() and bare in path.parents:
+                    status, body, extra = 200, path.read_bytes(), {}
+                else:
+                    status, body, extra = 404, b"no", {}
+                h.send_response(status)
+                for k, v in {"Content-Length": str(len(body)), **extra}.items():
+                    h.send_header(k, v)
+                h.end_headers()
+                if not head:
+                    h.wfile.write(body)
+
+        self.server = Server()
+
+    def __enter__(self):
+        self.server.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.__exit__(*exc)
+
+
+def test_a_token_in_the_sdk_url_clones_without_reaching_argv_or_git_config(tmp_path):
+    """The clone authenticates with the URL's user:token through a one-shot credential helper fed on
+    stdin: git's command line and the checkout's .git/config hold the URL without them."""
+    src = make_repo(tmp_path)
+    bare = tmp_path / "srv" / "sdk.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(src), str(bare)], check=True)
+    subprocess.run(["git", "-C", str(bare), "update-server-info"], check=True)
+    with AuthGitServer(bare, "oauth2", "TOK3N") as git_server:
+        url = git_server.server.url + "/sdk.git"
+        inv = tmp_path / "inv.yml"
+        inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(tmp_path / "wd"),
+                                                        "sdk_repo": url.replace("http://", "http://oauth2:TOK3N@")}}}))
+        p = run(["--inventory", str(inv), "--recipe", "sdk-only", "--step", "sdk-clone", "--skip-preflight",
+                 "--json"], env={"GIT_TERMINAL_PROMPT": "0"})
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    (step,) = json.loads(p.stdout)["hosts"]["localhost"]["steps"]
+    assert step["status"] == "changed" and f"clone {url} " in step["commands"][0]
+    checkout = tmp_path / "wd" / "minicpmvocr-sdk"
+    assert (checkout / "sdk" / "README.md").read_text() == "sdk\n"
+    config = (checkout / ".git" / "config").read_text()
+    assert f"url = {url}\n" in config and "TOK3N" not in config
+    assert git_server.seen[0] is None and git_server.seen[-1] is not None     # asked, then authenticated
+    assert "TOK3N" not in p.stdout + p.stderr + Path(step["log"]).read_text()
 
 
 def test_ctrl_c_stops_the_run_ends_the_command_and_exits_130(tmp_path):
