@@ -335,7 +335,12 @@ def wait(req):
     log = req.get("log") or rec.get("log")
     probe = {"port": req.get("port") or rec.get("port"), "served_name": req.get("served_name") or rec.get("served_name"),
              "ready": req.get("ready") or rec.get("ready") or "models"}
-    start_t, last_phase = time.time(), None
+    # time runs from the launch the record names (the wait may begin a moment after it, more under load),
+    # so "ready after N s" and the time limit are the start's own
+    now = time.time()
+    launched = rec.get("started_at")
+    start_t = launched if isinstance(launched, (int, float)) and now - 60 < launched <= now else now
+    last_phase = None
     while True:
         elapsed = time.time() - start_t
         if rec and not same_process(rec)[0]:
