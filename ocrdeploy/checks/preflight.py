@@ -153,8 +153,13 @@ def check_pythons(facts: dict, req: Requirements) -> list[CheckResult]:
         rule = PythonRule.of(rule)
         name, want = f"python:{env}", rule.describe()
         pick = rule.pick(found)
+        venvs = facts.get("venvs") or {}
+        standing = venvs.get(env) or venvs.get("@/" + env)     # the env itself, made before (the probe's keys)
         if pick:
             results.append(CheckResult(name, PASS, f"{pick['version']} at {pick['path']} ({want})", value=pick["path"]))
+        elif standing and rule.accepts(standing.get("python")):
+            results.append(CheckResult(name, PASS, f"{env} already runs Python {standing.get('python')} ({want}); "
+                                                   f"no interpreter needed", value=None))
         elif rule.managed and TOOLS_PYTHON.pick(found):
             results.append(CheckResult(name, WARN, f"no {want} on the host (found: {have}); inv install installs a "
                                                    f"managed CPython {rule.managed} with uv (no root; it lives in "

@@ -148,16 +148,24 @@ TOOLS_ENV = ".ocrdeploy/tools-env"     # ocrdeploy's own venv on the host: hub c
 
 class ManagedPython(Step):
     """A Python minor for an env: the host's when it has one, else a standalone CPython from
-    `uv python install` (no root, nothing of the system touched; the probe finds it next run)."""
+    `uv python install` (no root, nothing of the system touched; the probe finds it next run).
+    Not needed either while the env it serves stands as it should: a venv made once with an
+    interpreter that is not on this login's PATH (another user's pyenv, a conda base) needs none."""
 
-    def __init__(self, name, minor, after=()):
-        self.name, self.minor, self.after = name, minor, after
+    def __init__(self, name, minor, after=(), serves: Venv | None = None):
+        self.name, self.minor, self.after, self.serves = name, minor, after, serves
         self.rule = PythonRule.of(minor)
+
+    def request(self, v):
+        return self.serves.request(v) if self.serves else Request()
 
     def needs(self, facts, v):
         have = self.rule.pick(facts.get("pythons"))
         if have:
             return Decision(False, f"Python {have['version']} at {have['path']}")
+        if self.serves and not self.serves.needs(facts, v).needed:
+            return Decision(False, f"not needed: {self.serves.venv_name} stands with Python "
+                                   f"{venv(facts, self.serves.venv_name).get('python')}")
         return Decision(True, f"no Python {self.minor}: install a managed one with uv")
 
     def commands(self, facts, v):
@@ -222,15 +230,21 @@ class PipInstall(Step):
 
 
 class UvForPython(PipInstall):
-    """uv in the tools venv, needed only while one of the rules finds no interpreter on the host."""
+    """uv in the tools venv, needed only while one of the managed Pythons it serves is to be installed."""
 
-    def __init__(self, name, venv_name, rules, after=()):
+    def __init__(self, name, venv_name, pythons: list[ManagedPython], after=()):
         super().__init__(name, venv_name, ["uv"], after=after)
-        self.rules = [PythonRule.of(r) for r in rules]
+        self.pythons = list(pythons)
+
+    def request(self, v):
+        req = super().request(v)
+        for p in self.pythons:
+            req = req.merge(p.request(v))
+        return req
 
     def needs(self, facts, v):
-        if all(r.pick(facts.get("pythons")) for r in self.rules):
-            return Decision(False, "not needed: the host has " + ", ".join(r.describe() for r in self.rules))
+        if not any(p.needs(facts, v).needed for p in self.pythons):
+            return Decision(False, "not needed: " + "; ".join(p.needs(facts, v).reason for p in self.pythons))
         return super().needs(facts, v)
 
 class ExistingEnv(Step):

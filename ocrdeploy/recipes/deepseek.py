@@ -129,11 +129,12 @@ class FlashAttn(PipInstall):
 def vllm085_steps(v) -> list[Step]:
     wheel = v.get("vllm_wheel") or VLLM_WHEEL
     fa = str(v.get("flash_attn_version") or "2.7.3")
+    venv = Venv("ds-venv", ENV, "3.12", after=("python312",))
     return [
         Venv("tools-venv", TOOLS, ">=3.10"),
         PipInstall("tools-uv", TOOLS, ["uv"], after=("tools-venv",)),
-        ManagedPython("python312", "3.12", after=("tools-uv",)),
-        Venv("ds-venv", ENV, "3.12", after=("python312",)),
+        ManagedPython("python312", "3.12", after=("tools-uv",), serves=venv),
+        venv,
         PipInstall("ds-torch", ENV, TORCH_PINS, index_url=CU118_INDEX, index_var="torch_index_url",
                    after=("ds-venv",)),
         WheelInstall("ds-vllm", ENV, "vllm==0.8.5+cu118", wheel, after=("ds-torch",)),

@@ -111,12 +111,14 @@ def sdk_steps(v) -> list[Step]:
 
 
 def vllm_steps(v, env=VLLM_ENV) -> list[Step]:
+    venv = Venv("vllm-venv", env, VLLM_PYTHON_RULE, after=("python313",))
+    python = ManagedPython("python313", VLLM_PYTHON, after=("tools-uv",), serves=venv)
     return [
         AptPackages("toolchain", TOOLCHAIN, ppa="ppa:ubuntu-toolchain-r/test", ppa_for=("gcc-13", "g++-13")),
         Venv("tools-venv", TOOLS_ENV, ">=3.10"),
-        UvForPython("tools-uv", TOOLS_ENV, [VLLM_PYTHON_RULE], after=("tools-venv",)),
-        ManagedPython("python313", VLLM_PYTHON, after=("tools-uv",)),
-        Venv("vllm-venv", env, VLLM_PYTHON_RULE, after=("python313",)),
+        UvForPython("tools-uv", TOOLS_ENV, [python], after=("tools-venv",)),
+        python,
+        venv,
         PipInstall("torch", env, TORCH_PINS, after=("vllm-venv",)),
         PipInstall("transformers-release", env, TRANSFORMERS_RANGE, after=("torch",)),
         PipInstall("build-tools", env, BUILD_TOOLS, after=("vllm-venv",)),

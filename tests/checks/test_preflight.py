@@ -101,7 +101,7 @@ def test_python_versions_per_env():
     assert r["python:sdk-env"].status == "fail" and r["python:sdk-env"].fix.startswith("install python3 (>=3.10)")
 
 
-def _plan(tmp_path, pythons, *extra):
+def _plan(tmp_path, pythons, *extra, venvs=None, files=None):
     """`inv install --check` (preflight included) on the bare box's facts with these interpreters."""
     import json
     import subprocess
@@ -109,6 +109,8 @@ def _plan(tmp_path, pythons, *extra):
 
     facts = json.loads((FIX / "facts" / "ubuntu2204-rtx5090-bare.json").read_text())
     facts["pythons"] = pythons
+    facts.setdefault("venvs", {}).update(venvs or {})
+    facts.setdefault("files", {}).update(files or {})
     path = tmp_path / f"facts-{len(list(tmp_path.iterdir()))}.json"
     path.write_text(json.dumps(facts))
     p = subprocess.run([sys.executable, "-m", "ocrdeploy", "install", "--check", "--json", "--facts", str(path),
@@ -134,6 +136,15 @@ def test_preflight_and_the_plan_follow_one_python_rule(tmp_path):
     assert checks["python:vllm-ocr-env"]["status"] == "pass" and steps["python313"]["status"] == "ok"
     assert steps["tools-uv"]["status"] == "ok" and steps["vllm-venv"]["commands"][0].startswith("/usr/bin/python3.13 ")
     assert steps["sdk-venv"]["commands"][0].startswith("/usr/bin/python3.10 -m venv")   # python3 -m venv sdk-env
+    # vllm-ocr-env made before with a 3.13 this login cannot see (another user's pyenv): nothing to install
+    standing = [{"path": "/usr/bin/python3.10", "version": "3.10.12", "default": True}]
+    checks, steps = _plan(tmp_path, standing, venvs={"vllm-ocr-env": {"python": "3.13.9", "dists": {
+        "pip": {"version": "25.2", "editable": False, "complete": True}}}},
+        files={"@/vllm-ocr-env/bin/python": {"exists": True, "type": "file"}})
+    assert checks["python:vllm-ocr-env"]["status"] == "pass" and "already runs Python 3.13.9" in (
+        checks["python:vllm-ocr-env"]["message"])
+    assert (steps["tools-uv"]["status"], steps["python313"]["status"], steps["vllm-venv"]["status"]) == ("ok",) * 3
+    assert "vllm-ocr-env stands with Python 3.13.9" in steps["python313"]["reason"]
     old = [{"path": "/usr/bin/python3.8", "version": "3.8.10", "default": True}]
     checks, steps = _plan(tmp_path, old, "--skip-preflight")
     assert checks["python:vllm-ocr-env"]["status"] == "fail"
