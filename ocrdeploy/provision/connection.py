@@ -372,8 +372,8 @@ PGID_MARK = b"@@ocrdeploy-pgid "
 
 def _interruptible_remote():
     """Closing an SSH channel leaves a command without a terminal running on the host, so each remote
-    command first names its process group on stderr (sshd makes the shell it starts a session leader,
-    so the shell's pid is the group's id); the runner takes that line out of the output, and Ctrl-C
+    command first names its process group on stderr (sshd makes the login shell it starts a session
+    leader, so that shell's pid, the marker's $PPID, is the group's id); the runner takes that line out of the output, and Ctrl-C
     ends the group through a second channel of the same connection: kill works for every login
     (root's too, which sshd refuses the "signal" request), and with sudo for what runs as root."""
     from fabric.runners import Remote
@@ -383,7 +383,8 @@ def _interruptible_remote():
         _head = None
 
         def send_start_message(self, command):
-            super().send_start_message(f'echo "{PGID_MARK.decode()}$$" >&2; {command}')
+            # through sh, so that a login shell of any syntax (fish has no $$, csh no >&2) runs it
+            super().send_start_message(f"sh -c 'echo \"{PGID_MARK.decode()}$PPID\" >&2'; {command}")
             with _running_lock:
                 _REMOTES.add(self)
 
