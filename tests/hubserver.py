@@ -157,15 +157,7 @@ class HubServer(LoopbackServer):
         return self.send_file(h, repo, name, head, ranges=False, hf=False)
 
     def send_json(self, h, code, obj, head, extra=None):
-        body = json.dumps(obj).encode()
-        h.send_response(code)
-        h.send_header("Content-Type", "application/json")
-        h.send_header("Content-Length", str(len(body)))
-        for k, v in (extra or {}).items():
-            h.send_header(k, v)
-        h.end_headers()
-        if not head:
-            h.wfile.write(body)
+        self.send(h, code, json.dumps(obj).encode(), "application/json", head, extra)
 
     def send_file(self, h, repo, name, head, ranges=True, hf=True):
         data = repo.files[name]

@@ -34,6 +34,18 @@ class LoopbackServer:
     def handle(self, h, head: bool):
         raise NotImplementedError
 
+    @staticmethod
+    def send(h, code, body: bytes, ctype, head, extra=None):
+        """One whole answer; HEAD gets the headers only."""
+        h.send_response(code)
+        h.send_header("Content-Type", ctype)
+        h.send_header("Content-Length", str(len(body)))
+        for k, v in (extra or {}).items():
+            h.send_header(k, v)
+        h.end_headers()
+        if not head:
+            h.wfile.write(body)
+
     def __enter__(self):
         self.thread.start()
         return self

@@ -100,17 +100,6 @@ class PipIndex(LoopbackServer):
             return self.send(h, 200, (self.root / m.group(1)).read_bytes(), "application/octet-stream", head)
         return self.send(h, 404, b"not found", "text/plain", head)
 
-    @staticmethod
-    def send(h, code, body, ctype, head, extra=None):
-        h.send_response(code)
-        h.send_header("Content-Type", ctype)
-        h.send_header("Content-Length", str(len(body)))
-        for k, v in (extra or {}).items():
-            h.send_header(k, v)
-        h.end_headers()
-        if not head:
-            h.wfile.write(body)
-
 
 # ---------------------------------------------------------------- an SDK repository to clone and install -e
 SDK_BACKEND = r'''"""A build backend with no dependencies (PEP 517/660), so the editable install needs nothing

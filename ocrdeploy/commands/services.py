@@ -439,7 +439,7 @@ def restart_service(conn, h, name, change: dict, timeout=900.0, con=None, api_ke
     con = con or console()
     facts = _facts(conn, h)
     workdir = facts["workdir"]["path"]
-    found = [s for s in status_all(conn, workdir, name)["services"] if s["name"] == name]
+    found = [s for s in status_all(conn, workdir, name, key=api_key)["services"] if s["name"] == name]
     if not found:
         return {"ok": False, "error": f"no service {name} recorded on this host"}
     rec = found[0]
@@ -454,8 +454,7 @@ def restart_service(conn, h, name, change: dict, timeout=900.0, con=None, api_ke
         return {"ok": False, "error": f"{name} requires an API key, which is never stored: give it again "
                                       f"(inv diagnose ... --fix --api-key KEY)"}
     if rec.get("has_key"):
-        checked = status_all(conn, workdir, name, key=api_key)["services"]
-        if any(s.get("auth") == "key refused" for s in checked if s["name"] == name):
+        if rec.get("auth") == "key refused":        # the running service was asked with the key given
             return {"ok": False, "error": f"{name} refused the API key given: it was started with another one; "
                                           f"nothing restarted"}
     elif api_key:

@@ -373,14 +373,15 @@ PGID_MARK = b"@@ocrdeploy-pgid "
 def _interruptible_remote():
     """Closing an SSH channel leaves a command without a terminal running on the host, so each remote
     command first names its process group on stderr (sshd makes the login shell it starts a session
-    leader, so that shell's pid, the marker's $PPID, is the group's id); the runner takes that line out of the output, and Ctrl-C
-    ends the group through a second channel of the same connection: kill works for every login
-    (root's too, which sshd refuses the "signal" request), and with sudo for what runs as root."""
+    leader, so that shell's pid, the marker's $PPID, is the group's id); the runner takes that line
+    out of the output, and Ctrl-C ends the group through a second channel of the same connection:
+    kill works for every login (root's too, which sshd refuses the "signal" request), and with sudo
+    for what runs as root."""
     from fabric.runners import Remote
 
     class InterruptibleRemote(_StopsOnInterrupt, Remote):
         pgid = None
-        _head = None
+        _marker_read = False
 
         def send_start_message(self, command):
             # through sh, so that a login shell of any syntax (fish has no $$, csh no >&2) runs it
@@ -389,9 +390,9 @@ def _interruptible_remote():
                 _REMOTES.add(self)
 
         def read_proc_stderr(self, num_bytes):
-            if self._head is not None:
+            if self._marker_read:
                 return super().read_proc_stderr(num_bytes)
-            self._head = b""
+            self._marker_read = True
             head = b""
             while b"\n" not in head:
                 chunk = super().read_proc_stderr(num_bytes)

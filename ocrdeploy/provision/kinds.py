@@ -243,8 +243,9 @@ class UvForPython(PipInstall):
         return req
 
     def needs(self, facts, v):
-        if not any(p.needs(facts, v).needed for p in self.pythons):
-            return Decision(False, "not needed: " + "; ".join(p.needs(facts, v).reason for p in self.pythons))
+        decisions = [p.needs(facts, v) for p in self.pythons]
+        if not any(d.needed for d in decisions):
+            return Decision(False, "not needed: " + "; ".join(d.reason for d in decisions))
         return super().needs(facts, v)
 
 class ExistingEnv(Step):

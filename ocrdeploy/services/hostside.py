@@ -433,22 +433,23 @@ def stop(req):
             os.killpg(pid, signal.SIGTERM)        # the whole group: vLLM's engine core too
         except (ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGTERM)
-        # the leader was verified above, so the group is the service's: wait for all of it, and the
-        # kernel hands out no pid that is still some group's id, so the group cannot be another's
+        # the leader was verified above, so the group is the service's (its leader, a session leader,
+        # is one of its members): wait for all of it; the kernel hands out no pid that is still some
+        # group's id, so the group cannot be another's
         deadline = time.time() + grace
-        while (same_process(rec)[0] or group_left(pid)) and time.time() < deadline:
+        while group_left(pid) and time.time() < deadline:
             time.sleep(0.2)
-        if same_process(rec)[0] or group_left(pid):
+        if group_left(pid):
             try:
                 os.killpg(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
             result["killed"] = True
             end = time.time() + 5
-            while (same_process(rec)[0] or group_left(pid)) and time.time() < end:
+            while group_left(pid) and time.time() < end:
                 time.sleep(0.1)
         left = group_left(pid)
-        result["stopped"] = not same_process(rec)[0] and not left
+        result["stopped"] = not left
         if left:
             result["left"] = left
     if not same_process(rec)[0]:

@@ -140,17 +140,10 @@ class AuthGitServer:
                 seen.append(h.headers.get("Authorization"))
                 path = bare.parent / urlparse(h.path).path.lstrip("/")
                 if h.headers.get("Authorization") != want:
-                    status, body, extra = 401, b"auth", {"WWW-Authenticate": 'Basic realm="git"'}
-                elif path.is_file() and bare in path.parents:
-                    status, body, extra = 200, path.read_bytes(), {}
-                else:
-                    status, body, extra = 404, b"no", {}
-                h.send_response(status)
-                for k, v in {"Content-Length": str(len(body)), **extra}.items():
-                    h.send_header(k, v)
-                h.end_headers()
-                if not head:
-                    h.wfile.write(body)
+                    return self.send(h, 401, b"auth", "text/plain", head, {"WWW-Authenticate": 'Basic realm="git"'})
+                if path.is_file() and bare in path.parents:
+                    return self.send(h, 200, path.read_bytes(), "application/octet-stream", head)
+                return self.send(h, 404, b"no", "text/plain", head)
 
         self.server = Server()
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from ocrdeploy.services.hostside import group_left
+
 ROOT = Path(__file__).resolve().parents[2]
 
 RUNNER = """import sys
@@ -85,19 +87,6 @@ sys.exit(0)
 """
 
 
-def _group_running(pgid):
-    left = []
-    for p in Path("/proc").iterdir():
-        if p.name.isdigit():
-            try:
-                fields = p.joinpath("stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[0] != "Z" and int(fields[2]) == pgid:
-                left.append(int(p.name))
-    return left
-
-
 @pytest.mark.ssh
 @pytest.mark.parametrize("n_hosts", [1, 2])
 def test_ctrl_c_ends_the_remote_commands_process_group(lab, tmp_path, n_hosts):
@@ -124,17 +113,17 @@ def test_ctrl_c_ends_the_remote_commands_process_group(lab, tmp_path, n_hosts):
                 if f.exists() and f.read_text().strip():
                     pids[name] = int(f.read_text())
             time.sleep(0.05)
-        assert len(pids) == n_hosts and all(_group_running(p) for p in pids.values())
+        assert len(pids) == n_hosts and all(group_left(p) for p in pids.values())
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
         assert proc.returncode == 130, err
         deadline = time.monotonic() + 5            # sshd delivers the signal a moment after the request
-        while any(_group_running(p) for p in pids.values()) and time.monotonic() < deadline:
+        while any(group_left(p) for p in pids.values()) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert {n: _group_running(p) for n, p in pids.items()} == {n: [] for n in pids}, err
+        assert {n: group_left(p) for n, p in pids.items()} == {n: [] for n in pids}, err
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
         for p in pids.values():
-            for q in _group_running(p):
+            for q in group_left(p):
                 os.kill(q, signal.SIGKILL)
