@@ -13,7 +13,7 @@ PKG = Path(__file__).resolve().parents[1] / "ocrdeploy"
 LEVEL = {"tasks": 4, "cli": 5, "__main__": 5, "commands": 3,
          "services": 2, "recipes": 2, "models": 2, "sdk": 2,
          "provision": 1, "checks": 1, "diagnose": 1, "inventory": 1,
-         "errors": 0, "__init__": 0}
+         "errors": 0, "terminal": 0, "__init__": 0}
 
 
 def _room(parts):
