@@ -11,6 +11,7 @@ import string
 MAX_HOSTS = 10000  # one typo ([1:1000000]) must not stall the run building a million hosts
 
 _PORT = re.compile(r"^((?:[^:\[\]]|\[[^\]]*\])+):([0-9]+)$")
+_BRACKETED_PORT = re.compile(r"^\[([^\[\]]+)\]:([0-9]+)$")
 
 
 class RangeError(ValueError):
@@ -18,11 +19,20 @@ class RangeError(ValueError):
 
 
 def split_port(pattern: str) -> tuple[str, int | None]:
-    """``name:2222`` -> (name, 2222); a colon inside a range or an IPv6 address is not a port."""
+    """``name:2222`` -> (name, 2222), ``[2001:db8::2]:2222`` -> (2001:db8::2, 2222), as Ansible's
+    parse_address reads a host entry; a colon inside a range or a bare IPv6 address is not a port."""
+    m = _BRACKETED_PORT.match(pattern)
+    if m and ":" in m.group(1) and not _is_range(m.group(1)):
+        return m.group(1), int(m.group(2))
     m = _PORT.match(pattern)
     if not m or ":" in re.sub(r"\[[^\]]*\]", "", m.group(1)):
         return pattern, None
     return m.group(1), int(m.group(2))
+
+
+def _is_range(spec: str) -> bool:
+    """[1:3], [a:c], [01:10:2]: a range, not an IPv6 address."""
+    return re.fullmatch(r"[0-9]*:[0-9]+(?::[0-9]+)?|[A-Za-z]:[A-Za-z](?::[0-9]+)?", spec) is not None
 
 
 def expand(pattern: str) -> list[str]:

@@ -33,10 +33,17 @@ def literal(text: str):
             value = ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return text
-    if isinstance(value, (tuple, set)):
-        return list(value)
     if isinstance(value, (bytes, complex)) or value is Ellipsis:
         return text
+    return _lists(value)
+
+
+def _lists(value):
+    """Tuples and sets become lists at every depth, as ansible-core's ini plugin makes them (JSON's types)."""
+    if isinstance(value, (tuple, set, frozenset, list)):
+        return [_lists(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _lists(v) for k, v in value.items()}
     return value
 
 
@@ -57,6 +64,7 @@ def load_ini(path: Path) -> LineDict:
     declared: set[str] = set()  # groups with a [name] or [name:children] section
     pending: dict[str, tuple[int, str]] = {}  # group -> (line, why it must be declared)
     group, kind = "all", "hosts"  # host lines before any section are ungrouped hosts of 'all'
+    seen_hosts: dict[str, LineDict] = {}  # each host's vars, one dict for all its lines (see _host_line)
 
     def fail(line: int, message: str):
         raise UsageError(f"{path}:{line}: {message}")
@@ -77,12 +85,12 @@ def load_ini(path: Path) -> LineDict:
             else:
                 declared.add(group)
             continue
-        if line.startswith("["):
+        if line.startswith("[") and re.sub(r"\s[#;].*$", "", line).rstrip().endswith("]"):  # [2001:db8::2]:2222: a host
             fail(number, f"invalid section header {line!r} (no spaces inside the brackets; [name], "
                          f"[name:vars] or [name:children])")
         node = _sub(groups, group, number)
         if kind == "hosts":
-            _host_line(path, number, line, _sub(node, "hosts", number))
+            _host_line(path, number, line, _sub(node, "hosts", number), seen_hosts)
         elif kind == "vars":
             key, sep, value = line.partition("=")
             if not sep or not key.strip():
@@ -117,7 +125,10 @@ def load_ini(path: Path) -> LineDict:
     return top
 
 
-def _host_line(path: Path, number: int, line: str, hosts: LineDict):
+def _host_line(path: Path, number: int, line: str, hosts: LineDict, seen: dict):
+    """One host line.  Ansible sets a host's vars line by line, the later line winning whatever its
+    section, so every section that lists the host shares one dict that each of its lines updates; the
+    ``:port`` counts where the host first appears (Ansible makes the host there), ansible_port= always."""
     try:
         tokens = shlex.split(line, comments=True)
     except ValueError as exc:
@@ -131,12 +142,14 @@ def _host_line(path: Path, number: int, line: str, hosts: LineDict):
         vars_[key] = literal(value)
         vars_.key_lines[key] = number
     name, port = hostranges.split_port(pattern)
-    if port is not None:
-        vars_.setdefault("ansible_port", port)
-        vars_.key_lines.setdefault("ansible_port", number)
-    if name in hosts:  # the same host on another line of this section: Ansible merges them
-        hosts[name].update(vars_)
-        hosts[name].key_lines.update(vars_.key_lines)
+    if name in seen:   # the same host on another line: Ansible merges them, the later line winning
+        seen[name].update(vars_)
+        seen[name].key_lines.update(vars_.key_lines)
     else:
-        hosts[name] = vars_
+        if port is not None:
+            vars_.setdefault("ansible_port", port)
+            vars_.key_lines.setdefault("ansible_port", number)
+        seen[name] = vars_
+    if name not in hosts:
+        hosts[name] = seen[name]
         hosts.key_lines[name] = number

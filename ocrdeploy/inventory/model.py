@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import UsageError
 from . import hostranges
 from .sshargs import SSHArgs, SSHArgsError, parse_ssh_args
-from .yamlfile import LineDict, load_yaml
+from .yamlfile import MAX_VALUE_DEPTH, LineDict, TooLarge, YAMLSyntaxError, check_size, load_yaml
 
 LOCAL_NAMES = ("localhost", "local")
 PROXY_VARS = ("http_proxy", "https_proxy", "no_proxy")
@@ -40,6 +40,8 @@ _STR_VARS = (
     "paddle_index_url", "hf_mirror", "modelscope_endpoint", "model_source", "layout_url", "python_install_mirror",
 )
 SSH_ARG_VARS = ("ansible_ssh_common_args", "ansible_ssh_extra_args")
+CONNECTIONS = ("local", "ssh", "paramiko", "paramiko_ssh", "smart")   # smart and paramiko: ssh, through paramiko
+MAX_VAR_VALUES = 100_000   # one var, its YAML aliases written out: far beyond any real one, far below a bomb
 PASSWORD_VARS = ("ansible_become_password", "ansible_become_pass", "ansible_sudo_pass", "ansible_password",
                  "ansible_ssh_pass")
 _TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0", "")
@@ -71,16 +73,16 @@ class Host:
         if conn not in (None, "local"):
             return False
         if self.name in LOCAL_NAMES:
-            return self._first("ansible_host", "ansible_ssh_host") in (None, "localhost", "127.0.0.1", "::1")
+            return self._first("ansible_ssh_host", "ansible_host") in (None, "localhost", "127.0.0.1", "::1")
         return False
 
     @property
     def address(self) -> str:
-        return str(self._first("ansible_host", "ansible_ssh_host") or self.name)
+        return str(self._first("ansible_ssh_host", "ansible_host") or self.name)
 
     @property
     def explicit_port(self) -> int | None:
-        port = self._first("ansible_port", "ansible_ssh_port")
+        port = self._first("ansible_ssh_port", "ansible_port")
         return int(port) if port else None
 
     @property
@@ -89,7 +91,7 @@ class Host:
 
     @property
     def user(self) -> str | None:
-        return self._first("ansible_user", "ansible_ssh_user")
+        return self._first("ansible_ssh_user", "ansible_user")
 
     @property
     def key_file(self) -> str | None:
@@ -97,7 +99,9 @@ class Host:
         return os.path.expanduser(key) if key else None
 
     def _first(self, *names):
-        """A connection var by its name, else by the older name Ansible still accepts (ansible_ssh_host...)."""
+        """The first of a connection var's names that is set.  Ansible's ssh plugin lists each as
+        (ansible_host, ansible_ssh_host) and the last one defined wins, so the callers ask for the older
+        ansible_ssh_* spelling first."""
         return next((self.vars[n] for n in names if self.vars.get(n) not in (None, "")), None)
 
     @property
@@ -128,7 +132,9 @@ class Host:
 
     def ignored_settings(self) -> list[str]:
         """Inventory settings this host has that ocrdeploy cannot honour, each with the reason."""
-        notes = [] if self.is_local else [f"ssh option {o}" for o in self.ssh_args.ignored]
+        from .knownhosts import known_hosts
+
+        notes = [] if self.is_local else [f"ssh option {o}" for o in self.ssh_args.ignored] + known_hosts(self).refused
         notes += [f"{k} (ocrdeploy never sends a password: sudo -n, so allow NOPASSWD)"
                   for k in PASSWORD_VARS if self.vars.get(k)]
         return notes
@@ -168,9 +174,8 @@ class Inventory:
         alias = host_from_ssh_config(name, base_vars=self._all_vars)
         if alias is not None:
             return alias
-        where = str(self.path) if self.path else "no inventory file"
-        raise UsageError(
-            f"unknown host {name!r}: not in {where} and no 'Host {name}' in ~/.ssh/config")
+        where = f"not in {self.path} and" if self.path else "no inventory file, and"
+        raise UsageError(f"unknown host {name!r}: {where} no 'Host {name}' in ~/.ssh/config")
 
     _all_vars: dict = field(default_factory=dict, repr=False)
 
@@ -195,43 +200,49 @@ def find_inventory_path(explicit: str | None = None) -> Path | None:
 
 
 def is_yaml(path: Path) -> bool:
-    """Ansible's rule: .yml/.yaml/.json are YAML; anything else (.ini, no suffix) is INI."""
+    """Ansible's rule: .yml/.yaml/.json are YAML; .ini and any other suffix are INI; a file without a
+    suffix is tried as YAML first (see _read)."""
     return path.suffix.lower() in YAML_SUFFIXES
+
+
+def _read(path: Path):
+    """The file's tree.  Ansible's yaml plugin also claims files without a suffix and runs before the
+    ini plugin, so such a file is YAML when it reads as a YAML mapping, else INI."""
+    from .inifile import load_ini
+
+    if is_yaml(path):
+        return load_yaml(path, shared_ok=True)
+    if not path.suffix:
+        try:
+            data = load_yaml(path, shared_ok=True)
+        except YAMLSyntaxError:
+            data = None
+        if isinstance(data, dict):
+            return data
+    return load_ini(path)
 
 
 def load_inventory(path: Path | None) -> Inventory:
     if path is None:
         return Inventory(path=None)
-    if is_yaml(path):
-        data = load_yaml(path)
-    else:
-        from .inifile import load_ini
-
-        data = load_ini(path)
+    data = _read(path)
     if data is None:
         return Inventory(path=path)
     if not isinstance(data, dict):
         raise UsageError(f"{path}:1: inventory must be a mapping with an 'all:' group, got {type(data).__name__}")
     parser = _Parser(path)
-    top = data
-    if "all" in data:
-        others = {k: v for k, v in data.items() if k != "all"}
-        all_group = data["all"] if data["all"] is not None else LineDict()
-        if not isinstance(all_group, dict):
-            raise UsageError(f"{path}:{_line(data, 'all')}: 'all' must be a mapping")
-        if others:
-            # Top-level groups beside 'all' are children of 'all', as in Ansible.
-            children = dict(all_group.get("children") or {})
-            children.update(others)
-            all_group = LineDict(all_group)
-            all_group.key_lines = getattr(data["all"], "key_lines", {})
-            all_group["children"] = children
-        top = all_group
-    else:
-        top = LineDict({"children": data})
-        top.key_lines = {"children": 1}
-        top.child_lines = getattr(data, "key_lines", {})
-    parser.walk_group("all", top, parent_line=1)
+    if "all" in data and data["all"] is not None and not isinstance(data["all"], dict):
+        raise UsageError(f"{path}:{_line(data, 'all')}: 'all' must be a mapping")
+    if "all" not in data:
+        parser.walk_group("all", None)
+    # Top-level groups beside 'all' are children of 'all', read in file order as Ansible's yaml plugin does.
+    for name, group in data.items():
+        if name == "all":
+            parser.walk_group("all", group)
+        else:
+            if not isinstance(name, str) or not name:
+                raise UsageError(f"{path}:{_line(data, name)}: group names must be strings")
+            parser.walk_group(name, group, _line(data, name), parent="all")
     return parser.build()
 
 
@@ -253,33 +264,37 @@ class _Parser:
         self.host_vars: dict[str, dict] = {}
         self.host_groups: dict[str, dict] = {}
         self.parents: dict[str, dict] = {}
+        self.priority: dict[str, int] = {}         # ansible_group_priority; 1 when unset, as in Ansible
+        self._seen: set = set()
+        self._sizes: dict = {}
 
     def fail(self, mapping, key, message: str):
         raise UsageError(f"{self.path}:{_line(mapping, key)}: {message}")
 
     def walk_group(self, name: str, group, parent_line: int = 1, parent: str | None = None):
-        todo = [(name, group, parent_line, parent)]
-        seen: set = set()
-        while todo:
-            name, group, line, parent = todo.pop()
-            if parent:
-                if self._is_ancestor(name, parent):
-                    raise UsageError(f"{self.path}:{line}: group {name!r} is its own ancestor")
-                self.parents.setdefault(name, {})[parent] = None
-            if (name, id(group)) in seen:
-                continue
-            seen.add((name, id(group)))
-            children = self._group(name, group, line)
-            for child_name, child in reversed(list(children.items())):
-                child_line = _line(children, child_name)
-                if child_name == "all":
-                    raise UsageError(f"{self.path}:{child_line}: 'all' cannot be a child group")
-                if not isinstance(child_name, str) or not child_name:
-                    raise UsageError(f"{self.path}:{child_line}: group names must be strings")
-                todo.append((child_name, child, child_line, name))
+        """A group and every group below it, depth first with each group's keys in the order written (a
+        child group wholly before the key after it), as Ansible's yaml plugin reads them: that order
+        decides which of two places setting the same host var wins."""
+        stack = [self._enter(name, group, parent_line, parent)]
+        while stack:
+            child = next(stack[-1], StopIteration)
+            if child is StopIteration:
+                stack.pop()
+            else:
+                stack.append(self._enter(*child))
+
+    def _enter(self, name, group, line, parent):
+        if parent:
+            if self._is_ancestor(name, parent):
+                raise UsageError(f"{self.path}:{line}: group {name!r} is its own ancestor")
+            self.parents.setdefault(name, {})[parent] = None
+        if (name, id(group)) in self._seen:
+            return iter(())
+        self._seen.add((name, id(group)))
+        return self._group(name, group, line)
 
     def _group(self, name, group, parent_line):
-        """One group mapping's vars and hosts; returns its children."""
+        """One group mapping's vars and hosts, in the order written; yields its children to walk."""
         if group is None:
             group = LineDict()
         if not isinstance(group, dict):
@@ -287,12 +302,42 @@ class _Parser:
         for key in group:
             if key not in ("hosts", "vars", "children"):
                 self.fail(group, key, f"group {name!r}: unknown key {key!r} (expected hosts, vars or children)")
+        self.group_vars.setdefault(name, {})
+        self.group_hosts.setdefault(name, {})
+        for key in list(group):
+            if key == "vars":
+                self._vars(name, group)
+            elif key == "hosts":
+                self._hosts(name, group)
+            else:
+                children = group.get("children") or {}
+                if not isinstance(children, dict):
+                    self.fail(group, "children", f"group {name!r}: children must be a mapping of groups")
+                for child_name, child in children.items():
+                    child_line = _line(children, child_name)
+                    if child_name == "all":
+                        raise UsageError(f"{self.path}:{child_line}: 'all' cannot be a child group")
+                    if not isinstance(child_name, str) or not child_name:
+                        raise UsageError(f"{self.path}:{child_line}: group names must be strings")
+                    yield child_name, child, child_line, name
+
+    def _vars(self, name, group):
         vars_ = group.get("vars") or {}
         if not isinstance(vars_, dict):
             self.fail(group, "vars", f"group {name!r}: vars must be a mapping")
         self._check_vars(vars_, f"group {name!r}")
+        vars_ = dict(vars_)
+        if "ansible_group_priority" in vars_:       # Ansible's: it orders groups of one depth, it is no var
+            value = vars_.pop("ansible_group_priority")
+            try:
+                self.priority[name] = int(value)
+            except (TypeError, ValueError):
+                self.fail(group["vars"], "ansible_group_priority",
+                          f"group {name!r}: ansible_group_priority must be a whole number, got {value!r}")
         self.group_vars[name] = {**self.group_vars.get(name, {}), **vars_}
-        members = self.group_hosts.setdefault(name, {})
+
+    def _hosts(self, name, group):
+        members = self.group_hosts[name]
         hosts = group.get("hosts") or {}
         if not isinstance(hosts, dict):
             self.fail(group, "hosts", f"group {name!r}: hosts must be a mapping of host names to their vars "
@@ -304,18 +349,21 @@ class _Parser:
             if not isinstance(hvars, dict):
                 self.fail(hosts, pattern, f"host {pattern!r}: vars must be a mapping")
             self._check_vars(hvars, f"host {pattern!r}")
+            body, port = hostranges.split_port(pattern)       # gpu1:2222, 10.0.0.[1:3]:2200, [2001:db8::2]:2222
+            if port is not None and not 1 <= port <= 65535:
+                self.fail(hosts, pattern, f"group {name!r}: {pattern!r}: the port must be 1-65535")
             try:
-                host_names = hostranges.expand(pattern)
+                host_names = hostranges.expand(body)
             except hostranges.RangeError as exc:
                 self.fail(hosts, pattern, f"group {name!r}: {exc}")
             for host_name in host_names:
-                self.host_vars.setdefault(host_name, {}).update(hvars)
+                own = self.host_vars.get(host_name)
+                if own is None:
+                    # Ansible takes name:port when it makes the host, before the host's vars (ansible_port wins)
+                    own = self.host_vars[host_name] = {} if port is None else {"ansible_port": port}
+                own.update(hvars)
                 self.host_groups.setdefault(host_name, {})[name] = None
                 members[host_name] = None
-        children = group.get("children") or {}
-        if not isinstance(children, dict):
-            self.fail(group, "children", f"group {name!r}: children must be a mapping of groups")
-        return children
 
     def _is_ancestor(self, candidate: str, of: str) -> bool:
         seen, todo = set(), [of]
@@ -331,6 +379,11 @@ class _Parser:
 
     def _check_vars(self, vars_: dict, owner: str):
         for key, value in vars_.items():
+            if isinstance(value, (dict, list)):
+                try:
+                    check_size(value, MAX_VAR_VALUES, MAX_VALUE_DEPTH, memo=self._sizes)
+                except TooLarge as exc:
+                    self.fail(vars_, key, f"{owner}: {key} {exc}")
             if key in _INT_VARS:
                 ok = isinstance(value, int) and not isinstance(value, bool) or (
                     isinstance(value, str) and value.isascii() and value.isdigit())
@@ -402,10 +455,13 @@ class _Parser:
         for host_name, own in self.host_vars.items():
             groups = groups_of[host_name]
             merged: dict = {}
-            for g in sorted(groups, key=lambda g: (depth.get(g, 0), g)):
+            for g in sorted(groups, key=lambda g: (depth.get(g, 0), self.priority.get(g, 1), g)):
                 merged.update(self.group_vars.get(g, {}))
             merged.update(own)
-            inv.hosts[host_name] = Host(name=host_name, vars=merged, groups=sorted(groups - {"all"}))
+            shown = groups - {"all"}
+            if shown - {"ungrouped"}:      # an explicit [ungrouped] host that is in another group is not ungrouped
+                shown.discard("ungrouped")
+            inv.hosts[host_name] = Host(name=host_name, vars=merged, groups=sorted(shown))
         members: dict[str, list] = {g: [] for g in self.group_vars}
         for h in inv.hosts:
             for g in groups_of[h]:
@@ -428,8 +484,8 @@ def select_hosts(inv: Inventory, host: str | None = None, group: str | None = No
     if group:
         for g in (s.strip() for s in group.split(",") if s.strip()):
             if g not in inv.groups:
-                where = str(inv.path) if inv.path else "no inventory file"
-                raise UsageError(f"unknown group {g!r} in {where}")
+                where = f"in {inv.path}" if inv.path else "(no inventory file)"
+                raise UsageError(f"unknown group {g!r} {where}")
             names.extend(inv.groups[g])
     if host:
         names.extend(resolve(inv, host, "--host"))
@@ -444,6 +500,10 @@ def select_hosts(inv: Inventory, host: str | None = None, group: str | None = No
         names = ["localhost"]
     hosts = [inv.host(n) for n in dict.fromkeys(names)]  # each once, in order
     for h in hosts:
+        connection = h.vars.get("ansible_connection")
+        if connection not in (None, "", *CONNECTIONS):
+            raise UsageError(f"{_origin(inv, h)}: host {h.name!r}: ansible_connection {connection!r} is not "
+                             f"supported (ocrdeploy runs commands here or over SSH: local, ssh, paramiko or smart)")
         key = h.key_file
         if key and not h.is_local:
             if not os.path.isfile(key):

@@ -17,7 +17,6 @@ _WHY_IGNORED = {
     "controlpersist": "one connection per host is opened and reused for the whole run anyway",
     "controlpath": "one connection per host is opened and reused for the whole run anyway",
     "stricthostkeychecking": "host keys are always verified; --accept-new-host-keys records new ones",
-    "userknownhostsfile=/dev/null": "host keys are always verified",
     "loglevel": "use -vvv for connection debugging",
     "serveralivecountmax": "paramiko has no such setting",
     "gssapiauthentication": "paramiko's GSSAPI needs extra packages; key authentication is used",
@@ -32,7 +31,7 @@ class SSHArgs:
     proxy_jump: str | None = None
     proxy_command: str | None = None
     connect_timeout: float | None = None
-    known_hosts_file: str | None = None
+    known_hosts_files: list[str] = field(default_factory=list)    # OpenSSH reads each; new keys go to the first
     identity_file: str | None = None
     port: int | None = None
     user: str | None = None
@@ -44,6 +43,40 @@ class SSHArgs:
 
 class SSHArgsError(ValueError):
     pass
+
+
+@dataclass
+class Hop:
+    user: str | None
+    host: str
+    port: int
+
+
+def jump_hops(spec: str | None) -> list[Hop]:
+    """ProxyJump / -J as OpenSSH reads it: ``[user@]host[:port]`` or ``ssh://[user@]host[:port]``, an
+    IPv6 address in brackets (``user@[::1]:2222``), several hops comma-separated; SSHArgsError otherwise."""
+    hops = []
+    for part in (spec or "").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        text = part[len("ssh://"):] if part.startswith("ssh://") else part
+        user, _, rest = text.rpartition("@")
+        if rest.startswith("["):
+            host, close, tail = rest[1:].partition("]")
+            if not close or (tail and not tail.startswith(":")):
+                raise SSHArgsError(f"jump host {part!r}: expected [address]:port")
+            port = tail[1:] if tail else ""
+        else:
+            host, _, port = rest.partition(":")
+            if ":" in port:
+                raise SSHArgsError(f"jump host {part!r}: an IPv6 address is written in brackets, [{rest}]")
+        if not host or any(c.isspace() or not c.isprintable() for c in host + user):
+            raise SSHArgsError(f"jump host {part!r}: not [user@]host[:port]")
+        if port and not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+            raise SSHArgsError(f"jump host {part!r}: the port {port!r} is not a number 1-65535")
+        hops.append(Hop(user or None, host, int(port or 22)))
+    return hops
 
 
 def parse_ssh_args(text: str) -> SSHArgs:
@@ -103,8 +136,8 @@ def _option(out: SSHArgs, text: str):
         out.proxy_command = None if value.lower() == "none" else value
     elif low == "connecttimeout":
         out.connect_timeout = float(_number(value, shown))
-    elif low == "userknownhostsfile" and value != "/dev/null":
-        out.known_hosts_file = value.split()[0]
+    elif low == "userknownhostsfile":      # knownhosts.py refuses /dev/null and any other non-file
+        out.known_hosts_files = value.split()
     elif low == "identityfile":
         out.identity_file = value
     elif low == "port":

@@ -461,12 +461,49 @@ _known_hosts_lock = threading.Lock()
 
 
 def known_hosts_path(host=None) -> Path:
-    """known_hosts_file, else UserKnownHostsFile from ansible_ssh_common_args, else $OCRDEPLOY_KNOWN_HOSTS."""
-    if host is not None and host.vars.get("known_hosts_file"):
-        return Path(os.path.expanduser(host.vars["known_hosts_file"]))
-    if host is not None and not host.is_local and host.ssh_args.known_hosts_file:
-        return Path(os.path.expanduser(host.ssh_args.known_hosts_file))
-    return Path(os.environ.get(KNOWN_HOSTS_ENV) or "~/.ssh/known_hosts").expanduser()
+    """The known_hosts file new keys are recorded in (the first of inventory.knownhosts' list); a HostError
+    when every one given resolves to /dev/null or another non-file."""
+    from ..inventory.knownhosts import known_hosts
+
+    found = known_hosts(host)
+    if not found.paths:
+        name = getattr(host, "name", "localhost")
+        raise HostError(name, f"no known_hosts file to check host keys against: {'; '.join(found.refused)}")
+    return found.record_to
+
+
+def _load_known_hosts(client, paths, host_name: str):
+    """Every known_hosts file, line by line as OpenSSH reads them: a line paramiko cannot read (bad
+    base64, an unknown key type) is skipped and said once, instead of making the whole file unreadable."""
+    import paramiko
+    from paramiko.hostkeys import HostKeyEntry
+
+    keys = client.get_host_keys()
+    for path in paths:
+        if not path.exists():
+            continue
+        skipped = []
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                lines = fh.read().splitlines()
+        except OSError as exc:
+            raise HostError(host_name, f"cannot read known_hosts {path}: {exc.strerror or exc}")
+        for number, line in enumerate(lines, start=1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            try:
+                entry = HostKeyEntry.from_line(line, number)
+            except (paramiko.SSHException, ValueError, TypeError, IndexError) as exc:
+                skipped.append(f"{number} ({type(exc).__name__})")
+                continue
+            if entry is None:
+                skipped.append(f"{number} (not host key-type key)")
+                continue
+            keys._entries.append(entry)
+        if skipped:
+            sys.stderr.write(f"warning: {host_name}: known_hosts {path}: skipped unreadable line(s) "
+                             f"{', '.join(skipped[:5])}{' ...' if len(skipped) > 5 else ''}, as ssh does\n")
 
 
 def _host_key_name(address: str, port: int) -> str:
@@ -525,42 +562,53 @@ class SSHConnection(Connection):
             kwargs["key_filename"] = list(keys)
         if args.compress:
             kwargs["compress"] = True
-        config = fabric.Config(runtime_ssh_path=os.environ.get("OCRDEPLOY_SSH_CONFIG") or None)
+        from ..inventory.sshconfig import load_ssh_config
+
+        user_config = load_ssh_config()     # less the Match blocks paramiko cannot evaluate, as the alias lookup
+        config = (fabric.Config(ssh_config=user_config) if user_config is not None
+                  else fabric.Config(runtime_ssh_path=os.environ.get("OCRDEPLOY_SSH_CONFIG") or None))
         config.runners.remote = _interruptible_remote()
         conn = fabric.Connection(address, user=user, port=port, config=config, gateway=gateway,
                                  forward_agent=args.forward_agent or None,
                                  connect_timeout=max(1, int(round(self.connect_timeout))), connect_kwargs=kwargs)
+        from ..inventory.knownhosts import known_hosts
+
         path = known_hosts_path(self.host)
-        if path.exists():
-            try:
-                conn.client.load_host_keys(str(path))
-            except Exception as exc:  # noqa: BLE001 - paramiko raises several kinds for a bad line
-                raise HostError(self.host.name, f"cannot read known_hosts {path}: {type(exc).__name__}: {exc}")
+        _load_known_hosts(conn.client, known_hosts(self.host).paths, self.host.name)
         refuse, record = _make_policies()
         conn.client.set_missing_host_key_policy(record(path) if self.accept_new else refuse(path))
         return conn
 
     def _gateway(self, user, keys):
-        """ProxyJump ([user@]host[:port], comma-chained) or ProxyCommand from ansible_ssh_common_args."""
+        """ProxyJump (OpenSSH's -J forms, see sshargs.jump_hops) or ProxyCommand from ansible_ssh_common_args;
+        a malformed one is this host's one-line HostError, the other hosts carry on."""
+        from ..inventory.sshargs import SSHArgsError, jump_hops
+
         args = self.host.ssh_args
         if args.proxy_command:  # OpenSSH's tokens: %h host, %p port, %r user, %% a percent sign
             import re
 
-            tokens = {"%h": self.host.address, "%p": str(self.port), "%r": user or os.environ.get("USER", ""),
-                      "%%": "%"}
+            user = user or os.environ.get("USER", "")
+            if _unsafe_name(user):
+                raise HostError(self.host.name, f"user {user!r} is not a login name (a ProxyCommand's %r)")
+            tokens = {"%h": self.host.address, "%p": str(self.port), "%r": user, "%%": "%"}
             return re.sub(r"%[hpr%]", lambda m: tokens[m.group(0)], args.proxy_command)
+        try:
+            hops = jump_hops(args.proxy_jump)
+        except SSHArgsError as exc:
+            raise HostError(self.host.name, f"ansible_ssh_common_args: {exc}")
         gateway = None
-        for hop in (args.proxy_jump or "").split(","):
-            if hop.strip():
-                hop_user, _, rest = hop.strip().rpartition("@")
-                name, _, hop_port = rest.partition(":")
-                gateway = self._client(name, int(hop_port or 22), hop_user or user, keys, gateway)
+        for hop in hops:
+            gateway = self._client(hop.host, hop.port, hop.user or user, keys, gateway)
         return gateway
 
     def open(self):
         import paramiko
 
         host, args = self.host, self.host.ssh_args
+        if _unsafe_name(host.address):
+            raise HostError(host.name, f"address {host.address!r} is not a host name or IP address "
+                                       f"(ansible_host: no spaces, quotes or shell characters, as ssh requires)")
         self.port = host.explicit_port or args.port or 22
         user = host.user or args.user
         keys = [k for k in (host.key_file, args.identity_file and os.path.expanduser(args.identity_file)) if k]
@@ -651,6 +699,12 @@ class SSHConnection(Connection):
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+
+def _unsafe_name(name: str) -> bool:
+    """OpenSSH's valid_hostname() rule (ssh.c): no control characters, spaces or shell metacharacters,
+    no leading '-'; such a name can reach a ProxyCommand's shell through %h."""
+    return name.startswith("-") or any(c.isspace() or not c.isprintable() or c in "'`\"$\\;&<>|(){}" for c in name)
 
 
 def _fingerprint(key) -> str:

@@ -124,4 +124,4 @@ def test_the_older_connection_var_names_still_work(tmp_path):
     p.write_text(p.read_text().replace("bad ansible_ssh_port=http\n", ""))
     old, new = load_inventory(p).hosts["old"], load_inventory(p).hosts["new"]
     assert (old.address, old.port, old.user, old.key_file) == ("10.0.0.5", 2201, "ops", "/keys/gpu.pem")
-    assert new.address == "10.0.0.6"          # the current name wins over the older one
+    assert new.address == "10.9.9.9"          # Ansible's ssh: (ansible_host, ansible_ssh_host), the last set wins

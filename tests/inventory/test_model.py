@@ -154,12 +154,12 @@ def test_an_alias_dag_loads(tmp_path):
     import subprocess
     import sys
 
-    lines = ["lvl40: &lvl40", "  hosts: {leaf: {ansible_host: 10.0.0.2}}"]
-    for i in range(39, -1, -1):
-        lines += [f"lvl{i}: &lvl{i}", "  children:", f"    a{i + 1}: *lvl{i + 1}", f"    b{i + 1}: *lvl{i + 1}"]
+    # each level defined where it is first used (a var holding them would be refused: see the alias bomb test)
+    text = "{hosts: {leaf: {ansible_host: 10.0.0.2}}}"
+    for i in range(40, 0, -1):
+        text = f"{{children: {{a{i}: &lvl{i} {text}, b{i}: *lvl{i}}}}}"
     p = tmp_path / "dag.yml"
-    p.write_text("\n".join(["all:", "  vars:", "    defs:"] + ["      " + line for line in lines]
-                           + ["  children:", "    top: *lvl0"]) + "\n")
+    p.write_text(f"all:\n  children:\n    top: {text}\n")
     code = ("import sys; from ocrdeploy.inventory import load_inventory; inv = load_inventory(__import__('pathlib')"
             ".Path(sys.argv[1])); print(len(inv.hosts['leaf'].groups))")
     out = subprocess.run([sys.executable, "-c", code, str(p)], capture_output=True, text=True, timeout=120)
