@@ -475,7 +475,6 @@ def known_hosts_path(host=None) -> Path:
 def _load_known_hosts(client, paths, host_name: str):
     """Every known_hosts file, line by line as OpenSSH reads them: a line paramiko cannot read (bad
     base64, an unknown key type) is skipped and said once, instead of making the whole file unreadable."""
-    import paramiko
     from paramiko.hostkeys import HostKeyEntry
 
     keys = client.get_host_keys()
@@ -494,7 +493,7 @@ def _load_known_hosts(client, paths, host_name: str):
                 continue
             try:
                 entry = HostKeyEntry.from_line(line, number)
-            except (paramiko.SSHException, ValueError, TypeError, IndexError) as exc:
+            except Exception as exc:  # noqa: BLE001 - InvalidHostKey (a plain Exception), SSHException, ValueError...
                 skipped.append(f"{number} ({type(exc).__name__})")
                 continue
             if entry is None:
