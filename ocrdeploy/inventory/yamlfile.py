@@ -29,6 +29,7 @@ class LineDict(dict):
 
 MAX_EXPANDED = 1_000_000   # values a document (or one inventory var) stands for once its aliases are written out
 MAX_VALUE_DEPTH = 100      # lists and mappings inside one var
+MAX_DOC_DEPTH = 200        # a document that is not an inventory (an inventory's groups may nest thousands deep)
 
 
 class _FastLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
@@ -127,11 +128,12 @@ def read_text(path: Path, what: str = "a YAML file") -> str:
 def load_yaml(path: Path, shared_ok: bool = False):
     """Load a YAML file; any problem is a UsageError naming the file and line.  Unless ``shared_ok``
     (an inventory, whose groups may form an alias DAG its parser visits once each, and which bounds
-    each var itself), a document that stands for more than MAX_EXPANDED values is refused."""
+    each var itself), a document that stands for more than MAX_EXPANDED values, or nests deeper than
+    MAX_DOC_DEPTH, is refused."""
     data = _load(path)
     if not shared_ok:
         try:
-            check_size(data)
+            check_size(data, max_depth=MAX_DOC_DEPTH)
         except TooLarge as exc:
             raise UsageError(f"{path}: the document {exc}")
     return data
@@ -149,7 +151,7 @@ def _load(path: Path):
                 raise
             return yaml.load(text, Loader=_DeepLoader)  # noqa: S506 - SafeLoader subclass
     except RecursionError:
-        raise UsageError(f"{path}: groups nested too deeply to read")
+        raise UsageError(f"{path}: nested too deeply to read")
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f":{mark.line + 1}" if mark is not None else ""

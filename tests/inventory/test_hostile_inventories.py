@@ -73,6 +73,9 @@ def test_other_yaml_reads_are_bounded_too(tmp_path):
     rules.write_text(BOMB.replace("all:\n", "rules:\n", 1))
     with pytest.raises(UsageError, match="rules.yml: the document stands for more than 1000000 values"):
         load_yaml(rules)
+    rules.write_text("rules: " + "[" * 300 + "]" * 300 + "\n")
+    with pytest.raises(UsageError, match="rules.yml: the document is nested more than 200 levels deep"):
+        load_yaml(rules)
 
 
 def test_a_bom_before_the_first_ini_section(tmp_path):
