@@ -25,7 +25,6 @@ from .command import Command, PythonCommand, to_shell
 DEFAULT_CONNECT_TIMEOUT = 10.0
 # paramiko logs a failed handshake as a traceback through logging's last resort; the HostError says it
 logging.getLogger("paramiko").addHandler(logging.NullHandler())
-KNOWN_HOSTS_ENV = "OCRDEPLOY_KNOWN_HOSTS"
 
 
 @dataclass
