@@ -153,3 +153,21 @@ def test_positions_in_a_group_c1(tmp_path):
     assert names(inv, "node[1:2]") == ["node1", "node2"]    # hosts of that range exist: the inventory's range
     with pytest.raises(UsageError, match="group 'webservers' has 3 hosts, none at that position"):
         names(inv, "webservers[7]")
+
+
+def test_list_hosts_shows_the_split_port_a1():
+    """--list-hosts once showed `ubuntu@10.0.0.11:2200` for a host named 10.0.0.11:2200 on port 22."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).parents[2]
+    inv = root / "tests" / "fixtures" / "ansible" / "inventories" / "58-hostport.yml"
+    env = {k: v for k, v in os.environ.items() if k != "OCRDEPLOY_INVENTORY"}
+    p = subprocess.run([sys.executable, "-m", "ocrdeploy", "facts", "--inventory", str(inv), "-H", "all",
+                        "--list-hosts", "--json"], capture_output=True, text=True, cwd=root, env=env, timeout=60)
+    assert p.returncode == 0, p.stderr
+    rows = {r["name"]: (r["address"], r["port"]) for r in json.loads(p.stdout)["hosts"]}
+    assert rows["gpu1"] == ("gpu1", 2222) and rows["10.0.0.13"] == ("10.0.0.13", 2200)
