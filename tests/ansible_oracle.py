@@ -6,24 +6,12 @@ the last defined of (ansible_host, ansible_ssh_host), (ansible_port, ansible_ssh
 ansible_ssh_user); port 22 when unset.
 
 usage: python ansible_oracle.py DIR PATTERNS.json > recorded.json
+(the test imports ``plain`` from here: ansible is imported only when this runs as a script)
 """
 
 import json
 import os
 import sys
-
-os.environ.setdefault("ANSIBLE_INVENTORY_UNPARSED_FAILED", "1")
-os.environ.setdefault("ANSIBLE_LOCALHOST_WARNING", "0")
-os.environ.setdefault("ANSIBLE_INVENTORY_ENABLED", "yaml,ini")   # ansible-inventory's default list, less scripts
-
-from ansible import constants as C  # noqa: E402
-from ansible import release  # noqa: E402
-from ansible.inventory.manager import InventoryManager  # noqa: E402
-from ansible.parsing.dataloader import DataLoader  # noqa: E402
-from ansible.utils.display import Display  # noqa: E402
-from ansible.vars.manager import VariableManager  # noqa: E402
-
-Display().verbosity = 0
 
 
 def plain(value):
@@ -45,6 +33,11 @@ def last(vars_, *names):
 
 
 def one(path, patterns):
+    from ansible import constants as C
+    from ansible.inventory.manager import InventoryManager
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.vars.manager import VariableManager
+
     loader = DataLoader()
     try:
         inv = InventoryManager(loader=loader, sources=[path])
@@ -77,6 +70,11 @@ def one(path, patterns):
 
 
 def main():
+    os.environ.setdefault("ANSIBLE_INVENTORY_UNPARSED_FAILED", "1")
+    os.environ.setdefault("ANSIBLE_LOCALHOST_WARNING", "0")
+    os.environ.setdefault("ANSIBLE_INVENTORY_ENABLED", "yaml,ini")   # ansible-inventory's default list, less scripts
+    from ansible import release
+
     folder, patterns_file = sys.argv[1], sys.argv[2]
     patterns = json.load(open(patterns_file, encoding="utf-8"))["patterns"]
     out = {"source": f"ansible-core {release.__version__}, tests/ansible_oracle.py", "files": {}}

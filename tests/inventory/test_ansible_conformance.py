@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from ansible_oracle import plain
 from ocrdeploy.errors import UsageError
 from ocrdeploy.inventory import load_inventory, select_hosts
 
@@ -68,18 +69,6 @@ def ansible_answers():
                          env=dict(os.environ, HOME=os.environ["HOME"]))
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout)
-
-
-def plain(value):
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (tuple, set)):
-        return {"__type__": type(value).__name__, "items": [plain(v) for v in value]}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    if value is None or isinstance(value, (bool, int, float)):
-        return value
-    return str(value)
 
 
 def differences(name, theirs) -> dict:
