@@ -496,7 +496,7 @@ def _load_known_hosts(client, paths, host_name: str):
                 skipped.append(f"{number} ({type(exc).__name__})")
                 continue
             if entry is None:
-                skipped.append(f"{number} (not host key-type key)")
+                skipped.append(f"{number} (not host, key type, key)")
                 continue
             keys._entries.append(entry)
         if skipped:
@@ -605,8 +605,9 @@ class SSHConnection(Connection):
 
         host, args = self.host, self.host.ssh_args
         if _unsafe_name(host.address):
+            template = "; Jinja templates are not expanded" if "{{" in host.address else ""
             raise HostError(host.name, f"address {host.address!r} is not a host name or IP address "
-                                       f"(ansible_host: no spaces, quotes or shell characters, as ssh requires)")
+                                       f"(ansible_host: no spaces, quotes or shell characters, as ssh requires{template})")
         self.port = host.explicit_port or args.port or 22
         user = host.user or args.user
         keys = [k for k in (host.key_file, args.identity_file and os.path.expanduser(args.identity_file)) if k]
