@@ -14,6 +14,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import shlex
 import sys
 from pathlib import Path
 
@@ -29,7 +30,11 @@ def ssh_config_path() -> Path:
 
 def _unevaluated(criteria: str) -> list[str]:
     """The Match criteria paramiko would take as matched without testing them."""
-    words, out, i = criteria.split(), [], 0
+    try:
+        words = shlex.split(criteria)        # Match exec "test -f x" host y: the quoted command is one word
+    except ValueError:
+        words = criteria.split()
+    out, i = [], 0
     while i < len(words):
         word = words[i].lstrip("!").lower()
         i += 1 if word in _NO_ARGUMENT else 2
