@@ -18,7 +18,11 @@ pytestmark = pytest.mark.ssh
 
 
 def cli(args, inv, known_hosts):
-    env = dict(os.environ, OCRDEPLOY_KNOWN_HOSTS=str(known_hosts), COLUMNS="200")
+    """The CLI with a HOME of its own: a dropped known_hosts setting falls back to ~/.ssh/known_hosts last,
+    which must never be the real one."""
+    home = Path(known_hosts).parent / "home"
+    home.mkdir(exist_ok=True)
+    env = dict(os.environ, OCRDEPLOY_KNOWN_HOSTS=str(known_hosts), COLUMNS="200", HOME=str(home))
     env.pop("OCRDEPLOY_INVENTORY", None)
     return subprocess.run([sys.executable, "-m", "ocrdeploy", *args, "--inventory", str(inv)], capture_output=True,
                           text=True, cwd=ROOT, env=env, timeout=120)
@@ -73,7 +77,6 @@ def test_a_changed_key_is_refused_whatever_points_at_dev_null(lab, host, tmp_pat
 
 def test_with_no_usable_known_hosts_the_host_is_refused(lab, host, tmp_path):
     inv = inventory(tmp_path, lab, h=lab.inventory_entry(host))
-    p = cli(["facts", "-H", "h", "--accept-new-host-keys", "--json"], inv, "/dev//null")
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "known_hosts").symlink_to("/dev/null")
