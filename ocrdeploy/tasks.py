@@ -336,18 +336,19 @@ def stop(c, host=None, inventory=None, name=None, grace=None, json=False, accept
     "verify-vllm": "Path on the host of verify_vllm.py (feat-ocr source), for two-end checks",
     "server-url": "Verify an existing server instead (llama.cpp, any OpenAI-compatible one), as the host's SDK "
                   "reaches it (repeatable)",
-    "backend": "With --server-url: the SDK config, openai (default), llamacpp or vllm"})
+    "backend": "With --server-url: the SDK config, openai (default), llamacpp or vllm",
+    "report": "Also write the checks and each parsed page beside its output to this HTML file"})
 @cli_errors
 @host_options
 def verify(c, host=None, inventory=None, name=None, api_key=None, verify_transformers=None, verify_vllm=None,
-           json=False, accept_new_host_keys=False, connect_timeout=None, server_url=None, backend=None):
+           json=False, accept_new_host_keys=False, connect_timeout=None, server_url=None, backend=None, report=None):
     """Readiness, a smoke request, DSpark counters, sample pages through the SDK; each check passed/failed/not run."""
     from .commands.verify import run_verify
 
     code = run_verify(host=host, inventory=inventory, name=name, api_key=api_key,
                       scripts=(verify_transformers, verify_vllm) if verify_transformers or verify_vllm else None,
                       as_json=json, accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout,
-                      server_urls=list(server_url or []), backend=backend)
+                      server_urls=list(server_url or []), backend=backend, report=report)
     if code:
         raise Exit(code=code)
 

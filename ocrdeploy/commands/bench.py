@@ -200,7 +200,9 @@ def show(doc, report=None):
     con.print(("[green]" if v["passed"] else "[red]") + escape(v["line"]) + "[/]")
     if v.get("throughput_stops_growing_at") is not None:
         con.print(f"throughput stops growing at concurrency {v['throughput_stops_growing_at']} "
-                  f"(the next level adds < 10%)")
+                  f"(no higher level adds 10%)")
+    elif len(doc["levels"]) > 1:
+        con.print(f"throughput still grows at concurrency {doc['levels'][-1]['concurrency']}: try higher levels")
     for lv in doc["levels"]:
         for kind, n in lv["errors_by_kind"].items():
             con.print(f"concurrency {lv['concurrency']}: {n} x {escape(safe(kind))}: "

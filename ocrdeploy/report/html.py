@@ -23,7 +23,7 @@ table.grid{border-collapse:collapse;margin:.5em 0} .grid td,.grid th{border:1px 
 .verdict{font-size:1.15em;font-weight:bold;padding:.4em .6em;border-radius:4px;display:inline-block}
 .ok{background:#dff3df;color:#145214} .bad{background:#f8dddd;color:#7a1010} .na{color:#666}
 .page{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:1em;border-top:1px solid #ccc;padding:1em 0}
-.page img{max-width:100%;border:1px solid #ccc}
+.page img{max-width:100%;max-height:80vh;object-fit:contain;border:1px solid #ccc}
 .answer{border:1px solid #ddd;padding:.5em;background:#fafafa;overflow:auto}
 .answer table{border-collapse:collapse} .answer td,.answer th{border:1px solid #888;padding:2px 6px}
 code.tex{background:#eef;padding:1px 3px}
@@ -80,6 +80,7 @@ def plot_svg(levels: list[dict], min_accuracy: float | None) -> str:
     ax.set_xlabel("concurrency")
     ax.set_ylabel("pages/min", color="tab:blue")
     ax.set_xscale("log", base=2)
+    ax.set_xlim(min(xs) / 1.4, max(xs) * 1.4)
     ax.set_xticks(xs, [str(x) for x in xs])
     ax.minorticks_off()
     ax.set_ylim(bottom=0)
@@ -90,8 +91,8 @@ def plot_svg(levels: list[dict], min_accuracy: float | None) -> str:
         ax2.axhline(min_accuracy * 100, color="tab:red", linewidth=0.8, linestyle=":", label="floor")
     ax2.set_ylabel("accuracy %", color="tab:green")
     ax2.set_ylim(0, 105)
-    fig.legend(loc="lower right", fontsize="small")
-    fig.tight_layout()
+    fig.legend(loc="upper center", ncol=3, fontsize="small", frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 0.9))
     return _svg(fig)
 
 
@@ -137,7 +138,10 @@ def bench_report(doc: dict, images: dict) -> str:
              f"<q>{_e(doc.get('prompt'))}</q>; through {_e(doc.get('through'))}</p>",
              f'<p class="verdict {"ok" if v["passed"] else "bad"}">{_e(v["line"])}</p>']
     if v.get("throughput_stops_growing_at") is not None:
-        parts.append(f"<p>Throughput stops growing at concurrency {_e(v['throughput_stops_growing_at'])}.</p>")
+        parts.append(f"<p>Throughput stops growing at concurrency {_e(v['throughput_stops_growing_at'])} "
+                     f"(no higher level adds 10%).</p>")
+    elif len(doc["levels"]) > 1:
+        parts.append(f"<p>Throughput still grows at concurrency {_e(doc['levels'][-1]['concurrency'])}.</p>")
     parts.append('<h2>Pages per minute and accuracy against concurrency</h2><div class="plot">'
                  + plot_svg(doc["levels"], v.get("min_accuracy")) + "</div>")
     head = ("concurrency", "pages", "errors", "pages/min", "output tok/s", "TTFT ms p50/p95/p99",

@@ -392,13 +392,13 @@ def run_level(base_url, pages: list[Page], bodies, concurrency: int, *, requests
 
 def verdict(levels: list[dict], min_accuracy: float) -> dict:
     """The best pages/min among the levels whose accuracy holds the floor, and where throughput stops
-    growing (the first level adding less than 10% over the one before)."""
+    growing: the first level that no later level beats by 10% or more (None while the last one still does)."""
     holding = [lv for lv in levels if lv["accuracy"] is not None and lv["accuracy"] >= min_accuracy and lv["pages"]]
     best = max(holding, key=lambda lv: lv["pages_per_min"]) if holding else None
     knee = None
-    for prev, cur in zip(levels, levels[1:]):
-        if cur["pages_per_min"] < prev["pages_per_min"] * 1.10:
-            knee = prev["concurrency"]
+    for i, lv in enumerate(levels[:-1]):
+        if max(later["pages_per_min"] for later in levels[i + 1:]) < lv["pages_per_min"] * 1.10:
+            knee = lv["concurrency"]
             break
     out = {"concurrency": best["concurrency"] if best else None,
            "pages_per_min": best["pages_per_min"] if best else None,
@@ -445,9 +445,13 @@ def metrics_reader(base_url: str, headers: dict | None = None):
 
 def run(base_url: str, pages: list[Page], *, levels=(1, 2, 4, 8), requests=None, duration=None, warmup=1,
         model=SERVED_NAME, backend=None, prompt=PROMPT, max_tokens=1024, api_key=None, min_accuracy=0.85,
-        nvml=False, timeout=600.0, body=None) -> dict:
+        nvml=None, timeout=600.0, body=None) -> dict:
     """The whole bench: a warm-up, then each level; the document `inv bench --json` prints.
     `body(page)` replaces the SDK-shaped request (a test's text-only request to a text-only model)."""
+    from urllib.parse import urlsplit
+
+    if nvml is None:                 # this machine's GPUs are the server's only when the server is here
+        nvml = urlsplit(base_url).hostname in ("127.0.0.1", "localhost", "::1")
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     extra = extra_body(backend)
     make = body or (lambda p: request_body(p, model=model, prompt=prompt, max_tokens=max_tokens, extra=extra))

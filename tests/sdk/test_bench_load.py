@@ -198,4 +198,8 @@ def test_verdict_best_level_holding_the_floor_and_the_knee():
     assert v["concurrency"] == 8 and v["pages_per_min"] == 31 and v["passed"]
     assert v["throughput_stops_growing_at"] == 4           # 4 -> 8 adds 3%
     v = bench.verdict([lv(1, 10, 0.9), lv(2, 19, 0.9), lv(4, 30, 0.8)], 0.85)
-    assert v["concurrency"] == 2
+    assert v["concurrency"] == 2 and v["throughput_stops_growing_at"] is None      # still growing at 4
+    v = bench.verdict([lv(1, 10, 0.9), lv(2, 10.5, 0.9), lv(4, 20, 0.9)], 0.85)
+    assert v["throughput_stops_growing_at"] is None                 # a pause at 2 is not where it stops
+    v = bench.verdict([lv(1, 0, None)], 0.85)
+    assert not v["passed"] and v["line"] == "no level holds 85% accuracy (nothing could be scored)"
