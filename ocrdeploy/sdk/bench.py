@@ -155,6 +155,14 @@ async def send(client: httpx.AsyncClient, body: dict, page: str) -> Outcome:
                     message = raw[:300]
                 return Outcome(page, False, start, time.perf_counter(), error_kind=f"HTTP {r.status_code}",
                                error=(message or r.reason_phrase)[:300])
+            if r.headers.get("content-type", "").startswith("application/json"):
+                # a server that does not stream (the body's "stream" ignored): timed whole, no TTFT
+                data = json.loads(await r.aread())
+                choice = (data.get("choices") or [{}])[0]
+                text = (choice.get("message") or {}).get("content") or choice.get("text") or ""
+                tokens = (data.get("usage") or {}).get("completion_tokens")
+                return Outcome(page, True, start, time.perf_counter(), None, tokens, "usage" if tokens is not None
+                               else None, text)
             async for line in r.aiter_lines():
                 if not line.startswith("data:"):
                     continue

@@ -100,3 +100,30 @@ def test_bad_input_is_one_line_and_exit_2(args, message):
     p = bench("--server-url", "http://127.0.0.1:9", *args) if "--server-url" not in args else bench(*args)
     assert p.returncode == 2, p.stdout + p.stderr
     assert message in p.stderr and "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_bench_a_service_inv_serve_started_on_the_host(tmp_path):
+    """--host: the ready service of the serve stand-in (it answers without streaming: timed whole, no TTFT),
+    found through `inv status`'s records, its kind's request body and served name used."""
+    from test_services import cli as host_cli, free_port, provision
+    import yaml
+
+    wd = tmp_path / "wd"
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd)}}}))
+    provision(wd)
+    port = free_port()
+    assert host_cli("serve", ["--port", str(port)], inv).returncode == 0
+    try:
+        p = host_cli("bench", ["--concurrency", "1,2", "--requests", "3", "--json"], inv)
+        doc = json.loads(p.stdout)
+        assert p.returncode == 1, p.stderr             # the stand-in answers one fixed page: under the floor
+        assert doc["target"].startswith("localhost: minicpm-ocr-") and f"port {port}" in doc["target"]
+        assert doc["extra_body"] == {"mm_processor_kwargs": {"downsample_mode": "4x"}}       # dspark's body
+        for lv in doc["levels"]:
+            assert lv["pages"] == 3 and lv["errors"] == 0 and lv["ttft_ms"]["p50"] is None
+            assert lv["accept_length"] == round(1 + 16 / 3, 3) and 0 < lv["accuracy"] < 0.85
+        p = host_cli("bench", ["--name", "nothing-here", "--requests", "1"], inv)
+        assert p.returncode == 1 and "no ready service named nothing-here" in p.stderr
+    finally:
+        host_cli("stop", [], inv)
