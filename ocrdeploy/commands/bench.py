@@ -213,8 +213,7 @@ def show(doc, report=None):
     if any("chunks" in lv["tokens_from"] for lv in doc["levels"]):
         con.print("output tokens: the server sent no usage; counted as content chunks (a lower bound)")
     for ref in doc["references"]:
-        if ref["model"].lower().startswith(str(doc["model"]).lower()) or doc["model"] == sdk_bench.SERVED_NAME:
-            con.print(f"reference: {ref['model']} {ref['figure']}, {ref['setting']} ({ref['source']})")
+        con.print(f"reference: {ref['model']} {ref['figure']}, {ref['setting']} ({ref['source']})")
     if doc.get("baseline"):
         b = doc["baseline"]
         con.print(("[red]" if b["problems"] else "[green]") + escape(

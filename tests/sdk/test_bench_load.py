@@ -71,9 +71,11 @@ def test_the_request_is_the_sdks_the_image_exactly_as_on_disk(tmp_path):
     assert body["mm_processor_kwargs"] == {"downsample_mode": "4x"} and body["stream"] is True
     assert body["model"] == "minicpm-ocr" and body["temperature"] == 0
     assert doc["levels"][0]["accuracy"] == 1.0          # the .md beside the page was used
+    assert [r["pages_per_min"] for r in doc["references"]] == [72.0, 111.6]    # MiniCPM-OCR's published figures
 
     with OcrServer({sha(png): "x"}) as srv:
-        bench.run(srv.url, pages, levels=(1,), requests=1, warmup=0, backend="transformers")
+        doc = bench.run(srv.url, pages, levels=(1,), requests=1, warmup=0, backend="transformers", model="/m/tiny")
+    assert doc["references"] == []                        # not beside another model's figures
     assert srv.bodies[0]["chat_template_kwargs"] == {"enable_thinking": False}
     assert "mm_processor_kwargs" not in srv.bodies[0]
 
