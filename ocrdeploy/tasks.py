@@ -336,20 +336,53 @@ def stop(c, host=None, inventory=None, name=None, grace=None, json=False, accept
     "verify-vllm": "Path on the host of verify_vllm.py (feat-ocr source), for two-end checks",
     "server-url": "Verify an existing server instead (llama.cpp, any OpenAI-compatible one), as the host's SDK "
                   "reaches it (repeatable)",
-    "backend": "With --server-url: the SDK config, openai (default), llamacpp or vllm"})
+    "backend": "With --server-url: the SDK config, openai (default), llamacpp or vllm",
+    "report": "Also write the checks and each parsed page beside its output to this HTML file"})
 @cli_errors
 @host_options
 def verify(c, host=None, inventory=None, name=None, api_key=None, verify_transformers=None, verify_vllm=None,
-           json=False, accept_new_host_keys=False, connect_timeout=None, server_url=None, backend=None):
+           json=False, accept_new_host_keys=False, connect_timeout=None, server_url=None, backend=None, report=None):
     """Readiness, a smoke request, DSpark counters, sample pages through the SDK; each check passed/failed/not run."""
     from .commands.verify import run_verify
 
     code = run_verify(host=host, inventory=inventory, name=name, api_key=api_key,
                       scripts=(verify_transformers, verify_vllm) if verify_transformers or verify_vllm else None,
                       as_json=json, accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout,
-                      server_urls=list(server_url or []), backend=backend)
+                      server_urls=list(server_url or []), backend=backend, report=report)
     if code:
         raise Exit(code=code)
+
+
+@task(help={**SERVE_HELP,
+    "server-url": "Bench this OpenAI-compatible server (default: the ready service `inv serve` started on --host)",
+    "name": "With --host: this service", "api-key": "The server's key",
+    "pages": "An image, a PDF or a directory of them (page.md beside page.png: its ground truth); "
+             "default: the project's sample pages",
+    "concurrency": "Levels of requests in flight (default 1,2,4,8)",
+    "duration": "Seconds of load per level", "requests": "Requests per level (default: 4 x concurrency, at least "
+                                                           "one per page)",
+    "warmup": "Requests sent first and not counted (default 1)", "through": "api (default) or sdk",
+    "backend": "The SDK config whose request body to send: dspark/standard/vllm, transformers/openai, llamacpp "
+               "(default: the service's, openai with --server-url)",
+    "model": "The model name to send (default: minicpm-ocr, or the one /v1/models lists)",
+    "prompt": "The OCR prompt", "max-tokens": "max_tokens per page (default 1024)",
+    "min-accuracy": "The accuracy floor of the verdict, 0-1 (default 0.85)",
+    "report": "Write a self-contained HTML report here", "baseline": "An earlier --json document to compare with",
+    "tolerance": "With --baseline: the pages/min drop allowed, 0-1 (default 0.10)"})
+@cli_errors
+@host_options
+def bench(c, host=None, inventory=None, server_url=None, name=None, api_key=None, pages=None, concurrency=None,
+          duration=None, requests=None, warmup=None, through=None, backend=None, model=None, prompt=None,
+          max_tokens=None, min_accuracy=None, report=None, baseline=None, tolerance=None, json=False,
+          accept_new_host_keys=False, connect_timeout=None):
+    """Pages per minute at a stated accuracy, per concurrency level; exit 0 passed, 1 below the floor, 2 bad input."""
+    from .commands.bench import run_bench
+
+    _exit(run_bench(host=host, inventory=inventory, server_url=server_url, name=name, api_key=api_key, pages=pages,
+                    concurrency=concurrency, duration=duration, requests=requests, warmup=warmup, through=through,
+                    backend=backend, model=model, prompt=prompt, max_tokens=max_tokens, min_accuracy=min_accuracy,
+                    as_json=json, report=report, baseline=baseline, tolerance=tolerance,
+                    accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout))
 
 
 @task(iterable=["server_url"], help={**SERVE_HELP,
@@ -449,6 +482,7 @@ ns.add_task(status)
 ns.add_task(stop)
 ns.add_task(verify)
 ns.add_task(parse)
+ns.add_task(bench)
 ns.add_task(deepseek_config)
 ns.add_task(deepseek_verify)
 ns.add_task(deepseek_run)

@@ -11,7 +11,7 @@ import pytest
 
 PKG = Path(__file__).resolve().parents[1] / "ocrdeploy"
 LEVEL = {"tasks": 4, "cli": 5, "__main__": 5, "commands": 3,
-         "services": 2, "recipes": 2, "models": 2, "sdk": 2,
+         "services": 2, "recipes": 2, "models": 2, "sdk": 2, "report": 2,
          "provision": 1, "checks": 1, "diagnose": 1, "inventory": 1,
          "errors": 0, "terminal": 0, "__init__": 0}
 

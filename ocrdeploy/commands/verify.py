@@ -209,7 +209,7 @@ def parse_pages(conn, facts, state, backend, urls) -> list[dict]:
         bad = [f"{c}: {d}" for c, ok, d in results if not ok]
         out.append({"check": f"parse: {page} page", "status": FAILED if bad else PASSED,
                     "detail": "; ".join(bad) if bad else "; ".join(f"{c}: {d}" for c, _, d in results[-1:]),
-                    "argv": job.argv})
+                    "argv": job.argv, "output": md})
     return out
 
 
@@ -280,7 +280,8 @@ def two_end(conn, facts, state, scripts) -> list[dict]:
                        f"{twoend.parameters(tf_text)} parameters{'; ' + counts if counts else ''} ({where})"}]
 
 
-def report_checks(fn, title: str, *, host, inventory, as_json, accept_new_host_keys, connect_timeout) -> int:
+def report_checks(fn, title: str, *, host, inventory, as_json, accept_new_host_keys, connect_timeout,
+                  report=None) -> int:
     """fn(conn, host) -> checks on every host; one table per host, exit 1 when a check failed."""
     from rich.markup import escape
     from rich.table import Table
@@ -300,11 +301,24 @@ def report_checks(fn, title: str, *, host, inventory, as_json, accept_new_host_k
             style = STATUS_STYLE[c["status"]]
             t.add_row(c["check"], f"[{style}]{c['status']}[/]", escape(c["detail"]))
         run.con.print(t)
+    if report:      # --report FILE.html: the checks, each parsed sample page beside what the SDK wrote
+        write_report(report, run.doc)
     return run.exit_code()
 
 
+def write_report(path, doc):
+    from pathlib import Path
+
+    from ..report.html import verify_report
+    from ..sdk.pages import sample_pages
+
+    Path(path).write_text(verify_report(doc, {p.name: (p.mime, p.image) for p in sample_pages()}), encoding="utf-8")
+
+
 def run_verify(*, host, inventory, name, api_key, scripts, as_json, accept_new_host_keys, connect_timeout,
-               server_urls=None, backend=None) -> int:
+               server_urls=None, backend=None, report=None) -> int:
+    if report and not str(report).endswith((".html", ".htm")):
+        raise UsageError(f"--report {report}: give a file name ending in .html")
     if server_urls:
         urls = [check_url(u) for u in server_urls]
         backend = backend or "openai"
@@ -318,7 +332,7 @@ def run_verify(*, host, inventory, name, api_key, scripts, as_json, accept_new_h
             raise UsageError("--backend goes with --server-url (a service `inv serve` started knows its own)")
         fn = lambda conn, h: verify_host(conn, h, name=name, api_key=api_key, scripts=scripts)  # noqa: E731
     return report_checks(fn, "verification", host=host, inventory=inventory, as_json=as_json,
-                         accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout)
+                         accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout, report=report)
 
 
 def check_url(url: str) -> str:

@@ -107,20 +107,38 @@ def _missing(items, limit=8) -> str:
     return ", ".join(repr(i) for i in items[:limit]) + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
-def text_recall(md: str) -> tuple[bool, str]:
-    want = list(dict.fromkeys(words(" ".join(samples.TEXT))))
-    have = set(words(md))
+def recalled(want: list, have) -> tuple[float, list]:
+    """The share of `want` found in `have`, and what is missing: the one measure behind every content check
+    (verify's pass/fail and bench's accuracy)."""
     missing = [w for w in want if w not in have]
-    recall = 1 - len(missing) / len(want)
-    detail = f"{recall:.0%} of the page's {len(want)} words (>= {TEXT_RECALL_MIN:.0%})"
+    return (1 - len(missing) / len(want) if want else 1.0), missing
+
+
+def word_recall(md: str, truth: str) -> tuple[float, list, int]:
+    """The share of the truth's distinct words in the answer (order and case aside)."""
+    want = list(dict.fromkeys(words(truth)))
+    share, missing = recalled(want, set(words(md)))
+    return share, missing, len(want)
+
+
+def cell_recall(md: str, cells: list[str]) -> tuple[float, list]:
+    """The share of the truth's cells found as <td>/<th> cells of the answer."""
+    return recalled([_norm_cell(c) for c in cells], {_norm_cell(c) for c in _CELL.findall(md)})
+
+
+def html_cells(html: str) -> list[str]:
+    return _CELL.findall(html)
+
+
+def text_recall(md: str) -> tuple[bool, str]:
+    recall, missing, n = word_recall(md, " ".join(samples.TEXT))
+    detail = f"{recall:.0%} of the page's {n} words (>= {TEXT_RECALL_MIN:.0%})"
     return recall >= TEXT_RECALL_MIN, detail + (f"; missing {_missing(missing)}" if missing else "")
 
 
 def table_cells(md: str) -> tuple[bool, str]:
-    want = [_norm_cell(c) for row in samples.TABLE for c in row]
-    have = {_norm_cell(c) for c in _CELL.findall(md)}
-    missing = [c for c in want if c not in have]
-    share = 1 - len(missing) / len(want)
+    want = [c for row in samples.TABLE for c in row]
+    share, missing = cell_recall(md, want)
     detail = f"{len(want) - len(missing)} of {len(want)} cells (>= {TABLE_CELLS_MIN:.0%})"
     return share >= TABLE_CELLS_MIN, detail + (f"; missing {_missing(missing)}" if missing else "")
 
@@ -137,27 +155,44 @@ def _braced(text: str, start: int) -> tuple[str | None, int]:
     return None, start
 
 
-def formula_tokens(md: str) -> tuple[bool, str]:
-    """The formula page's x = (a + b) / 2c as LaTeX: its tokens, a+b over 2c in a \\frac."""
-    spans = [next(g for g in m.groups() if g is not None) for m in _MATH.finditer(md)]
-    tex = " ".join(spans)
-    have = _TEX_TOKEN.findall(tex)
-    want = list(samples.FORMULA["tokens"])
-    missing = [t for t in want if t not in have]
-    placed = []
-    num_want = _TEX_TOKEN.findall(samples.FORMULA["numerator"])
-    den_want = _TEX_TOKEN.findall(samples.FORMULA["denominator"])
+def math_tex(md: str) -> str:
+    """The LaTeX of the answer's math spans ($...$, $$...$$, \\[...\\], \\(...\\)), joined."""
+    return " ".join(next(g for g in m.groups() if g is not None) for m in _MATH.finditer(md))
+
+
+def tex_tokens(tex: str) -> list[str]:
+    return _TEX_TOKEN.findall(tex)
+
+
+def formula_parts(md: str, tokens=None, numerator=None, denominator=None) -> dict:
+    """The formula page's check, measured: which of its tokens the answer's math misses, and which
+    numerator/denominator tokens are not in their place in the first \\frac (the sample's by default)."""
+    tex = math_tex(md)
+    want = list(samples.FORMULA["tokens"] if tokens is None else tokens)
+    share, missing = recalled(want, set(tex_tokens(tex)))
+    num_want = tex_tokens(samples.FORMULA["numerator"] if numerator is None else numerator)
+    den_want = tex_tokens(samples.FORMULA["denominator"] if denominator is None else denominator)
+    placed, in_place = [], 0
     at = tex.find("\\frac")
     if at >= 0:
         num, end = _braced(tex, at + len("\\frac"))
         den, _ = _braced(tex, end)
-        num_t, den_t = _TEX_TOKEN.findall(num or ""), _TEX_TOKEN.findall(den or "")
+        num_t, den_t = tex_tokens(num or ""), tex_tokens(den or "")
         placed = [f"{t!r} not in the numerator" for t in num_want if t not in num_t]
         placed += [f"{t!r} not in the denominator" for t in den_want if t not in den_t]
-    share = 1 - len(missing) / len(want)
-    ok = share >= FORMULA_TOKENS_MIN and not placed
-    if not spans:
+        in_place = len(num_want) + len(den_want) - len(placed)
+    checks = len(want) + len(num_want) + len(den_want)
+    return {"math": bool(tex), "want": want, "missing": missing, "share": share, "placed": placed,
+            "score": (len(want) - len(missing) + in_place) / checks if checks else 1.0}
+
+
+def formula_tokens(md: str) -> tuple[bool, str]:
+    """The formula page's x = (a + b) / 2c as LaTeX: its tokens, a+b over 2c in a \\frac."""
+    f = formula_parts(md)
+    if not f["math"]:
         return False, "no LaTeX math ($...$, $$...$$, \\[...\\]) in the output"
+    want, missing, placed = f["want"], f["missing"], f["placed"]
+    ok = f["share"] >= FORMULA_TOKENS_MIN and not placed
     detail = f"{len(want) - len(missing)} of {len(want)} formula tokens (>= {FORMULA_TOKENS_MIN:.0%})"
     if missing:
         detail += f"; missing {_missing(missing)}"

@@ -1,0 +1,485 @@
+"""The load and the scoring behind `inv bench`: pages per minute at a stated accuracy.
+
+Why our own request loop (httpx, asyncio) and not an established load generator, measured 2026-12-01:
+- GuideLLM 0.8.1 decodes every image and re-saves it as JPEG (guidellm/utils/vision.py: `save(buffer,
+  format="JPEG")`), so the page the server reads is not the page on disk; it also pulls torch,
+  transformers and datasets onto the controller.
+- AIPerf 0.13.0 opens each image with PIL and encodes it again (aiperf/dataset/loader/mixins.py), and
+  brings 96 dependencies (kubernetes, dash, pandas, optuna...).
+- `vllm bench serve` (vLLM 0.32) can pass a data:image URL through unchanged (datasets.process_image) and
+  measures the same TTFT/E2EL, but it runs only where a vLLM (torch) install is, loads the served model's
+  tokenizer, and does not apply the SDK's per-backend body to a transformers serve or llama.cpp server
+  the SDK-only rows use.  We keep its names (TTFT, TPOT, E2EL, p50/p95/p99) so figures compare.
+The accuracy is ours in any case: the content checks `inv verify` applies (sdk/driver.py), as shares.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import math
+import re
+import resource
+import threading
+import time
+from dataclasses import dataclass
+
+import httpx
+
+from ..services.argv import MM_PROCESSOR_KWARGS, SERVED_NAME
+from ..services.control import accept_length
+from . import driver
+from .pages import Page
+
+# What the pages are asked; the SDK's own prompt is not published, so the bench says which one it sent.
+PROMPT = "Convert the document to markdown."
+# Published throughput figures to put beside a run's, each with where it was said.
+REFERENCES = [
+    {"model": "MiniCPM-OCR-1.0", "figure": "1.2 pages/s (72 pages/min)", "pages_per_min": 72.0,
+     "setting": "vLLM, standard (no speculative decoding)",
+     "source": "MiniCPM-OCR-1.0 model card, as quoted in ocrdeploy issue 23 (GPU not stated there)"},
+    {"model": "MiniCPM-OCR-1.0", "figure": "+55% with DSpark (about 112 pages/min)", "pages_per_min": 111.6,
+     "setting": "vLLM with the DSpark draft",
+     "source": "MiniCPM-OCR-1.0 model card, as quoted in ocrdeploy issue 23 (GPU not stated there)"},
+]
+
+
+def extra_body(backend: str | None) -> dict:
+    """What the SDK's backend config adds to each request: vllm.yaml the per-request mm_processor_kwargs,
+    openai.yaml thinking off (the guide's engine.extra_body), llamacpp.yaml nothing."""
+    config = driver.CONFIG_FOR.get(backend or "")
+    if config == "vllm.yaml":
+        return {"mm_processor_kwargs": dict(MM_PROCESSOR_KWARGS)}
+    if config == "openai.yaml":
+        return json.loads(driver.NO_THINKING)
+    return {}
+
+
+def request_body(page: Page, *, model: str = SERVED_NAME, prompt: str = PROMPT, max_tokens: int = 1024,
+                 extra: dict | None = None) -> dict:
+    """The chat request the SDK sends for one page: the image as on disk, base64 in an image_url data URL,
+    then the prompt; streamed so the first token is seen, with usage in the last chunk."""
+    url = f"data:{page.mime};base64,{base64.b64encode(page.image).decode()}"
+    body = {"model": model, "max_tokens": max_tokens, "temperature": 0, "stream": True,
+            "stream_options": {"include_usage": True},
+            "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}},
+                                                      {"type": "text", "text": prompt}]}]}
+    body.update(extra or {})
+    return body
+
+
+# ---------------------------------------------------------------- accuracy
+
+_TAG = re.compile(r"<[^>]+>")
+
+
+def _html(md: str) -> str:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": True}).enable("table").render(md)
+
+
+def score(page: Page, answer: str) -> dict:
+    """{accuracy (0-1 or None), checks [{check, passed, detail}]} for one answer.
+
+    The project's pages: verify's checks (driver.check_output), the accuracy being the share its content
+    check measures (words recalled, cells found, formula tokens in place).  A user page with a truth file:
+    the same three measures against the truth (words always; cells where the truth has a table; formula
+    tokens where it has math), averaged.  Without truth: None, said."""
+    if page.kind in driver.CONTENT:
+        checks = [{"check": c, "passed": ok, "detail": d} for c, ok, d in driver.check_output(answer, page.kind)]
+        if page.kind == "text":
+            acc = driver.word_recall(answer, " ".join(driver.samples.TEXT))[0]
+        elif page.kind == "table":
+            acc = driver.cell_recall(answer, [c for row in driver.samples.TABLE for c in row])[0]
+        else:
+            acc = driver.formula_parts(answer)["score"]
+        return {"accuracy": acc, "checks": checks}
+    if page.truth is None:
+        return {"accuracy": None, "checks": [{"check": "ground truth", "passed": None,
+                                              "detail": "no .md beside the page: timed, not scored"}]}
+    truth_html, answer_html = _html(page.truth), _html(answer)
+    parts, checks = [], []
+    share, missing, n = driver.word_recall(_TAG.sub(" ", answer_html), _TAG.sub(" ", truth_html))
+    parts.append(share)
+    checks.append({"check": "words recalled", "passed": share >= driver.TEXT_RECALL_MIN,
+                   "detail": f"{share:.0%} of {n} words" + (f"; missing {driver._missing(missing)}" if missing
+                                                            else "")})
+    cells = driver.html_cells(truth_html)
+    if cells:
+        share, missing = driver.cell_recall(answer_html, cells)
+        parts.append(share)
+        checks.append({"check": "table cells", "passed": share >= driver.TABLE_CELLS_MIN,
+                       "detail": f"{len(cells) - len(missing)} of {len(cells)} cells" + (
+                           f"; missing {driver._missing(missing)}" if missing else "")})
+    tokens = driver.tex_tokens(driver.math_tex(page.truth))
+    if tokens:
+        share, missing = driver.recalled(tokens, set(driver.tex_tokens(driver.math_tex(answer))))
+        parts.append(share)
+        checks.append({"check": "formula tokens", "passed": share >= driver.FORMULA_TOKENS_MIN,
+                       "detail": f"{len(tokens) - len(missing)} of {len(tokens)} tokens" + (
+                           f"; missing {driver._missing(missing)}" if missing else "")})
+    return {"accuracy": sum(parts) / len(parts), "checks": checks}
+
+
+# ---------------------------------------------------------------- one request
+
+@dataclass
+class Outcome:
+    page: str
+    ok: bool
+    start: float
+    end: float
+    ttft: float | None = None
+    output_tokens: int | None = None
+    tokens_from: str | None = None    # "usage" (the server's count) or "chunks" (a lower bound)
+    text: str = ""
+    error_kind: str | None = None
+    error: str | None = None
+    score: dict | None = None
+
+
+async def send(client: httpx.AsyncClient, body: dict, page: str) -> Outcome:
+    """One streamed chat completion, timed: TTFT at the first content, E2EL at the end of the stream."""
+    start = time.perf_counter()
+    ttft, text, chunks, usage = None, [], 0, None
+    try:
+        async with client.stream("POST", "/v1/chat/completions", json=body) as r:
+            if r.status_code >= 400:
+                raw = (await r.aread()).decode("utf-8", "replace")
+                try:
+                    err = json.loads(raw).get("error")
+                    message = err.get("message") if isinstance(err, dict) else str(err or raw)
+                except (ValueError, AttributeError):
+                    message = raw[:300]
+                return Outcome(page, False, start, time.perf_counter(), error_kind=f"HTTP {r.status_code}",
+                               error=(message or r.reason_phrase)[:300])
+            if r.headers.get("content-type", "").startswith("application/json"):
+                # a server that does not stream (the body's "stream" ignored): timed whole, no TTFT
+                data = json.loads(await r.aread())
+                choice = (data.get("choices") or [{}])[0]
+                text = (choice.get("message") or {}).get("content") or choice.get("text") or ""
+                tokens = (data.get("usage") or {}).get("completion_tokens")
+                return Outcome(page, True, start, time.perf_counter(), None, tokens, "usage" if tokens is not None
+                               else None, text)
+            async for line in r.aiter_lines():
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    break
+                chunk = json.loads(data)
+                if chunk.get("error"):
+                    err = chunk["error"]
+                    return Outcome(page, False, start, time.perf_counter(), ttft, error_kind="error in stream",
+                                   error=str(err.get("message") if isinstance(err, dict) else err)[:300])
+                if chunk.get("usage"):
+                    usage = chunk["usage"]
+                for choice in chunk.get("choices") or []:
+                    delta = choice.get("delta") or {}
+                    piece = delta.get("content") or ""
+                    if piece or delta.get("reasoning_content"):
+                        if ttft is None:
+                            ttft = time.perf_counter() - start
+                        chunks += 1
+                    text.append(piece)
+    except httpx.TimeoutException as exc:
+        return Outcome(page, False, start, time.perf_counter(), ttft, error_kind="timeout", error=str(exc) or "timeout")
+    except httpx.HTTPError as exc:
+        return Outcome(page, False, start, time.perf_counter(), ttft, error_kind="connection",
+                       error=f"{type(exc).__name__}: {exc}"[:300])
+    except ValueError as exc:
+        return Outcome(page, False, start, time.perf_counter(), ttft, error_kind="not an OpenAI stream",
+                       error=str(exc)[:300])
+    end = time.perf_counter()
+    tokens = (usage or {}).get("completion_tokens")
+    return Outcome(page, True, start, end, ttft, tokens if tokens is not None else chunks,
+                   "usage" if tokens is not None else "chunks", "".join(text))
+
+
+# ---------------------------------------------------------------- server and host readings
+
+def _samples(text: str | None, name: str) -> float | None:
+    if not text:
+        return None
+    from prometheus_client.parser import text_string_to_metric_families
+
+    total = None
+    try:
+        for family in text_string_to_metric_families(text):
+            for s in family.samples:
+                if s.name == name:
+                    total = (total or 0.0) + s.value
+    except ValueError:
+        return None
+    return total
+
+
+def spec_delta(before: str | None, after: str | None) -> dict:
+    """The accept length over a stretch of load: 1 + d(accepted) / d(drafts) from two scrapes of /metrics.
+    The counters are totals since the server started; only their growth belongs to this run."""
+    b, a = accept_length(before), accept_length(after)
+    if "drafts" not in a or "drafts" not in b:
+        return {"accept_length": None, "why": a.get("state") if "drafts" not in a else b.get("state")}
+    drafts, accepted = a["drafts"] - b["drafts"], a["accepted"] - b["accepted"]
+    if drafts <= 0:
+        return {"accept_length": None, "drafts": drafts, "accepted": accepted, "why": "no drafts during the run"}
+    return {"accept_length": round(1 + accepted / drafts, 3), "drafts": drafts, "accepted": accepted}
+
+
+class Sampler:
+    """Reads, every `every` seconds while a level runs, what the server and this machine say about the load:
+    vLLM's vllm:num_requests_running (requests the engine is really running at once) and, where NVML
+    answers, the GPUs' utilisation and memory."""
+
+    def __init__(self, metrics, nvml: bool, every: float = 0.2):
+        self.metrics, self.nvml, self.every = metrics, nvml, every
+        self.running: list[float] = []
+        self.gpu: list[tuple[float, float]] = []
+        self.gpu_note = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _loop(self):
+        handles = self._nvml_handles() if self.nvml else []
+        while True:
+            if self.metrics:
+                v = _samples(self.metrics(), "vllm:num_requests_running")
+                if v is not None:
+                    self.running.append(v)
+            for h in handles:
+                import pynvml
+
+                try:
+                    u = pynvml.nvmlDeviceGetUtilizationRates(h)
+                    m = pynvml.nvmlDeviceGetMemoryInfo(h)
+                    self.gpu.append((float(u.gpu), m.used / 2**20))
+                except pynvml.NVMLError as exc:
+                    self.gpu_note = f"NVML: {exc}"
+            if self._stop.wait(self.every):
+                return
+
+    def _nvml_handles(self):
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            return [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
+        except Exception as exc:  # noqa: BLE001 - no driver, no library: no GPU figures, said
+            self.gpu_note = f"no NVML on this machine ({type(exc).__name__})"
+            return []
+
+    def gpu_figures(self) -> dict | None:
+        if not self.gpu:
+            return None
+        util = [u for u, _ in self.gpu]
+        return {"util_mean_pct": round(sum(util) / len(util), 1), "util_max_pct": max(util),
+                "memory_max_mib": round(max(m for _, m in self.gpu))}
+
+
+# ---------------------------------------------------------------- a level and a run
+
+def percentiles(values: list[float]) -> dict:
+    """p50/p95/p99 by linear interpolation (numpy's default, what vllm bench serve reports), in ms."""
+    if not values:
+        return {"p50": None, "p95": None, "p99": None}
+    v = sorted(values)
+
+    def at(q):
+        pos = (len(v) - 1) * q
+        lo, hi = math.floor(pos), math.ceil(pos)
+        return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+    return {f"p{int(q * 100)}": round(at(q) * 1000, 2) for q in (0.5, 0.95, 0.99)}
+
+
+async def _level(base_url, bodies, pages_by_name, concurrency, *, requests=None, duration=None, headers=None,
+                 timeout=600.0):
+    """Up to `concurrency` requests in flight, from the bodies in turn, until `requests` were sent or
+    `duration` seconds passed (those in flight then finish and count)."""
+    outcomes: list[Outcome] = []
+    state = {"next": 0, "in_flight": 0, "max_in_flight": 0}
+    limits = httpx.Limits(max_connections=concurrency + 1, max_keepalive_connections=concurrency + 1)
+    async with httpx.AsyncClient(base_url=base_url, headers=headers or {}, timeout=timeout, trust_env=False,
+                                 limits=limits) as client:
+        start = time.perf_counter()
+        deadline = start + duration if duration else None
+
+        async def worker():
+            while True:
+                i = state["next"]
+                if requests is not None and i >= requests:
+                    return
+                if deadline is not None and time.perf_counter() >= deadline:
+                    return
+                state["next"] = i + 1
+                name, body = bodies[i % len(bodies)]
+                state["in_flight"] += 1
+                state["max_in_flight"] = max(state["max_in_flight"], state["in_flight"])
+                try:
+                    outcomes.append(await send(client, body, name))
+                finally:
+                    state["in_flight"] -= 1
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        wall = time.perf_counter() - start
+    return outcomes, wall, state["max_in_flight"]
+
+
+def run_level(base_url, pages: list[Page], bodies, concurrency: int, *, requests=None, duration=None,
+              headers=None, metrics=None, nvml=False, timeout=600.0) -> dict:
+    """One concurrency level, measured: the figures of the --json document's `levels` entry, and each
+    succeeded answer scored."""
+    by_name = {p.name: p for p in pages}
+    before = metrics() if metrics else None
+    cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+    with Sampler(metrics, nvml) as sampler:
+        outcomes, wall, max_in_flight = asyncio.run(_level(base_url, bodies, by_name, concurrency,
+                                                           requests=requests, duration=duration,
+                                                           headers=headers, timeout=timeout))
+    cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+    after = metrics() if metrics else None
+    good = [o for o in outcomes if o.ok]
+    scored = []
+    answers = {}
+    for o in good:
+        s = score(by_name[o.page], o.text)
+        o.score = s
+        if s["accuracy"] is not None:
+            scored.append(s["accuracy"])
+        answers.setdefault(o.page, {"answer": o.text, **s})
+    errors: dict[str, int] = {}
+    examples: dict[str, str] = {}
+    for o in outcomes:
+        if not o.ok:
+            errors[o.error_kind] = errors.get(o.error_kind, 0) + 1
+            examples.setdefault(o.error_kind, o.error)
+    tokens = sum(o.output_tokens or 0 for o in good)
+    tpot = [(o.end - o.start - o.ttft) / (o.output_tokens - 1) for o in good
+            if o.ttft is not None and (o.output_tokens or 0) > 1]
+    cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+    spec = spec_delta(before, after) if metrics else {"accept_length": None, "why": "no /metrics read"}
+    return {
+        "concurrency": concurrency,
+        "requests": len(outcomes),
+        "pages": len(good),
+        "errors": len(outcomes) - len(good),
+        "errors_by_kind": errors,
+        "error_examples": examples,
+        "wall_s": round(wall, 3),
+        "pages_per_min": round(len(good) / wall * 60, 3) if wall > 0 else 0.0,
+        "output_tokens": tokens,
+        "output_tokens_per_s": round(tokens / wall, 3) if wall > 0 else 0.0,
+        "tokens_from": sorted({o.tokens_from for o in good if o.tokens_from}),
+        "ttft_ms": percentiles([o.ttft for o in good if o.ttft is not None]),
+        "tpot_ms": percentiles(tpot),
+        "e2el_ms": percentiles([o.end - o.start for o in good]),
+        "accuracy": round(sum(scored) / len(scored), 4) if scored else None,
+        "scored_pages": len(scored),
+        "accept_length": spec.get("accept_length"),
+        "spec_decode": spec,
+        "client_in_flight_max": max_in_flight,
+        "server_running_max": max(sampler.running) if sampler.running else None,
+        "gpu": sampler.gpu_figures(),
+        "gpu_note": None if sampler.gpu else (sampler.gpu_note or ("not sampled: the server is not on this "
+                                                                  "machine" if not nvml else "no GPU readings")),
+        "controller_cpu_s": round(cpu, 3),
+        "controller_cpu_share": round(cpu / wall, 3) if wall > 0 else None,
+        "answers": answers,
+    }
+
+
+def verdict(levels: list[dict], min_accuracy: float) -> dict:
+    """The best pages/min among the levels whose accuracy holds the floor, and where throughput stops
+    growing: the first level that no later level beats by 10% or more (None while the last one still does)."""
+    holding = [lv for lv in levels if lv["accuracy"] is not None and lv["accuracy"] >= min_accuracy and lv["pages"]]
+    best = max(holding, key=lambda lv: lv["pages_per_min"]) if holding else None
+    knee = None
+    for i, lv in enumerate(levels[:-1]):
+        if max(later["pages_per_min"] for later in levels[i + 1:]) < lv["pages_per_min"] * 1.10:
+            knee = lv["concurrency"]
+            break
+    out = {"concurrency": best["concurrency"] if best else None,
+           "pages_per_min": best["pages_per_min"] if best else None,
+           "accuracy": best["accuracy"] if best else None,
+           "min_accuracy": min_accuracy, "passed": best is not None, "throughput_stops_growing_at": knee}
+    if best:
+        out["line"] = (f"{best['pages_per_min']:.1f} pages/min at >= {min_accuracy:.0%} accuracy "
+                       f"(measured {best['accuracy']:.1%}) at concurrency {best['concurrency']}")
+    else:
+        accs = [lv["accuracy"] for lv in levels if lv["accuracy"] is not None]
+        out["line"] = (f"no level holds {min_accuracy:.0%} accuracy" +
+                       (f" (best {max(accs):.1%})" if accs else " (nothing could be scored)"))
+    return out
+
+
+def compare_baseline(doc: dict, base: dict, tolerance: float) -> list[str]:
+    """Why this run is worse than the baseline document: pages/min down more than `tolerance` (a share),
+    or accuracy under the floor."""
+    problems = []
+    now, then = doc["verdict"], base.get("verdict") or {}
+    if then.get("pages_per_min"):
+        drop = 1 - (now.get("pages_per_min") or 0) / then["pages_per_min"]
+        if drop > tolerance:
+            problems.append(f"pages/min {now.get('pages_per_min')} is {drop:.0%} under the baseline's "
+                            f"{then['pages_per_min']} (tolerance {tolerance:.0%})")
+    if not now.get("passed"):
+        problems.append(f"accuracy under the floor {now['min_accuracy']:.0%}")
+    return problems
+
+
+def metrics_reader(base_url: str, headers: dict | None = None):
+    """A function returning the server's /metrics text, or None where it has none (transformers serve)."""
+    client = httpx.Client(base_url=base_url, headers=headers or {}, timeout=30, trust_env=False)
+
+    def read():
+        try:
+            r = client.get("/metrics")
+        except httpx.HTTPError:
+            return None
+        return r.text if r.status_code == 200 else None
+
+    return read
+
+
+def run(base_url: str, pages: list[Page], *, levels=(1, 2, 4, 8), requests=None, duration=None, warmup=1,
+        model=SERVED_NAME, backend=None, prompt=PROMPT, max_tokens=1024, api_key=None, min_accuracy=0.85,
+        nvml=None, timeout=600.0, body=None) -> dict:
+    """The whole bench: a warm-up, then each level; the document `inv bench --json` prints.
+    `body(page)` replaces the SDK-shaped request (a test's text-only request to a text-only model)."""
+    from urllib.parse import urlsplit
+
+    if nvml is None:                 # this machine's GPUs are the server's only when the server is here
+        nvml = urlsplit(base_url).hostname in ("127.0.0.1", "localhost", "::1")
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    extra = extra_body(backend)
+    make = body or (lambda p: request_body(p, model=model, prompt=prompt, max_tokens=max_tokens, extra=extra))
+    bodies = [(p.name, make(p)) for p in pages]
+    metrics = metrics_reader(base_url, headers)
+    has_metrics = metrics() is not None
+    warm = None
+    if warmup:
+        warm = asyncio.run(_level(base_url, bodies, None, 1, requests=warmup, headers=headers, timeout=timeout))
+    results = []
+    for c in levels:
+        n = requests if requests is not None or duration else max(len(pages), 4 * c)
+        results.append(run_level(base_url, pages, bodies, c, requests=n, duration=duration, headers=headers,
+                                 metrics=metrics if has_metrics else None, nvml=nvml, timeout=timeout))
+    doc = {"server": base_url, "model": model, "backend": backend, "prompt": prompt,
+           "extra_body": extra, "through": "api",
+           "warmup": {"requests": warmup, "errors": sum(1 for o in warm[0] if not o.ok) if warm else 0},
+           "pages": [{"name": p.name, "kind": p.kind, "source": p.source, "mime": p.mime, "bytes": len(p.image),
+                      "scored": p.kind != "user" or p.truth is not None} for p in pages],
+           "levels": results, "verdict": verdict(results, min_accuracy),
+           # published figures are MiniCPM-OCR's: beside another model's run they would mislead
+           "references": REFERENCES if "minicpm-ocr" in str(model).lower() else []}
+    return doc
