@@ -362,8 +362,41 @@ def check_space(dest, needed):
         probe = os.path.dirname(probe)
     free = shutil.disk_usage(probe).free
     if needed > free:
-        raise OSError(28, "not enough disk space at %s: the download needs %.1f GiB more, %.1f GiB free" % (
-            probe, needed / 2.0 ** 30, free / 2.0 ** 30))
+        raise OSError(28, "not enough disk space at %s: the download needs %s more, %s free" % (
+            probe, human_bytes(needed), human_bytes(free)))
+
+
+def human_bytes(n):
+    """A size as a person reads it: GiB for the large ones, MiB, KiB or bytes for the small ones (never 0.0 GiB)."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            return "%.1f %s" % (n / float(1 << shift), unit)
+    return "%d bytes" % n
+
+
+def _partial_bytes(paths):
+    """The bytes a previous run left in partial files that a resume keeps (the disk check credits them)."""
+    total = 0
+    for p in paths:
+        if p and os.path.isfile(p):
+            total += os.path.getsize(p)
+    return total
+
+
+LISTING_MAX = 32 << 20       # a hub's JSON answer (a file listing, repo info): far above any real one
+
+
+def read_bounded(resp, limit, what):
+    """A network body read whole only while it stays under `limit` bytes: a hostile or broken server
+    cannot make us hold more in memory (the announced length is refused before reading)."""
+    length = resp.headers.get("Content-Length") if getattr(resp, "headers", None) is not None else None
+    if length and length.isdigit() and int(length) > limit:
+        raise OSError("%s announces %s, more than the %s it may be" % (what, human_bytes(int(length)),
+                                                                       human_bytes(limit)))
+    body = resp.read(limit + 1)
+    if len(body) > limit:
+        raise OSError("%s is larger than the %s it may be" % (what, human_bytes(limit)))
+    return body
 
 
 def fetch_hf(spec, dest, endpoint=None, revision=None, offline=False, cache=None):
@@ -442,16 +475,20 @@ def modelscope_listing(endpoint, model_id, revision, timeout):
     """The file list the modelscope client asks for first (GET .../repo/files): {path: (size, sha256)}."""
     from urllib.parse import quote, urlencode
 
+    where = _mask(endpoint or MS_DEFAULT)
     url = "%s/api/v1/models/%s/repo/files?%s" % ((endpoint or MS_DEFAULT).rstrip("/"), quote(model_id),
                                                   urlencode({"Revision": revision, "Recursive": "True"}))
     with _urlopen(url, timeout) as resp:
-        body = json.loads(resp.read().decode("utf-8"))
+        body = json.loads(read_bounded(resp, LISTING_MAX, "the ModelScope listing of %s" % model_id))
     data = body.get("Data", body) if isinstance(body, dict) else body
     files = data.get("Files") if isinstance(data, dict) else data
     if not isinstance(files, list):
-        raise OSError("%s: ModelScope at %s sent no file list" % (model_id, _mask(endpoint or MS_DEFAULT)))
+        raise OSError("%s: ModelScope at %s sent no file list" % (model_id, where))
     out, commit = {}, None
-    for f in files:
+    for i, f in enumerate(files):
+        bad = _listing_entry_problem(f)
+        if bad:
+            raise OSError("%s: ModelScope at %s sent an unusable file list: entry %d %s" % (model_id, where, i, bad))
         if (f.get("Type") or "blob") == "tree" or not f.get("Path"):
             continue
         out[f["Path"]] = (f.get("Size"), (f.get("Sha256") or "").lower() or None)
@@ -459,33 +496,55 @@ def modelscope_listing(endpoint, model_id, revision, timeout):
     return out, commit
 
 
+def _listing_entry_problem(f):
+    """What is wrong with one entry of a ModelScope listing, in words (None when it is usable)."""
+    if not isinstance(f, dict):
+        return "is a %s, not an object with Path, Size and Sha256" % type(f).__name__
+    for key, kinds, what in (("Path", str, "a file name"), ("Type", str, "a string"),
+                             ("Revision", str, "a string"), ("Sha256", str, "a sha256")):
+        if f.get(key) is not None and not isinstance(f[key], kinds):
+            return "has %s %r, not %s" % (key, f[key], what)
+    size = f.get("Size")
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 0):
+        return "has Size %r, not a number of bytes" % (size,)
+    sha = f.get("Sha256")
+    if sha and not _is_sha256(sha):
+        return "has Sha256 %r, not 64 hex digits" % (sha,)
+    return None
+
+
 def fetch_modelscope(spec, dest, model_id, endpoint=None, revision=None, listing=None):
-    """The real modelscope client's snapshot_download into dest, as `modelscope download --model ID
-    --local_dir DIR` does (seed 000 3.4): it resumes a partial `.incomplete` file with a Range request
-    and checks each file's size and sha256 against the listing itself.  The listing (ours, the same
-    request) gives the sizes for the disk check and the sha256 for our own verification."""
+    """Each file of the listing ocrdeploy checked, one by one, through the modelscope client's per-file
+    download (modelscope_hub's HubApi.download_file, the one `modelscope download --model ID FILE` uses):
+    it resumes a partial `.incomplete` file with a Range request and checks the size and sha256 we pass
+    it.  The client's snapshot_download would fetch the listing again and write whatever names that
+    second answer holds (modelscope_hub 0.5.1 joins them to local_dir unchecked), so it is not used:
+    the names written are the names checked."""
     revision = revision or "master"
-    if endpoint:
-        os.environ["MODELSCOPE_ENDPOINT"] = endpoint    # the client's own setting (modelscope_hub/config.py)
     files, commit = listing or modelscope_listing(endpoint, model_id, revision, 60)
-    for name in files:                 # the client writes the names it is given: refuse before it starts
-        inside(dest, name)
+    paths = {name: inside(dest, name) for name in files}   # refused before the first byte is written
     sizes = {n: s for n, (s, _) in files.items()}
     shas = {n: h for n, (_, h) in files.items() if h}
     os.makedirs(dest, exist_ok=True)
-    have = sum(sizes[n] for n in sizes if sizes[n] and os.path.isfile(os.path.join(dest, n))
-               and os.path.getsize(os.path.join(dest, n)) == sizes[n])
+    have = sum(sizes[n] for n in sizes if sizes[n] and os.path.isfile(paths[n])
+               and os.path.getsize(paths[n]) == sizes[n])
     total = sum(v for v in sizes.values() if v)
-    check_space(dest, total - have)
-    import modelscope
-    from modelscope.hub.snapshot_download import snapshot_download
+    check_space(dest, total - have - _partial_bytes(p + ".incomplete" for n, p in paths.items() if sizes[n]))
+    import modelscope_hub
+    from modelscope_hub import HubApi
 
-    version = tuple(int(x) for x in re.findall(r"\d+", getattr(modelscope, "__version__", "0"))[:2])
-    if endpoint and version < (1, 38):
-        raise OSError("modelscope %s reads no MODELSCOPE_ENDPOINT (1.38 or later does): upgrade it, or leave "
-                      "modelscope_endpoint unset" % modelscope.__version__)
+    version = tuple(int(x) for x in re.findall(r"\d+", getattr(modelscope_hub, "__version__", "0"))[:2])
+    if version < (0, 5):
+        raise OSError("modelscope-hub %s has no checked per-file download (0.5 or later has): upgrade it"
+                      % modelscope_hub.__version__)
+    api = HubApi(endpoint=endpoint) if endpoint else HubApi()
     with Watch("download:" + spec["name"], dest, total, 0):
-        snapshot_download(model_id, revision=revision, local_dir=dest)
+        for name in sorted(files):
+            got = api.download_file(model_id, "model", name, revision=revision, local_dir=dest,
+                                    expected_sha256=shas.get(name), file_size=sizes.get(name))
+            if os.path.realpath(str(got)) != os.path.realpath(paths[name]):
+                raise UnsafeName("refusing %s: the client wrote %s to %s, not to %s" % (model_id, name, got,
+                                                                                       paths[name]))
     emit("download:" + spec["name"], total, total)
     return {"lfs": shas, "sizes": sizes, "commit": commit or revision, "hub_label": "ModelScope listing"}
 
