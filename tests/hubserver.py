@@ -42,6 +42,7 @@ class Repo:
     truncate: set = field(default_factory=set)          # names always served short
     advertise_size: dict = field(default_factory=dict)  # name -> size announced instead of the real one
     slow: set = field(default_factory=set)               # names sent in small pieces with pauses
+    redirect: dict = field(default_factory=dict)        # name -> URL its GET (not HEAD) is sent to with a 302
     listed_later: dict = field(default_factory=dict)    # name -> bytes: in every ModelScope listing but the first
     listings: int = 0                                   # ModelScope listings answered so far
 
@@ -55,14 +56,15 @@ def blob_id(data: bytes) -> str:
 
 
 class HubServer(LoopbackServer):
-    def __init__(self, repos: dict, static: dict | None = None, apis=("hf", "modelscope")):
+    def __init__(self, repos: dict, static: dict | None = None, apis=("hf", "modelscope"), host="127.0.0.1"):
         self.repos = repos
         self.apis = tuple(apis)
         self.static = static or {}      # path -> bytes, served with Range support (the layout tar)
         self.requests: list = []
         self.raw_paths: list = []       # with the query: ModelScope names its files in FilePath=
+        self.authorization: list = []   # (path, the Authorization header or None) of every request
         self.dropped: set = set()
-        super().__init__()
+        super().__init__(host)
 
     # ---------------------------------------------------------------- routes
     def siblings(self, repo: Repo):
@@ -81,6 +83,7 @@ class HubServer(LoopbackServer):
         path = unquote(url.path)
         self.requests.append((h.command, path, h.headers.get("Range")))
         self.raw_paths.append(h.path)
+        self.authorization.append((path, h.headers.get("Authorization")))
         if path.startswith(("/api/v1/", "/oss/")):
             if "modelscope" in self.apis:
                 return self.modelscope(h, path, parse_qs(url.query), head)
@@ -116,6 +119,12 @@ class HubServer(LoopbackServer):
             if name not in repo.files:
                 return self.send_json(h, 404, {"error": "Entry not found"}, head,
                                       extra={"X-Error-Code": "EntryNotFound"})
+            if name in repo.redirect and not head:
+                h.send_response(302)
+                h.send_header("Location", repo.redirect[name])
+                h.send_header("Content-Length", "0")
+                h.end_headers()
+                return
             return self.send_file(h, repo, name, head)
         return self.send_json(h, 404, {"error": f"no route {path}"}, head)
 

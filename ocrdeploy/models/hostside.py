@@ -11,6 +11,7 @@ the GIL, so several files hash at once on several cores.  A digest is cached by
 (path, size, mtime_ns, inode): an unchanged file is not read again unless asked.
 """
 
+import copy
 import hashlib
 import json
 import os
@@ -356,14 +357,14 @@ class Watch(object):
         self.thread.join()
 
 
-def check_space(dest, needed):
+def check_space(dest, needed, what="the download"):
     probe = dest
     while not os.path.exists(probe):
         probe = os.path.dirname(probe)
     free = shutil.disk_usage(probe).free
     if needed > free:
-        raise OSError(28, "not enough disk space at %s: the download needs %s more, %s free" % (
-            probe, human_bytes(needed), human_bytes(free)))
+        raise OSError(28, "not enough disk space at %s: %s needs %s more, %s free" % (
+            probe, what, human_bytes(needed), human_bytes(free)))
 
 
 def human_bytes(n):
@@ -603,9 +604,41 @@ def fetch_auto(m, spec, dest, cache, result):
     raise OSError("no source answered for %s (%s)" % (spec["name"], "; ".join(result["probes"]) or "none to try"))
 
 
-def download_resumable(url, part, target, headers=None, total=None, label=None):
+def _origin(url):
+    from urllib.parse import urlsplit
+
+    u = urlsplit(url)
+    return u.scheme.lower(), (u.hostname or "").lower(), u.port or {"http": 80, "https": 443}.get(u.scheme.lower())
+
+
+def _opener():
+    """urllib's opener, but a redirect to another scheme, host or port carries no credential: urllib
+    copies every header onto the redirected request, so a hub's 302 to its CDN (or anywhere a hostile
+    hub likes) would otherwise receive the host's HF token.  huggingface_hub drops it the same way."""
+    import urllib.request
+
+    class Redirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, req, fp, code, msg, headers, newurl):
+            new = urllib.request.HTTPRedirectHandler.redirect_request(self, req, fp, code, msg, headers, newurl)
+            if new is not None and _origin(newurl) != _origin(req.full_url):
+                for name in list(new.headers):
+                    if name.lower() in ("authorization", "cookie", "proxy-authorization"):
+                        del new.headers[name]
+            return new
+
+    return urllib.request.build_opener(Redirect)
+
+
+NET_TIMEOUT = 60     # seconds a download may wait for the next bytes before it is an error
+
+
+def download_resumable(url, part, target, headers=None, total=None, label=None, limit=None):
     """HTTP(S) download into `part`, resumed with a Range request when a previous run left one,
-    then moved into place as `target` only when complete."""
+    then moved into place as `target` only when complete.
+
+    No more bytes than expected are ever written: the size the hub listed (`total`), else the
+    announced Content-Length, else `limit`; a server that sends more (an endless body, file:///dev/zero
+    announcing 0) is cut off and its partial file removed, since resuming it would only add to it."""
     import urllib.request
 
     os.makedirs(os.path.dirname(part), exist_ok=True)
@@ -616,43 +649,99 @@ def download_resumable(url, part, target, headers=None, total=None, label=None):
     if have:
         hdrs["Range"] = "bytes=%d-" % have
     req = urllib.request.Request(url, headers=hdrs)
-    with urllib.request.urlopen(req, timeout=60) as resp:
-        if have and resp.status != 206:
+    with _opener().open(req, timeout=NET_TIMEOUT) as resp:
+        if have and getattr(resp, "status", None) != 206:
             have = 0                       # the server ignored the range: start again
         if total is None:
-            total = have + int(resp.headers.get("Content-Length") or 0)
-        check_space(os.path.dirname(target), total - have)
-        progress = Throttle(label, total) if label else None
+            length = resp.headers.get("Content-Length")
+            total = have + int(length) if length and length.strip().isdigit() else None
+        if limit is not None and total is not None and total > limit:
+            raise OSError("%s: the download is %s, more than the %s it may be" % (
+                _mask(url), human_bytes(total), human_bytes(limit)))
+        bound = total if total is not None else limit
+        check_space(os.path.dirname(target), (bound or 0) - have)
+        progress = Throttle(label, bound or 0) if label else None
         if progress:
             progress.add(have)
+        written = have
         with open(part, "ab" if have else "wb") as fh:
             while True:
                 chunk = resp.read(1 << 20)
                 if not chunk:
                     break
+                written += len(chunk)
+                if bound is not None and written > bound:
+                    fh.close()
+                    os.unlink(part)
+                    raise OSError("%s: the server sent more than the %s %s; stopped and removed the partial "
+                                  "file" % (_mask(url), human_bytes(bound), "expected" if total is not None
+                                            else "a download may be"))
                 fh.write(chunk)
                 if progress:
                     progress.add(len(chunk))
-    if total and os.path.getsize(part) != total:
+    if total is not None and os.path.getsize(part) != total:
         raise OSError("%s: truncated download (%d of %d bytes); run again to resume" % (
-            url, os.path.getsize(part), total))
+            _mask(url), os.path.getsize(part), total))
     os.replace(part, target)
 
 
-def fetch_url(url, target, label):
-    download_resumable(url, target + ".part", target, label=label)
+def fetch_url(url, target, label, limit=None):
+    download_resumable(url, target + ".part", target, label=label, limit=limit)
 
 
-def safe_extract(tar_path, dest_parent):
-    """Extract a tar refusing absolute paths, '..' and links that leave the target."""
+LAYOUT_MAX = 2 << 30       # the layout tarball, and what it unpacks to (the real PP-DocLayoutV3_infer.tar: ~130 MB)
+TAR_MEMBERS_MAX = 10000
+
+
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _as_ours(member, umask):
+    """The member as we write it: our owner, the umask's modes (no setuid, setgid, sticky or group/other
+    write from the tar), whatever the tar says; tarfile as root would otherwise apply both."""
+    m = copy.copy(member)
+    m.uid, m.gid, m.uname, m.gname = os.getuid(), os.getgid(), "", ""
+    if m.isdir():
+        m.mode = 0o777 & ~umask
+    else:
+        m.mode = (0o777 if member.mode & 0o100 else 0o666) & ~umask
+    return m
+
+
+def safe_extract(tar_path, dest_parent, limit=None):
+    """Extract a tar refusing absolute paths, '..' and links that leave the target, with our owner
+    and the umask's modes, and only while what it unpacks to stays under `limit` and fits on the disk:
+    the headers are read (and counted) before anything is written, so a gzip bomb is refused whole."""
+    limit = LAYOUT_MAX if limit is None else limit
     with tarfile.open(tar_path) as tf:
-        members = tf.getmembers()
+        members, total = [], 0
+        for m in tf:
+            members.append(m)
+            total += m.size if m.isreg() else 0
+            if len(members) > TAR_MEMBERS_MAX:
+                raise OSError("%s: more than %d members; refusing it" % (tar_path, TAR_MEMBERS_MAX))
+            if total > limit:
+                raise OSError("%s unpacks to more than %s, the most a layout model may be; refusing it" % (
+                    tar_path, human_bytes(limit)))
         root = os.path.realpath(dest_parent)
         for m in members:
             target = os.path.realpath(os.path.join(dest_parent, m.name))
             if not (target == root or target.startswith(root + os.sep)) or m.issym() or m.islnk() or m.isdev():
                 raise OSError("%s: refusing unsafe member %r" % (tar_path, m.name))
-        tf.extractall(dest_parent, members=members)
+        check_space(dest_parent, total, "unpacking %s" % os.path.basename(tar_path))
+        umask = _umask()
+        ours = [_as_ours(m, umask) for m in members]
+        if hasattr(tarfile, "data_filter"):      # Python 3.12, 3.11.4, 3.10.12 and later: its checks too
+            def keep_ours(member, path):
+                checked = tarfile.data_filter(member, path)
+                return checked.replace(mode=member.mode, deep=False) if checked is not None else None
+
+            tf.extractall(dest_parent, members=ours, filter=keep_ours)
+        else:
+            tf.extractall(dest_parent, members=ours)
 
 
 def fetch_layout(spec, dest, url, from_path=None):
@@ -665,16 +754,20 @@ def fetch_layout(spec, dest, url, from_path=None):
             return {"lfs": {}, "sizes": {}, "commit": None}
         tar_path = from_path
     else:
-        fetch_url(url, tar_path, "download:" + spec["name"])
+        fetch_url(url, tar_path, "download:" + spec["name"], limit=LAYOUT_MAX)
     tmp = dest + ".extracting"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
-    safe_extract(tar_path, tmp)
-    entries = os.listdir(tmp)
-    inner = os.path.join(tmp, entries[0]) if len(entries) == 1 and os.path.isdir(os.path.join(tmp, entries[0])) else tmp
-    shutil.rmtree(dest, ignore_errors=True)
-    os.replace(inner, dest)
-    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        safe_extract(tar_path, tmp)
+        entries = os.listdir(tmp)
+        inner = os.path.join(tmp, entries[0]) if len(entries) == 1 and os.path.isdir(os.path.join(tmp, entries[0])) \
+            else tmp
+        shutil.rmtree(dest, ignore_errors=True)
+        os.replace(inner, dest)
+        os.chmod(dest, 0o777 & ~_umask())
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)      # a refused or failed extraction leaves nothing behind
     return {"lfs": {}, "sizes": {}, "commit": None}
 
 

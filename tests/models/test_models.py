@@ -475,3 +475,160 @@ def test_verify_catches_a_short_file_the_hub_sized(tmp_path):
     assert not res["ok"]
     assert f"model.safetensors is truncated or wrong: {size} bytes, the hub says {size + 10}" in res["problems"]
     assert "model.safetensors" not in res["compared"]
+
+
+@pytest.mark.parametrize("where", ["same host", "other port", "other host"])
+def test_the_hub_token_goes_to_the_hub_alone(tmp_path, where):
+    """H4: a weight download the hub redirects elsewhere (as the real hub does to its CDN) carries the
+    host's HF token only while scheme, host and port stay the hub's; the bytes arrive and verify either way."""
+    repo = main_repo()
+    weight = repo.files["model.safetensors"]
+    with HubServer({"openbmb/MiniCPM-OCR-1.0": repo}) as hub, \
+            HubServer({}, static={"/cdn/model.safetensors": weight}, apis=(),
+                      host="127.0.0.2" if where == "other host" else "127.0.0.1") as cdn:
+        if where == "same host":
+            hub.static["/cdn/model.safetensors"] = weight
+        repo.redirect["model.safetensors"] = f"{hub.url if where == 'same host' else cdn.url}/cdn/model.safetensors"
+        p = models(["--json", "--model", MAIN], inventory(tmp_path, hub), env={"HF_TOKEN": "hf_SECRETtoken123"})
+        seen = [a for path, a in (hub.authorization + cdn.authorization) if path == "/cdn/model.safetensors"]
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert seen == (["Bearer hf_SECRETtoken123"] if where == "same host" else [None])
+    assert state(tmp_path)["models"][MAIN]["sha256"]["model.safetensors"] == sha256(weight)
+
+
+def tar_of(entries) -> bytes:
+    """A real tar: entries are (TarInfo fields, bytes or None for a directory)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as tf:
+        for fields, data in entries:
+            info = tarfile.TarInfo(fields.pop("name"))
+            for k, v in fields.items():
+                setattr(info, k, v)
+            if data is None:
+                info.type = tarfile.DIRTYPE
+            else:
+                info.size = len(data)
+            tf.addfile(info, io.BytesIO(data) if data is not None else None)
+    return buf.getvalue()
+
+
+def test_a_layout_tar_brings_no_modes_or_owners_of_its_own(tmp_path):
+    """H3: the tar's setuid and setgid bits, world-writable modes and foreign owners are not applied (as
+    root tarfile applies them all): our owner, the umask's modes."""
+    d = "PP-DocLayoutV3_infer"
+    tar = tar_of([({"name": d, "mode": 0o777}, None),
+                  ({"name": f"{d}/inference.pdiparams", "mode": 0o644}, os.urandom(1000)),
+                  ({"name": f"{d}/inference.json", "mode": 0o644}, b"{}"),
+                  ({"name": f"{d}/inference.yml", "mode": 0o6777}, b"a: 1\n"),
+                  ({"name": f"{d}/evil-suid", "mode": 0o4755, "uid": 0, "gid": 0}, b"#!/bin/sh\n"),
+                  ({"name": f"{d}/owned-by-1234", "mode": 0o666, "uid": 1234, "gid": 1234, "uname": "",
+                    "gname": ""}, b"x"),
+                  ({"name": f"{d}/worldwritable", "mode": 0o777, "uid": 1234, "gid": 1234}, None)])
+    with HubServer({}, static={"/files/layout.tar": tar}) as hub:
+        p = models(["--json", "--model", LAYOUT], inventory(tmp_path, hub, layout_url=f"{hub.url}/files/layout.tar"))
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    umask = os.umask(0o022)
+    os.umask(umask)
+    dest = tmp_path / "wd" / "models" / LAYOUT
+    got = {p.name: (oct(p.stat().st_mode & 0o7777), p.stat().st_uid, p.stat().st_gid)
+           for p in [dest, *dest.iterdir()]}
+    me = (os.getuid(), os.getgid())
+    assert got == {LAYOUT: (oct(0o777 & ~umask), *me), "worldwritable": (oct(0o777 & ~umask), *me),
+                   "inference.pdiparams": (oct(0o666 & ~umask), *me), "inference.json": (oct(0o666 & ~umask), *me),
+                   "inference.yml": (oct(0o777 & ~umask), *me), "evil-suid": (oct(0o777 & ~umask), *me),
+                   "owned-by-1234": (oct(0o666 & ~umask), *me)}
+
+
+def test_a_layout_tar_that_unpacks_past_its_bound_is_refused_whole(tmp_path, monkeypatch):
+    """M21: a gzip bomb (a few KB that unpack to far more than a layout model may be) is refused from its
+    headers before a byte is written; nothing stays behind, `.extracting` included."""
+    from ocrdeploy.models import hostside
+
+    monkeypatch.setattr(hostside, "LAYOUT_MAX", 8 << 20)
+    bomb = tmp_path / "bomb.tar.gz"
+    with tarfile.open(bomb, "w:gz") as tf:
+        info = tarfile.TarInfo("PP-DocLayoutV3_infer/inference.pdiparams")
+        info.size = 64 << 20
+        tf.addfile(info, io.BytesIO(bytes(info.size)))
+    assert bomb.stat().st_size < 200_000
+    dest = tmp_path / "models" / LAYOUT
+    with pytest.raises(OSError, match=r"bomb.tar.gz unpacks to more than 8.0 MiB, the most a layout model may be"):
+        hostside.fetch_layout({"name": LAYOUT}, str(dest), None, from_path=str(bomb))
+    assert list((tmp_path / "models").iterdir()) == []
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A real 8 MiB filesystem (tmpfs) for what a full disk does; skipped where this test may not mount."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(disk)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("needs root that may mount a tmpfs")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
+def test_a_layout_tar_larger_than_the_free_disk_is_refused_whole(tmp_path, small_disk):
+    """M21 on a real small disk: 16 MiB of zeros in a 16 KB tar.gz, under the bound but more than the disk
+    holds, is refused from its headers, in MiB, and leaves nothing (no `.extracting` filling the disk)."""
+    from ocrdeploy.models import hostside
+
+    bomb = tmp_path / "bomb.tar.gz"
+    with tarfile.open(bomb, "w:gz") as tf:
+        info = tarfile.TarInfo("PP-DocLayoutV3_infer/inference.pdiparams")
+        info.size = 16 << 20
+        tf.addfile(info, io.BytesIO(bytes(info.size)))
+    with pytest.raises(OSError, match=r"not enough disk space at .*: unpacking bomb.tar.gz needs 16.0 MiB more, [78]\.\d MiB free"):
+        hostside.fetch_layout({"name": LAYOUT}, str(small_disk / LAYOUT), None, from_path=str(bomb))
+    assert list(small_disk.iterdir()) == []
+
+
+def test_a_failed_extraction_leaves_nothing_behind(tmp_path):
+    from ocrdeploy.models import hostside
+
+    whole = tar_of([({"name": "PP-DocLayoutV3_infer/inference.pdiparams"}, os.urandom(300_000))])
+    tar = tmp_path / "cut.tar"
+    tar.write_bytes(whole[:100_000])                  # cut short: the data ends inside the member
+    with pytest.raises(Exception):
+        hostside.fetch_layout({"name": LAYOUT}, str(tmp_path / "models" / LAYOUT), None, from_path=str(tar))
+    assert list((tmp_path / "models").iterdir()) == []
+
+
+class Endless(__import__("loopback").LoopbackServer):
+    """Zeros with no Content-Length, until the client hangs up (a broken or hostile mirror)."""
+
+    def handle(self, h, head):
+        h.send_response(200)
+        h.send_header("Content-Type", "application/octet-stream")
+        h.send_header("Connection", "close")
+        h.end_headers()
+        try:
+            while True:
+                h.wfile.write(bytes(1 << 16))
+        except OSError:
+            return
+
+
+@pytest.mark.parametrize("what", ["endless body", "/dev/zero", "announced too large"])
+def test_a_layout_download_stops_at_its_bound(tmp_path, monkeypatch, what):
+    """M24: the layout download writes no more than the bound (the size announced, else LAYOUT_MAX) and
+    removes what it wrote; file:///dev/zero announces 0 bytes and is cut off at once."""
+    from ocrdeploy.models import hostside
+
+    monkeypatch.setattr(hostside, "LAYOUT_MAX", 4 << 20)
+    dest = tmp_path / "models" / LAYOUT
+    if what == "endless body":
+        with Endless() as server:
+            with pytest.raises(OSError, match="the server sent more than the 4.0 MiB a download may be; stopped"):
+                hostside.fetch_layout({"name": LAYOUT}, str(dest), server.url + "/layout.tar")
+    elif what == "/dev/zero":
+        with pytest.raises(OSError, match="the server sent more than the 0 bytes expected; stopped"):
+            hostside.fetch_layout({"name": LAYOUT}, str(dest), "file:///dev/zero")
+    else:
+        with HubServer({}, static={"/l.tar": bytes(5 << 20)}) as hub:
+            with pytest.raises(OSError, match="the download is 5.0 MiB, more than the 4.0 MiB it may be"):
+                hostside.fetch_layout({"name": LAYOUT}, str(dest), hub.url + "/l.tar")
+    assert list((tmp_path / "models").iterdir()) == []
