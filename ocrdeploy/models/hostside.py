@@ -195,14 +195,25 @@ def _pattern(name):
 
 
 # ------------------------------------------------------------------ verification
+MANIFEST_MAX = 4 << 20     # a release_manifest.json: a name -> sha256 map for a few hundred files is ~50 KB
+
+
 def read_manifest(path):
+    """(the manifest, None), (None, None) when there is none, or (None, what is wrong in one line): read
+    only when it is a regular file under MANIFEST_MAX, and nesting too deep for the parser is said so."""
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):       # a FIFO would block the read forever
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):       # a FIFO would block the read forever
             return None, "%s: not a regular file" % path
+        if st.st_size > MANIFEST_MAX:
+            return None, "%s: %s, more than the %s a manifest may be" % (path, human_bytes(st.st_size),
+                                                                         human_bytes(MANIFEST_MAX))
         with open(path) as fh:
-            data = json.load(fh)
+            data = json.loads(fh.read(MANIFEST_MAX + 1))
     except FileNotFoundError:
         return None, None
+    except RecursionError:
+        return None, "%s: unreadable manifest (nested too deeply)" % path
     except (OSError, ValueError) as exc:
         return None, "%s: unreadable manifest (%s)" % (path, exc)
     if not isinstance(data, dict):

@@ -251,7 +251,7 @@ def make_dir(tmp_path, name="MiniCPM-OCR-1.0", manifest=True):
     d = tmp_path / name
     d.mkdir()
     weight = os.urandom(100_000)
-    for n, data in {"config.json": b"{}", "model.safetensors": weight, "tokenizer.json": b"{}",
+    for n, data in {"config.json": b'{"model_type": "minicpm_ocr"}', "model.safetensors": weight, "tokenizer.json": b"{}",
                     "preprocessor_config.json": b"{}", "chat_template.jinja": b"x"}.items():
         (d / n).write_bytes(data)
     if manifest:
@@ -632,3 +632,52 @@ def test_a_layout_download_stops_at_its_bound(tmp_path, monkeypatch, what):
             with pytest.raises(OSError, match="the download is 5.0 MiB, more than the 4.0 MiB it may be"):
                 hostside.fetch_layout({"name": LAYOUT}, str(dest), hub.url + "/l.tar")
     assert list((tmp_path / "models").iterdir()) == []
+
+
+def deep_json(depth=100_000) -> str:
+    return '{"a": ' * depth + "1" + "}" * depth
+
+
+def test_a_deeply_nested_or_huge_manifest_is_one_line(tmp_path):
+    """M20: --verify-only reads a manifest within a depth and a size bound: the one in the directory is a
+    failed check (exit 1), one given with --manifest an input error (exit 2), never a traceback."""
+    d = make_dir(tmp_path)
+    (d / "release_manifest.json").write_text(deep_json())
+    p = models(["--verify-only", "--path", str(d), "--json"])
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert f"{d}/release_manifest.json: unreadable manifest (nested too deeply)" in json.loads(p.stdout)["problems"]
+    deep = tmp_path / "deep.json"
+    deep.write_text(deep_json())
+    p = models(["--verify-only", "--path", str(d), "--manifest", str(deep)])
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert f"--manifest {deep}: unreadable manifest (nested too deeply)" in p.stderr
+    huge = tmp_path / "huge.json"
+    huge.write_text("{" + " " * (5 << 20) + "}")
+    p = models(["--verify-only", "--path", str(d), "--manifest", str(huge)])
+    assert p.returncode == 2 and f"--manifest {huge}: 5.0 MiB, more than the 4.0 MiB a manifest may be" in p.stderr
+
+
+def test_verify_only_takes_the_kind_from_the_content_or_model_not_the_name(tmp_path):
+    """Audit 15: a draft copied into `draftcopy/` is checked as a draft (its config.json says so), and the
+    output says which kind it checked and why; --model names it outright; a directory whose content tells
+    nothing is refused rather than guessed."""
+    d = tmp_path / "draftcopy"
+    d.mkdir()
+    weight = os.urandom(50_000)
+    (d / "config.json").write_text(json.dumps({"model_type": "dspark"}))
+    (d / "model.safetensors").write_bytes(weight)
+    (d / "release_manifest.json").write_text(json.dumps({"release": "r1", "weight_sha256": sha256(weight)}))
+    p = models(["--verify-only", "--path", str(d), "--json"])
+    assert p.returncode == 0, p.stdout + p.stderr           # as a main model it would miss tokenizer.json & co
+    doc = json.loads(p.stdout)
+    assert doc["kind"] == "draft" and doc["kind_from"] == "config.json model_type 'dspark'"
+    p = models(["--verify-only", "--path", str(d)])
+    assert "(checked as draft, from config.json model_type 'dspark')" in p.stdout
+    (d / "config.json").write_text("{}")
+    p = models(["--verify-only", "--path", str(d)])
+    assert p.returncode == 2 and "cannot tell which model this is (config.json model_type None names none of them)" \
+        in p.stderr
+    p = models(["--verify-only", "--path", str(d), "--model", DRAFT, "--json"])
+    assert p.returncode == 0 and json.loads(p.stdout)["kind_from"] == f"--model {DRAFT}"
+    p = models(["--verify-only", "--path", str(d), "--model", DRAFT, "--kind", "main"])
+    assert p.returncode == 2 and f"--model {DRAFT} is a draft model, not --kind main" in p.stderr
