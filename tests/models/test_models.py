@@ -681,3 +681,24 @@ def test_verify_only_takes_the_kind_from_the_content_or_model_not_the_name(tmp_p
     assert p.returncode == 0 and json.loads(p.stdout)["kind_from"] == f"--model {DRAFT}"
     p = models(["--verify-only", "--path", str(d), "--model", DRAFT, "--kind", "main"])
     assert p.returncode == 2 and f"--model {DRAFT} is a draft model, not --kind main" in p.stderr
+
+
+def test_via_controller_without_model_brings_every_model_through_the_controller(tmp_path, hub):
+    """M22: --via-controller alone means the default set, the layout tarball included, all downloaded
+    here and copied; the host's plan has no hub client and no download of its own."""
+    home = tmp_path / "home"
+    env = dict(os.environ, COLUMNS="200", HOME=str(home))
+    env.pop("OCRDEPLOY_INVENTORY", None)
+    inv = inventory(tmp_path, hub)
+    vars_ = yaml.safe_load(inv.read_text())
+    del vars_["all"]["vars"]["hub_python"]       # a host without hub clients: nothing may need them
+    inv.write_text(yaml.safe_dump(vars_))
+    p = subprocess.run([sys.executable, "-m", "ocrdeploy", "models", "--inventory", str(inv), "--via-controller",
+                        "--json"], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert list(steps(p)) == [f"model:{MAIN}", f"model:{DRAFT}", f"model:{LAYOUT}", "same-release"]
+    for n in (MAIN, DRAFT, LAYOUT):
+        assert state(tmp_path)["models"][n]["source"] is None        # verified there, served by no hub there
+        assert (home / ".cache" / "ocrdeploy" / "models" / n).is_dir()
+    assert (tmp_path / "wd" / "models" / LAYOUT / "inference.pdiparams").read_bytes() == \
+        (home / ".cache" / "ocrdeploy" / "models" / LAYOUT / "inference.pdiparams").read_bytes()
