@@ -42,6 +42,7 @@ class Repo:
     truncate: set = field(default_factory=set)          # names always served short
     advertise_size: dict = field(default_factory=dict)  # name -> size announced instead of the real one
     slow: set = field(default_factory=set)               # names sent in small pieces with pauses
+    hold: dict = field(default_factory=dict)            # name -> threading.Event: half the body, then wait for it
     redirect: dict = field(default_factory=dict)        # name -> URL its GET (not HEAD) is sent to with a 302
     listed_later: dict = field(default_factory=dict)    # name -> bytes: in every ModelScope listing but the first
     listings: int = 0                                   # ModelScope listings answered so far
@@ -220,6 +221,12 @@ class HubServer(LoopbackServer):
                 h.connection.shutdown(2)
             except OSError:
                 pass
+            return
+        if name in repo.hold:
+            h.wfile.write(sent[: len(sent) // 2])
+            h.wfile.flush()
+            repo.hold[name].wait(120)
+            h.wfile.write(sent[len(sent) // 2:])
             return
         if name in repo.slow:
             import time

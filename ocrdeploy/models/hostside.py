@@ -96,12 +96,65 @@ def save_cache(path, data):
         return
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = "%s.%d.tmp" % (path, os.getpid())
-        with open(tmp, "w") as fh:
-            json.dump(data, fh)
-        os.replace(tmp, path)
+        write_replace(path, lambda fh: json.dump(data, fh))
     except OSError:
-        pass
+        pass       # a cache: without it the next run hashes again
+
+
+def write_replace(path, write):
+    """Write `path` whole or not at all: into PATH.PID.tmp, then renamed over it; a failed write (a full
+    disk) removes its temporary file rather than leaving it behind."""
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    try:
+        with open(tmp, "w") as fh:
+            write(fh)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+class model_lock(object):
+    """One fetch of a model directory at a time on a host: a second `inv models` of the same model waits
+    for the first (saying whom it waits for) instead of both writing the same .part files."""
+
+    def __init__(self, dest, name):
+        self.path = os.path.join(os.path.dirname(dest), ".%s.lock" % os.path.basename(dest))
+        self.name, self.dest, self.fd = name, dest, None
+
+    def __enter__(self):
+        import fcntl
+
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except (BlockingIOError, PermissionError):
+            holder = os.pread(self.fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
+            sys.stderr.write("%s: waiting for %s, which is fetching it into %s\n" % (self.name, holder, self.dest))
+            sys.stderr.flush()
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX)
+            except BaseException:
+                os.close(self.fd)
+                raise
+        try:                      # who holds it, for the next one to say; a full disk only loses the note
+            os.ftruncate(self.fd, 0)
+            os.pwrite(self.fd, ("pid %d (inv models, since %s)" % (os.getpid(), time.strftime("%H:%M:%S"))).encode(),
+                      0)
+        except OSError:
+            pass
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            os.ftruncate(self.fd, 0)
+        except OSError:
+            pass
+        os.close(self.fd)         # closing releases the lock
 
 
 def hash_files(paths, cache_path=None, rehash=False, workers=None, label="sha256"):
@@ -438,7 +491,8 @@ def fetch_hf(spec, dest, endpoint=None, revision=None, offline=False, cache=None
     have = sum(os.path.getsize(paths[n][0]) for n in sizes
                if os.path.isfile(paths[n][0]) and os.path.getsize(paths[n][0]) == sizes[n])
     total = sum(v for v in sizes.values() if v)
-    check_space(dest, total - have)
+    check_space(dest, total - have - _partial_bytes(paths[n][1] for n in lfs if not (
+        os.path.isfile(paths[n][0]) and os.path.getsize(paths[n][0]) == sizes[n])))
     with Watch("download:" + spec["name"], dest, total, 0):
         # The large (LFS) files first, through a .part file that the next run resumes: the hub client
         # downloads into a per-process temporary file, so an interrupted run would start them over.
@@ -808,23 +862,8 @@ def run(req):
         spec, dest = m["spec"], m["dest"]
         result = {"name": spec["name"], "path": dest}
         try:
-            meta = {"lfs": {}, "sizes": {}, "commit": None}
-            source = m.get("source", "none")
-            if source == "auto":
-                meta = fetch_auto(m, spec, dest, cache, result)
-            elif source in ("hf", "modelscope", "url"):
-                result["served_by"] = source_label(m)
-                meta = fetch(m, spec, dest, cache)
-            elif source == "local":
-                if spec["kind"] == "layout" or m["from"].endswith(".tar"):
-                    meta = fetch_layout(spec, dest, None, m["from"])
-                else:
-                    copy_tree(m["from"], dest, "copy:" + spec["name"])
-            if source == "none":         # copied here already: what was learnt on the way comes along
-                meta = {"lfs": m.get("lfs") or {}, "sizes": m.get("sizes") or {}, "commit": m.get("commit")}
-            result["commit"] = meta.get("commit")
-            result.update(verify(spec, dest, cache, req.get("rehash"), m.get("manifest"), meta["lfs"],
-                                 meta["sizes"], hub_label=meta.get("hub_label") or "hub LFS metadata"))
+            with model_lock(dest, spec["name"]):
+                _fetch_and_verify(m, spec, dest, cache, req, result)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a clear line in the result
             errno = getattr(exc, "errno", None)
             kind = type(exc).__name__
@@ -834,6 +873,27 @@ def run(req):
             result.update({"ok": False, "status": "failed", "problems": ["%s: %s" % (kind, msg)]})
         out.append(result)
     return out
+
+
+def _fetch_and_verify(m, spec, dest, cache, req, result):
+    """Fetch one model from its source (if any) and verify it, under the model's lock."""
+    meta = {"lfs": {}, "sizes": {}, "commit": None}
+    source = m.get("source", "none")
+    if source == "auto":
+        meta = fetch_auto(m, spec, dest, cache, result)
+    elif source in ("hf", "modelscope", "url"):
+        result["served_by"] = source_label(m)
+        meta = fetch(m, spec, dest, cache)
+    elif source == "local":
+        if spec["kind"] == "layout" or m["from"].endswith(".tar"):
+            meta = fetch_layout(spec, dest, None, m["from"])
+        else:
+            copy_tree(m["from"], dest, "copy:" + spec["name"])
+    if source == "none":         # copied here already: what was learnt on the way comes along
+        meta = {"lfs": m.get("lfs") or {}, "sizes": m.get("sizes") or {}, "commit": m.get("commit")}
+    result["commit"] = meta.get("commit")
+    result.update(verify(spec, dest, cache, req.get("rehash"), m.get("manifest"), meta["lfs"],
+                         meta["sizes"], hub_label=meta.get("hub_label") or "hub LFS metadata"))
 
 
 def listing(root):
@@ -848,7 +908,13 @@ def listing(root):
 
 def record(state_path, results):
     """Verified models go into the host's state (serve and verify read their paths from it);
-    a model that failed is removed from it, so nothing half-verified is ever served."""
+    a model that failed is removed from it, so nothing half-verified is ever served.  Two runs
+    record one after the other (read, change, write under a lock), so neither loses the other's."""
+    with model_lock(state_path, "state"):
+        _record(state_path, results)
+
+
+def _record(state_path, results):
     try:
         with open(state_path) as fh:
             state = json.load(fh)
@@ -869,10 +935,7 @@ def record(state_path, results):
         else:
             models.pop(r["name"], None)
     os.makedirs(os.path.dirname(state_path), exist_ok=True)
-    tmp = "%s.%d.tmp" % (state_path, os.getpid())
-    with open(tmp, "w") as fh:
-        json.dump(state, fh, indent=2, sort_keys=True)
-    os.replace(tmp, state_path)
+    write_replace(state_path, lambda fh: json.dump(state, fh, indent=2, sort_keys=True))
 
 
 def main(argv):
