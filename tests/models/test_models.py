@@ -787,3 +787,43 @@ def test_a_full_disk_leaves_no_temporary_state_file(small_disk):
         hostside.record(str(small_disk / ".ocrdeploy" / "state.json"),
                         [{"ok": True, "name": MAIN, "path": str(d), "files": {}} for _ in range(200)])
     assert not [p.name for p in small_disk.rglob("*.tmp")]
+
+
+def test_a_verified_weight_changed_in_place_is_checked_again(tmp_path, hub):
+    """A verified file counts as untouched only while its size, mtime and inode are those recorded: the
+    same size with other bytes (written in place, so the inode stays) is not "verified" but fetched and
+    checked again (the hub's bytes replace it)."""
+    inv = inventory(tmp_path, hub)
+    assert models(["--json", "--model", MAIN], inv).returncode == 0
+    weight = tmp_path / "wd" / "models" / MAIN / "model.safetensors"
+    size, ino = weight.stat().st_size, weight.stat().st_ino
+    with open(weight, "r+b") as fh:
+        fh.write(b"\xff" * 16)
+    assert weight.stat().st_size == size and weight.stat().st_ino == ino
+    p = models(["--json", "--model", MAIN], inv)
+    st = steps(p)[f"model:{MAIN}"]
+    assert st["status"] == "changed" and st["reason"] == "changed since verified: model.safetensors"
+    assert p.returncode == 0, p.stdout[-3000:]          # fetched and checked again: the hub's bytes are back
+    assert sha256(weight.read_bytes()) == sha256(hub.repos["openbmb/MiniCPM-OCR-1.0"].files["model.safetensors"])
+
+
+@pytest.mark.parametrize("kind, files", [
+    ("main", {"config.json": b"{}", "model.safetensors": b"w" * 100}),
+    ("draft", {"config.json": b"{}", "model.safetensors": b"w" * 100}),
+    ("deepseek", {"config.json": b"{}", "model-00001-of-000001.safetensors": b"w" * 100}),
+    ("draft", {"config.json": b"{}"}),
+    ("deepseek", {"config.json": b"{}"}),
+])
+def test_weights_with_nothing_to_check_them_against_are_not_verified(tmp_path, kind, files):
+    """hostside.verify's contract: a main, draft or DeepSeek model is verified only when a sha256 (the
+    release manifest or the hub's) covers one of its weights; present files alone are not enough."""
+    from ocrdeploy.models import hostside
+
+    for n, data in files.items():
+        (tmp_path / n).write_bytes(data)
+    res = hostside.verify({"name": "m", "kind": kind, "required": ["config.json"], "weight": "model.safetensors"},
+                          str(tmp_path), move_bad=False)
+    assert not res["ok"] and res["status"] == "failed"
+    weights = ", ".join(n for n in files if n != "config.json") or "the weight files"
+    assert res["problems"] == ["nothing to verify the weights against: no release_manifest.json sha256 and no "
+                               f"hub metadata for {weights}"]
