@@ -621,12 +621,43 @@ def source_label(m):
     return "%s %s" % (m["source"], _mask(where)) if where else m["source"]
 
 
+def resolve_within(host, port, timeout):
+    """getaddrinfo with a deadline: socket timeouts do not cover the name lookup, so a resolver that
+    hangs would hold a probe (and the whole source: auto run) for as long as it likes.  The lookup runs
+    in a daemon thread that is left behind when it overruns."""
+    import socket
+
+    box = {}
+
+    def work():
+        try:
+            box["addrs"] = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+        except Exception as exc:  # noqa: BLE001 - handed to the caller as it is
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name="resolve " + host)
+    worker.daemon = True
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise OSError("no answer within %g s (the name lookup of %s did not end)" % (timeout, host))
+    if "error" in box:
+        raise box["error"]
+    return box["addrs"]
+
+
 def probe(m, spec, timeout):
     """Whether a source answers for this model, with a short timeout: (True, its ModelScope listing or
     None) or (False, why).  A 404 means the source is up but does not hold the model."""
     import urllib.error
+    from urllib.parse import urlsplit
 
+    url = {"modelscope": m.get("endpoint") or MS_DEFAULT, "hf": m.get("endpoint") or HF_DEFAULT}.get(
+        m["source"], m.get("url"))
     try:
+        u = urlsplit(url or "")
+        if u.hostname:
+            resolve_within(u.hostname, u.port or 443, timeout)
         if m["source"] == "modelscope":
             return True, modelscope_listing(m.get("endpoint"), m["model_id"], m.get("revision") or "master", timeout)
         if m["source"] == "hf":

@@ -260,3 +260,32 @@ def test_a_listing_larger_than_its_bound_is_refused_unread():
     with FixedAnswer(b" " * (hostside.LISTING_MAX + 1)) as server:
         with pytest.raises(OSError, match="the ModelScope listing of x/y announces 32.0 MiB, more than the 32.0 MiB"):
             hostside.modelscope_listing(server.url, "x/y", "master", 5)
+
+
+def test_auto_probes_are_bounded_when_the_name_lookup_hangs(tmp_path, ms):
+    """Issue 21 item 2: getaddrinfo is not bounded by socket timeouts; a resolver that hangs (here a
+    hook in the host-side process that sleeps for one name) costs each probe its 5 s bound, no more."""
+    import time
+
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(
+        "import socket, time\n"
+        "_real = socket.getaddrinfo\n"
+        "def getaddrinfo(host, *a, **kw):\n"
+        "    if host == 'hang.invalid':\n"
+        "        time.sleep(120)\n"
+        "    return _real(host, *a, **kw)\n"
+        "socket.getaddrinfo = getaddrinfo\n")
+    inv = inventory(tmp_path, ms, hf_endpoint="http://hang.invalid:9", hf_mirror="http://hang.invalid:9/mirror")
+    started = time.monotonic()
+    p = models(["--json", "--model", DEEPSEEK, "--source", "auto"], inv,
+               env=dict(env_for(tmp_path), PYTHONPATH=str(hook)))
+    took = time.monotonic() - started
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    st = steps(p)[f"model:{DEEPSEEK}"]
+    assert f"from modelscope {ms.url}" in st["outcome"]
+    log = Path(st["log"]).read_text()
+    for where in ("hf http://hang.invalid:9", "hf http://hang.invalid:9/mirror"):
+        assert f"probe {where}: no answer within 5 s (the name lookup of hang.invalid did not end)" in log
+    assert took < 60, took                 # two 5 s probes and the download; unbounded, 240 s of sleeping
