@@ -87,7 +87,7 @@ def load_cache(path):
         with open(path) as fh:
             data = json.load(fh)
         return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):     # ours, but a file on disk all the same
         return {}
 
 
@@ -949,7 +949,7 @@ def _record(state_path, results):
     try:
         with open(state_path) as fh:
             state = json.load(fh)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         state = {}
     if not isinstance(state, dict) or not isinstance(state.get("models", {}), dict):
         if os.path.exists(state_path):       # not ours to read: set aside, rebuilt from what is verified now

@@ -827,3 +827,14 @@ def test_weights_with_nothing_to_check_them_against_are_not_verified(tmp_path, k
     weights = ", ".join(n for n in files if n != "config.json") or "the weight files"
     assert res["problems"] == ["nothing to verify the weights against: no release_manifest.json sha256 and no "
                                f"hub metadata for {weights}"]
+
+
+def test_a_deeply_nested_hash_cache_is_a_cold_cache(tmp_path):
+    """The hash cache is a file on disk like any other: nested too deeply, it is read as empty."""
+    d = make_dir(tmp_path)
+    cache = tmp_path / "xdg" / "ocrdeploy" / "hash-cache.json"
+    cache.parent.mkdir(parents=True)
+    cache.write_text(deep_json())
+    p = models(["--verify-only", "--path", str(d), "--json"], env={"XDG_CACHE_HOME": str(tmp_path / "xdg")})
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert json.loads(p.stdout)["files"]["model.safetensors"]["cached"] is False
