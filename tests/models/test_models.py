@@ -251,7 +251,8 @@ def make_dir(tmp_path, name="MiniCPM-OCR-1.0", manifest=True):
     d = tmp_path / name
     d.mkdir()
     weight = os.urandom(100_000)
-    for n, data in {"config.json": b'{"model_type": "minicpm_ocr"}', "model.safetensors": weight, "tokenizer.json": b"{}",
+    for n, data in {"config.json": b'{"model_type": "minicpm_ocr"}', "model.safetensors": weight,
+                    "tokenizer.json": b"{}",
                     "preprocessor_config.json": b"{}", "chat_template.jinja": b"x"}.items():
         (d / n).write_bytes(data)
     if manifest:
@@ -583,7 +584,8 @@ def test_a_layout_tar_larger_than_the_free_disk_is_refused_whole(tmp_path, small
         info = tarfile.TarInfo("PP-DocLayoutV3_infer/inference.pdiparams")
         info.size = 16 << 20
         tf.addfile(info, io.BytesIO(bytes(info.size)))
-    with pytest.raises(OSError, match=r"not enough disk space at .*: unpacking bomb.tar.gz needs 16.0 MiB more, [78]\.\d MiB free"):
+    with pytest.raises(OSError, match=r"not enough disk space at .*: unpacking bomb.tar.gz needs 16.0 MiB more, "
+                                      r"[78]\.\d MiB free"):
         hostside.fetch_layout({"name": LAYOUT}, str(small_disk / LAYOUT), None, from_path=str(bomb))
     assert list(small_disk.iterdir()) == []
 
