@@ -451,17 +451,52 @@ def _partial_bytes(paths):
 LISTING_MAX = 32 << 20       # a hub's JSON answer (a file listing, repo info): far above any real one
 
 
+LOW_SPEED_BYTES, LOW_SPEED_WINDOW = 1024, 60.0    # as curl's --speed-limit / --speed-time
+
+
+class Pace(object):
+    """Ends a transfer that stays under LOW_SPEED_BYTES a second for LOW_SPEED_WINDOW seconds: a server
+    that drips a byte now and then resets the socket timeout with each one and would never time out."""
+
+    def __init__(self, what):
+        self.what, self.start, self.count = what, time.monotonic(), 0
+
+    def add(self, n):
+        self.count += n
+        now = time.monotonic()
+        if now - self.start >= LOW_SPEED_WINDOW:
+            if self.count < LOW_SPEED_BYTES * (now - self.start):
+                raise OSError("%s: less than %s a second for %g s; stopped" % (
+                    self.what, human_bytes(LOW_SPEED_BYTES), LOW_SPEED_WINDOW))
+            self.start, self.count = now, 0
+
+
+def read_chunks(resp, what, size=1 << 16):
+    """The body as it arrives (read1: whatever is there, not a full buffer), under Pace's speed floor."""
+    read = getattr(resp, "read1", None) or resp.read
+    pace = Pace(what)
+    while True:
+        chunk = read(size)
+        if not chunk:
+            return
+        pace.add(len(chunk))
+        yield chunk
+
+
 def read_bounded(resp, limit, what):
-    """A network body read whole only while it stays under `limit` bytes: a hostile or broken server
-    cannot make us hold more in memory (the announced length is refused before reading)."""
+    """A network body read whole only while it stays under `limit` bytes and above the speed floor: a
+    hostile or broken server cannot make us hold more in memory or wait forever (the announced length
+    is refused before reading)."""
     length = resp.headers.get("Content-Length") if getattr(resp, "headers", None) is not None else None
     if length and length.isdigit() and int(length) > limit:
         raise OSError("%s announces %s, more than the %s it may be" % (what, human_bytes(int(length)),
                                                                        human_bytes(limit)))
-    body = resp.read(limit + 1)
-    if len(body) > limit:
-        raise OSError("%s is larger than the %s it may be" % (what, human_bytes(limit)))
-    return body
+    body = bytearray()
+    for chunk in read_chunks(resp, what):
+        body += chunk
+        if len(body) > limit:
+            raise OSError("%s is larger than the %s it may be" % (what, human_bytes(limit)))
+    return bytes(body)
 
 
 def fetch_hf(spec, dest, endpoint=None, revision=None, offline=False, cache=None):
@@ -761,10 +796,7 @@ def download_resumable(url, part, target, headers=None, total=None, label=None, 
             progress.add(have)
         written = have
         with open(part, "ab" if have else "wb") as fh:
-            while True:
-                chunk = resp.read(1 << 20)
-                if not chunk:
-                    break
+            for chunk in read_chunks(resp, "%s (run again to resume)" % _mask(url), 1 << 20):
                 written += len(chunk)
                 if bound is not None and written > bound:
                     fh.close()

@@ -840,3 +840,44 @@ def test_a_deeply_nested_hash_cache_is_a_cold_cache(tmp_path):
     p = models(["--verify-only", "--path", str(d), "--json"], env={"XDG_CACHE_HOME": str(tmp_path / "xdg")})
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr[-2000:]
     assert json.loads(p.stdout)["files"]["model.safetensors"]["cached"] is False
+
+
+class Drip(__import__("loopback").LoopbackServer):
+    """Announces a megabyte and sends ten bytes every 0.05 s (a slow-drip server)."""
+
+    def handle(self, h, head):
+        import time
+
+        h.send_response(200)
+        h.send_header("Content-Length", str(1 << 20))
+        h.end_headers()
+        try:
+            for _ in range(2000):
+                h.wfile.write(b"0123456789")
+                h.wfile.flush()
+                time.sleep(0.05)
+        except OSError:
+            return
+
+
+@pytest.mark.parametrize("what", ["download", "listing"])
+def test_a_slow_drip_is_stopped_at_the_speed_floor(tmp_path, monkeypatch, what):
+    """Socket timeouts never fire while a byte arrives now and then: a transfer under the speed floor
+    for the window is stopped (the download keeps its .part for a resume)."""
+    import time
+
+    from ocrdeploy.models import hostside
+
+    monkeypatch.setattr(hostside, "LOW_SPEED_WINDOW", 0.5)
+    started = time.monotonic()
+    with Drip() as server:
+        if what == "download":
+            part = tmp_path / "w.part"
+            with pytest.raises(OSError, match=r"\(run again to resume\): less than 1.0 KiB a second for 0.5 s; "
+                                              r"stopped"):
+                hostside.download_resumable(server.url + "/w", str(part), str(tmp_path / "w"))
+            assert part.stat().st_size > 0 and not (tmp_path / "w").exists()
+        else:
+            with pytest.raises(OSError, match=r"listing of x/y: less than 1.0 KiB a second for 0.5 s; stopped"):
+                hostside.modelscope_listing(server.url, "x/y", "master", 5)
+    assert time.monotonic() - started < 10
