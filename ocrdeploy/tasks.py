@@ -222,7 +222,8 @@ def install(c, host=None, group=None, inventory=None, recipe=None, check=False, 
     "verify-only": "Verify a local model directory (--path), without any network; exit 0/1/2",
     "path": "With --verify-only: the model directory",
     "manifest": "A release_manifest.json to verify against (default: the one in the model directory)",
-    "kind": "With --verify-only: main, draft, layout or deepseek (default: guessed from the directory)",
+    "kind": "With --verify-only: main, draft, layout or deepseek (default: the --model's, else read from the "
+            "directory's config.json or Paddle files)",
     "rehash": "Hash every file again instead of trusting the cache of unchanged files",
     "check": "Show what would be fetched and verified; run nothing",
     "layout-url": "Where to get PP-DocLayoutV3_infer.tar (default: the guide's URL)",
@@ -240,7 +241,9 @@ def models(c, host=None, group=None, inventory=None, model=None, source=None, fr
     if verify_only:
         if not path:
             raise UsageError("--verify-only needs --path DIR")
-        code = verify_local(path, manifest, kind, rehash, json)
+        if model and len(model) > 1:
+            raise UsageError("--verify-only checks one directory: give at most one --model")
+        code = verify_local(path, manifest, kind, rehash, json, model=model[0] if model else None)
     else:
         if path:
             raise UsageError("--path goes with --verify-only")

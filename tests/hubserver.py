@@ -15,7 +15,9 @@ against this server and read in modelscope_hub/_legacy_api.py and _download.py):
       as the real site's CDN does; a small git file is served in place and ignores Range.
 Behaviours a test can switch on per file, for both APIs: drop the connection half way the
 first time (an interrupted download), always send fewer bytes than announced (truncation),
-advertise a sha256 other than the bytes served (a corrupted upload), send slowly.
+advertise a sha256 other than the bytes served (a corrupted upload), send slowly; and for
+ModelScope, list more files from the second listing on than in the first (a server that answers
+the name check cleanly and the downloader with hostile names).
 `apis` chooses which of the two a server answers (the other's routes are 404).
 """
 
@@ -40,6 +42,10 @@ class Repo:
     truncate: set = field(default_factory=set)          # names always served short
     advertise_size: dict = field(default_factory=dict)  # name -> size announced instead of the real one
     slow: set = field(default_factory=set)               # names sent in small pieces with pauses
+    hold: dict = field(default_factory=dict)            # name -> threading.Event: half the body, then wait for it
+    redirect: dict = field(default_factory=dict)        # name -> URL its GET (not HEAD) is sent to with a 302
+    listed_later: dict = field(default_factory=dict)    # name -> bytes: in every ModelScope listing but the first
+    listings: int = 0                                   # ModelScope listings answered so far
 
 
 def sha256(data: bytes) -> str:
@@ -51,13 +57,15 @@ def blob_id(data: bytes) -> str:
 
 
 class HubServer(LoopbackServer):
-    def __init__(self, repos: dict, static: dict | None = None, apis=("hf", "modelscope")):
+    def __init__(self, repos: dict, static: dict | None = None, apis=("hf", "modelscope"), host="127.0.0.1"):
         self.repos = repos
         self.apis = tuple(apis)
         self.static = static or {}      # path -> bytes, served with Range support (the layout tar)
         self.requests: list = []
+        self.raw_paths: list = []       # with the query: ModelScope names its files in FilePath=
+        self.authorization: list = []   # (path, the Authorization header or None) of every request
         self.dropped: set = set()
-        super().__init__()
+        super().__init__(host)
 
     # ---------------------------------------------------------------- routes
     def siblings(self, repo: Repo):
@@ -75,6 +83,8 @@ class HubServer(LoopbackServer):
         url = urlparse(h.path)
         path = unquote(url.path)
         self.requests.append((h.command, path, h.headers.get("Range")))
+        self.raw_paths.append(h.path)
+        self.authorization.append((path, h.headers.get("Authorization")))
         if path.startswith(("/api/v1/", "/oss/")):
             if "modelscope" in self.apis:
                 return self.modelscope(h, path, parse_qs(url.query), head)
@@ -110,13 +120,21 @@ class HubServer(LoopbackServer):
             if name not in repo.files:
                 return self.send_json(h, 404, {"error": "Entry not found"}, head,
                                       extra={"X-Error-Code": "EntryNotFound"})
+            if name in repo.redirect and not head:
+                h.send_response(302)
+                h.send_header("Location", repo.redirect[name])
+                h.send_header("Content-Length", "0")
+                h.end_headers()
+                return
             return self.send_file(h, repo, name, head)
         return self.send_json(h, 404, {"error": f"no route {path}"}, head)
 
     # ---------------------------------------------------------------- ModelScope
     def ms_files(self, repo: Repo):
         out = []
-        for name, data in sorted(repo.files.items()):
+        files = dict(repo.files, **(repo.listed_later if repo.listings else {}))
+        repo.listings += 1
+        for name, data in sorted(files.items()):
             out.append({"CommitMessage": "release", "CommittedDate": 1760832000, "CommitterName": "ocrdeploy-tests",
                         "Id": blob_id(data), "IsLFS": name in repo.lfs, "Mode": "33188",
                         "Name": name.rsplit("/", 1)[-1], "Path": name, "Revision": repo.commit,
@@ -146,6 +164,9 @@ class HubServer(LoopbackServer):
         if m.group(2):
             return self.ms_reply(h, 200, {"Files": self.ms_files(repo), "IsVisual": 0}, head)
         name = (query.get("FilePath") or [""])[0]
+        if name in repo.listed_later and repo.listings > 1:
+            return self.send_file(h, Repo({name: repo.listed_later[name]}, lfs=set()), name, head, ranges=False,
+                                  hf=False)
         if name not in repo.files:
             return self.ms_reply(h, 404, None, head, f"file {name} not found")
         if name in repo.lfs:
@@ -200,6 +221,12 @@ class HubServer(LoopbackServer):
                 h.connection.shutdown(2)
             except OSError:
                 pass
+            return
+        if name in repo.hold:
+            h.wfile.write(sent[: len(sent) // 2])
+            h.wfile.flush()
+            repo.hold[name].wait(120)
+            h.wfile.write(sent[len(sent) // 2:])
             return
         if name in repo.slow:
             import time

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class LoopbackServer:
     url_path = ""            # what follows host:port in self.url
 
-    def __init__(self):
+    def __init__(self, host="127.0.0.1"):
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -26,9 +26,9 @@ class LoopbackServer:
             def do_GET(self):
                 server.handle(self, head=False)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = ThreadingHTTPServer((host, 0), Handler)
         self.httpd.handle_error = lambda *a: None
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}{self.url_path}"
+        self.url = f"http://{host}:{self.httpd.server_address[1]}{self.url_path}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     def handle(self, h, head: bool):

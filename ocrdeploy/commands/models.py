@@ -11,23 +11,37 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..models import hostside
-from ..models.catalog import MODELS, ModelSpec
+from ..models.catalog import DEFAULT_SET, LAYOUT_URL, MODELS, ModelSpec
 
 VERIFY_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ocrdeploy" / "hash-cache.json"
 
 
-def guess_kind(path: Path) -> str:
-    names = {p.name for p in path.iterdir()} if path.is_dir() else set()
-    if any(n.endswith(".pdiparams") for n in names) or "Layout" in path.name:
-        return "layout"
-    if path.name.endswith("-DSpark"):
-        return "draft"
-    if "DeepSeek" in path.name:
-        return "deepseek"
-    return "main"
+KINDS = ("main", "draft", "layout", "deepseek")
 
 
-def verify_only(path: str, manifest: str | None, kind: str | None, rehash: bool, as_json: bool) -> int:
+def kind_from_content(path: Path) -> tuple[str | None, str]:
+    """Which model a directory holds, from what it holds (never from its name: a draft copied into
+    `draftcopy/` is still a draft): (kind, the evidence) or (None, why it cannot be told)."""
+    names = {p.name for p in path.iterdir()}
+    if any(n.endswith(".pdiparams") for n in names) or "inference.yml" in names:
+        return "layout", "Paddle inference files"
+    cfg = path / "config.json"
+    if not cfg.is_file():
+        return None, "no config.json"
+    data, err = hostside.read_manifest(str(cfg))
+    if err or data is None:
+        return None, err or "no config.json"
+    model_type = data.get("model_type")
+    archs = data.get("architectures") if isinstance(data.get("architectures"), list) else []
+    said = " ".join(str(x) for x in [model_type, *archs]).lower()
+    for kind, marks in (("draft", ("dspark", "draft")), ("deepseek", ("deepseek",)), ("main", ("minicpm",))):
+        if any(m in said for m in marks):
+            return kind, f"config.json model_type {model_type!r}"
+    return None, f"config.json model_type {model_type!r} names none of them"
+
+
+def verify_only(path: str, manifest: str | None, kind: str | None, rehash: bool, as_json: bool,
+                model: str | None = None) -> int:
     """Exit 0 verified, 1 mismatch or missing, 2 input error."""
     root = Path(path).expanduser()
     if not root.exists():
@@ -38,17 +52,25 @@ def verify_only(path: str, manifest: str | None, kind: str | None, rehash: bool,
         m = Path(manifest).expanduser()
         if not m.exists():
             raise UsageError(f"{m}: manifest not found")
-        if not m.is_file():
-            raise UsageError(f"{m}: the manifest is not a regular file")
-        try:
-            if not isinstance(_json.loads(m.read_text()), dict):
-                raise ValueError("not a JSON object")
-        except ValueError as exc:
-            raise UsageError(f"{m}: not a valid manifest ({exc})")
-    kind = kind or guess_kind(root)
-    if kind not in ("main", "draft", "layout", "deepseek"):
+        data, err = hostside.read_manifest(str(m))
+        if err:
+            raise UsageError(f"--manifest {err}")
+    if model is not None:
+        if model not in MODELS:
+            raise UsageError(f"--model {model!r}: choose {', '.join(MODELS)}")
+        if kind is not None and kind != MODELS[model].kind:
+            raise UsageError(f"--model {model} is a {MODELS[model].kind} model, not --kind {kind}: give one of them")
+        kind, source = MODELS[model].kind, f"--model {model}"
+    elif kind is not None:
+        source = "--kind"
+    else:
+        kind, source = kind_from_content(root)
+        if kind is None:
+            raise UsageError(f"{root}: cannot tell which model this is ({source}): name it with --model NAME "
+                             f"or --kind {'|'.join(KINDS)}")
+    if kind not in KINDS:
         raise UsageError(f"--kind {kind!r}: choose main, draft, layout or deepseek")
-    spec = next((s for s in MODELS.values() if s.kind == kind), None)
+    spec = MODELS[model] if model else next(s for s in MODELS.values() if s.kind == kind)
     bar = _HashBar(enabled=not as_json and sys.stderr.isatty())
     hostside.progress_hook = bar.update
     try:
@@ -58,6 +80,7 @@ def verify_only(path: str, manifest: str | None, kind: str | None, rehash: bool,
     finally:
         bar.close()
         hostside.progress_hook = hostside._print_progress
+    result["kind_from"] = source
     if as_json:
         print(_json.dumps(result, indent=2))
     else:
@@ -66,7 +89,7 @@ def verify_only(path: str, manifest: str | None, kind: str | None, rehash: bool,
         from ..provision.report import console
 
         con = console()
-        con.print(f"[bold]{escape(str(root))}[/bold] [dim]({kind})[/dim]")
+        con.print(f"[bold]{escape(str(root))}[/bold] [dim](checked as {kind}, from {escape(source)})[/dim]")
         for name, f in result["files"].items():
             src = ", ".join(f["checked_against"])
             con.print(f"  {escape(name)}  {f['sha256']}  [dim]vs {escape(src)}{' (cached)' if f['cached'] else ''}"
@@ -121,7 +144,7 @@ def run_models(*, host, group, inventory, names, source, from_path, via_controll
     run_id = time.strftime("%Y%m%d-%H%M%S")
 
     def one(conn, h):
-        staged = stage_via_controller(conn, h, names, source, endpoint, con) if via_controller else None
+        staged = stage_via_controller(conn, h, names, source, endpoint, con, layout_url) if via_controller else None
         plan = build_models_plan(h.vars, names=names, source=source, from_path=from_path, manifest=manifest,
                                  rehash=rehash, layout_url=layout_url, endpoint=endpoint, staged=staged)
         return Applier(conn, h, plan.steps, h.vars, check=check, force=rehash, verbose=verbose >= 2, run_id=run_id,
@@ -142,21 +165,24 @@ def run_models(*, host, group, inventory, names, source, from_path, via_controll
     return 1 if failed else 0
 
 
-def stage_via_controller(conn, host, names, source, endpoint, con) -> dict:
-    """Download on the controller, copy to the host; the host then verifies what arrived."""
+def stage_via_controller(conn, host, names, source, endpoint, con, layout_url=None) -> dict:
+    """Download on the controller, copy to the host; the host then verifies what arrived.
+
+    Every model asked for (without --model: the default set, the layout tarball included) comes this
+    way: the option is for hosts that must not or cannot reach the hub, so none is left to the host."""
     if (source or host.vars.get("model_source") or "hf") != "hf":
         raise UsageError("--via-controller downloads from Hugging Face only")
     cache = Path.home() / ".cache" / "ocrdeploy" / "models"
     staged = {}
     facts = _workdir(conn, host)
-    for n in names or ():
+    for n in names or DEFAULT_SET:
         spec: ModelSpec = MODELS[n]
-        if spec.kind == "layout":
-            continue
         local = cache / n
         job = {"spec": {"name": n, "kind": spec.kind, "repo": spec.hf_repo, "required": list(spec.required),
                         "weight": spec.weight}, "dest": str(local), "source": "hf",
                "endpoint": endpoint or host.vars.get("hf_endpoint")}
+        if spec.kind == "layout":
+            job.update(source="url", url=layout_url or host.vars.get("layout_url") or LAYOUT_URL)
         bar = _HashBar(enabled=sys.stderr.isatty())
         hostside.progress_hook = bar.update      # progress here goes to our terminal, not into stdout
         try:

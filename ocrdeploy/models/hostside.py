@@ -11,6 +11,7 @@ the GIL, so several files hash at once on several cores.  A digest is cached by
 (path, size, mtime_ns, inode): an unchanged file is not read again unless asked.
 """
 
+import copy
 import hashlib
 import json
 import os
@@ -86,7 +87,7 @@ def load_cache(path):
         with open(path) as fh:
             data = json.load(fh)
         return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):     # ours, but a file on disk all the same
         return {}
 
 
@@ -95,12 +96,65 @@ def save_cache(path, data):
         return
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = "%s.%d.tmp" % (path, os.getpid())
-        with open(tmp, "w") as fh:
-            json.dump(data, fh)
-        os.replace(tmp, path)
+        write_replace(path, lambda fh: json.dump(data, fh))
     except OSError:
-        pass
+        pass       # a cache: without it the next run hashes again
+
+
+def write_replace(path, write):
+    """Write `path` whole or not at all: into PATH.PID.tmp, then renamed over it; a failed write (a full
+    disk) removes its temporary file rather than leaving it behind."""
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    try:
+        with open(tmp, "w") as fh:
+            write(fh)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+class model_lock(object):
+    """One fetch of a model directory at a time on a host: a second `inv models` of the same model waits
+    for the first (saying whom it waits for) instead of both writing the same .part files."""
+
+    def __init__(self, dest, name):
+        self.path = os.path.join(os.path.dirname(dest), ".%s.lock" % os.path.basename(dest))
+        self.name, self.dest, self.fd = name, dest, None
+
+    def __enter__(self):
+        import fcntl
+
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except (BlockingIOError, PermissionError):
+            holder = os.pread(self.fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
+            sys.stderr.write("%s: waiting for %s, which is fetching it into %s\n" % (self.name, holder, self.dest))
+            sys.stderr.flush()
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX)
+            except BaseException:
+                os.close(self.fd)
+                raise
+        try:                      # who holds it, for the next one to say; a full disk only loses the note
+            os.ftruncate(self.fd, 0)
+            os.pwrite(self.fd, ("pid %d (inv models, since %s)" % (os.getpid(), time.strftime("%H:%M:%S"))).encode(),
+                      0)
+        except OSError:
+            pass
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            os.ftruncate(self.fd, 0)
+        except OSError:
+            pass
+        os.close(self.fd)         # closing releases the lock
 
 
 def hash_files(paths, cache_path=None, rehash=False, workers=None, label="sha256"):
@@ -194,14 +248,25 @@ def _pattern(name):
 
 
 # ------------------------------------------------------------------ verification
+MANIFEST_MAX = 4 << 20     # a release_manifest.json: a name -> sha256 map for a few hundred files is ~50 KB
+
+
 def read_manifest(path):
+    """(the manifest, None), (None, None) when there is none, or (None, what is wrong in one line): read
+    only when it is a regular file under MANIFEST_MAX, and nesting too deep for the parser is said so."""
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):       # a FIFO would block the read forever
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):       # a FIFO would block the read forever
             return None, "%s: not a regular file" % path
+        if st.st_size > MANIFEST_MAX:
+            return None, "%s: %s, more than the %s a manifest may be" % (path, human_bytes(st.st_size),
+                                                                         human_bytes(MANIFEST_MAX))
         with open(path) as fh:
-            data = json.load(fh)
+            data = json.loads(fh.read(MANIFEST_MAX + 1))
     except FileNotFoundError:
         return None, None
+    except RecursionError:
+        return None, "%s: unreadable manifest (nested too deeply)" % path
     except (OSError, ValueError) as exc:
         return None, "%s: unreadable manifest (%s)" % (path, exc)
     if not isinstance(data, dict):
@@ -356,14 +421,82 @@ class Watch(object):
         self.thread.join()
 
 
-def check_space(dest, needed):
+def check_space(dest, needed, what="the download"):
     probe = dest
     while not os.path.exists(probe):
         probe = os.path.dirname(probe)
     free = shutil.disk_usage(probe).free
     if needed > free:
-        raise OSError(28, "not enough disk space at %s: the download needs %.1f GiB more, %.1f GiB free" % (
-            probe, needed / 2.0 ** 30, free / 2.0 ** 30))
+        raise OSError(28, "not enough disk space at %s: %s needs %s more, %s free" % (
+            probe, what, human_bytes(needed), human_bytes(free)))
+
+
+def human_bytes(n):
+    """A size as a person reads it: GiB for the large ones, MiB, KiB or bytes for the small ones (never 0.0 GiB)."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            return "%.1f %s" % (n / float(1 << shift), unit)
+    return "%d bytes" % n
+
+
+def _partial_bytes(paths):
+    """The bytes a previous run left in partial files that a resume keeps (the disk check credits them)."""
+    total = 0
+    for p in paths:
+        if p and os.path.isfile(p):
+            total += os.path.getsize(p)
+    return total
+
+
+LISTING_MAX = 32 << 20       # a hub's JSON answer (a file listing, repo info): far above any real one
+
+
+LOW_SPEED_BYTES, LOW_SPEED_WINDOW = 1024, 60.0    # as curl's --speed-limit / --speed-time
+
+
+class Pace(object):
+    """Ends a transfer that stays under LOW_SPEED_BYTES a second for LOW_SPEED_WINDOW seconds: a server
+    that drips a byte now and then resets the socket timeout with each one and would never time out."""
+
+    def __init__(self, what):
+        self.what, self.start, self.count = what, time.monotonic(), 0
+
+    def add(self, n):
+        self.count += n
+        now = time.monotonic()
+        if now - self.start >= LOW_SPEED_WINDOW:
+            if self.count < LOW_SPEED_BYTES * (now - self.start):
+                raise OSError("%s: less than %s a second for %g s; stopped" % (
+                    self.what, human_bytes(LOW_SPEED_BYTES), LOW_SPEED_WINDOW))
+            self.start, self.count = now, 0
+
+
+def read_chunks(resp, what, size=1 << 16):
+    """The body as it arrives (read1: whatever is there, not a full buffer), under Pace's speed floor."""
+    read = getattr(resp, "read1", None) or resp.read
+    pace = Pace(what)
+    while True:
+        chunk = read(size)
+        if not chunk:
+            return
+        pace.add(len(chunk))
+        yield chunk
+
+
+def read_bounded(resp, limit, what):
+    """A network body read whole only while it stays under `limit` bytes and above the speed floor: a
+    hostile or broken server cannot make us hold more in memory or wait forever (the announced length
+    is refused before reading)."""
+    length = resp.headers.get("Content-Length") if getattr(resp, "headers", None) is not None else None
+    if length and length.isdigit() and int(length) > limit:
+        raise OSError("%s announces %s, more than the %s it may be" % (what, human_bytes(int(length)),
+                                                                       human_bytes(limit)))
+    body = bytearray()
+    for chunk in read_chunks(resp, what):
+        body += chunk
+        if len(body) > limit:
+            raise OSError("%s is larger than the %s it may be" % (what, human_bytes(limit)))
+    return bytes(body)
 
 
 def fetch_hf(spec, dest, endpoint=None, revision=None, offline=False, cache=None):
@@ -393,7 +526,8 @@ def fetch_hf(spec, dest, endpoint=None, revision=None, offline=False, cache=None
     have = sum(os.path.getsize(paths[n][0]) for n in sizes
                if os.path.isfile(paths[n][0]) and os.path.getsize(paths[n][0]) == sizes[n])
     total = sum(v for v in sizes.values() if v)
-    check_space(dest, total - have)
+    check_space(dest, total - have - _partial_bytes(paths[n][1] for n in lfs if not (
+        os.path.isfile(paths[n][0]) and os.path.getsize(paths[n][0]) == sizes[n])))
     with Watch("download:" + spec["name"], dest, total, 0):
         # The large (LFS) files first, through a .part file that the next run resumes: the hub client
         # downloads into a per-process temporary file, so an interrupted run would start them over.
@@ -442,16 +576,20 @@ def modelscope_listing(endpoint, model_id, revision, timeout):
     """The file list the modelscope client asks for first (GET .../repo/files): {path: (size, sha256)}."""
     from urllib.parse import quote, urlencode
 
+    where = _mask(endpoint or MS_DEFAULT)
     url = "%s/api/v1/models/%s/repo/files?%s" % ((endpoint or MS_DEFAULT).rstrip("/"), quote(model_id),
                                                   urlencode({"Revision": revision, "Recursive": "True"}))
     with _urlopen(url, timeout) as resp:
-        body = json.loads(resp.read().decode("utf-8"))
+        body = json.loads(read_bounded(resp, LISTING_MAX, "the ModelScope listing of %s" % model_id))
     data = body.get("Data", body) if isinstance(body, dict) else body
     files = data.get("Files") if isinstance(data, dict) else data
     if not isinstance(files, list):
-        raise OSError("%s: ModelScope at %s sent no file list" % (model_id, _mask(endpoint or MS_DEFAULT)))
+        raise OSError("%s: ModelScope at %s sent no file list" % (model_id, where))
     out, commit = {}, None
-    for f in files:
+    for i, f in enumerate(files):
+        bad = _listing_entry_problem(f)
+        if bad:
+            raise OSError("%s: ModelScope at %s sent an unusable file list: entry %d %s" % (model_id, where, i, bad))
         if (f.get("Type") or "blob") == "tree" or not f.get("Path"):
             continue
         out[f["Path"]] = (f.get("Size"), (f.get("Sha256") or "").lower() or None)
@@ -459,33 +597,55 @@ def modelscope_listing(endpoint, model_id, revision, timeout):
     return out, commit
 
 
+def _listing_entry_problem(f):
+    """What is wrong with one entry of a ModelScope listing, in words (None when it is usable)."""
+    if not isinstance(f, dict):
+        return "is a %s, not an object with Path, Size and Sha256" % type(f).__name__
+    for key, kinds, what in (("Path", str, "a file name"), ("Type", str, "a string"),
+                             ("Revision", str, "a string"), ("Sha256", str, "a sha256")):
+        if f.get(key) is not None and not isinstance(f[key], kinds):
+            return "has %s %r, not %s" % (key, f[key], what)
+    size = f.get("Size")
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 0):
+        return "has Size %r, not a number of bytes" % (size,)
+    sha = f.get("Sha256")
+    if sha and not _is_sha256(sha):
+        return "has Sha256 %r, not 64 hex digits" % (sha,)
+    return None
+
+
 def fetch_modelscope(spec, dest, model_id, endpoint=None, revision=None, listing=None):
-    """The real modelscope client's snapshot_download into dest, as `modelscope download --model ID
-    --local_dir DIR` does (seed 000 3.4): it resumes a partial `.incomplete` file with a Range request
-    and checks each file's size and sha256 against the listing itself.  The listing (ours, the same
-    request) gives the sizes for the disk check and the sha256 for our own verification."""
+    """Each file of the listing ocrdeploy checked, one by one, through the modelscope client's per-file
+    download (modelscope_hub's HubApi.download_file, the one `modelscope download --model ID FILE` uses):
+    it resumes a partial `.incomplete` file with a Range request and checks the size and sha256 we pass
+    it.  The client's snapshot_download would fetch the listing again and write whatever names that
+    second answer holds (modelscope_hub 0.5.1 joins them to local_dir unchecked), so it is not used:
+    the names written are the names checked."""
     revision = revision or "master"
-    if endpoint:
-        os.environ["MODELSCOPE_ENDPOINT"] = endpoint    # the client's own setting (modelscope_hub/config.py)
     files, commit = listing or modelscope_listing(endpoint, model_id, revision, 60)
-    for name in files:                 # the client writes the names it is given: refuse before it starts
-        inside(dest, name)
+    paths = {name: inside(dest, name) for name in files}   # refused before the first byte is written
     sizes = {n: s for n, (s, _) in files.items()}
     shas = {n: h for n, (_, h) in files.items() if h}
     os.makedirs(dest, exist_ok=True)
-    have = sum(sizes[n] for n in sizes if sizes[n] and os.path.isfile(os.path.join(dest, n))
-               and os.path.getsize(os.path.join(dest, n)) == sizes[n])
+    have = sum(sizes[n] for n in sizes if sizes[n] and os.path.isfile(paths[n])
+               and os.path.getsize(paths[n]) == sizes[n])
     total = sum(v for v in sizes.values() if v)
-    check_space(dest, total - have)
-    import modelscope
-    from modelscope.hub.snapshot_download import snapshot_download
+    check_space(dest, total - have - _partial_bytes(p + ".incomplete" for n, p in paths.items() if sizes[n]))
+    import modelscope_hub
+    from modelscope_hub import HubApi
 
-    version = tuple(int(x) for x in re.findall(r"\d+", getattr(modelscope, "__version__", "0"))[:2])
-    if endpoint and version < (1, 38):
-        raise OSError("modelscope %s reads no MODELSCOPE_ENDPOINT (1.38 or later does): upgrade it, or leave "
-                      "modelscope_endpoint unset" % modelscope.__version__)
+    version = tuple(int(x) for x in re.findall(r"\d+", getattr(modelscope_hub, "__version__", "0"))[:2])
+    if version < (0, 5):
+        raise OSError("modelscope-hub %s has no checked per-file download (0.5 or later has): upgrade it"
+                      % modelscope_hub.__version__)
+    api = HubApi(endpoint=endpoint) if endpoint else HubApi()
     with Watch("download:" + spec["name"], dest, total, 0):
-        snapshot_download(model_id, revision=revision, local_dir=dest)
+        for name in sorted(files):
+            got = api.download_file(model_id, "model", name, revision=revision, local_dir=dest,
+                                    expected_sha256=shas.get(name), file_size=sizes.get(name))
+            if os.path.realpath(str(got)) != os.path.realpath(paths[name]):
+                raise UnsafeName("refusing %s: the client wrote %s to %s, not to %s" % (model_id, name, got,
+                                                                                       paths[name]))
     emit("download:" + spec["name"], total, total)
     return {"lfs": shas, "sizes": sizes, "commit": commit or revision, "hub_label": "ModelScope listing"}
 
@@ -496,12 +656,43 @@ def source_label(m):
     return "%s %s" % (m["source"], _mask(where)) if where else m["source"]
 
 
+def resolve_within(host, port, timeout):
+    """getaddrinfo with a deadline: socket timeouts do not cover the name lookup, so a resolver that
+    hangs would hold a probe (and the whole source: auto run) for as long as it likes.  The lookup runs
+    in a daemon thread that is left behind when it overruns."""
+    import socket
+
+    box = {}
+
+    def work():
+        try:
+            box["addrs"] = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+        except Exception as exc:  # noqa: BLE001 - handed to the caller as it is
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name="resolve " + host)
+    worker.daemon = True
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise OSError("no answer within %g s (the name lookup of %s did not end)" % (timeout, host))
+    if "error" in box:
+        raise box["error"]
+    return box["addrs"]
+
+
 def probe(m, spec, timeout):
     """Whether a source answers for this model, with a short timeout: (True, its ModelScope listing or
     None) or (False, why).  A 404 means the source is up but does not hold the model."""
     import urllib.error
+    from urllib.parse import urlsplit
 
+    url = {"modelscope": m.get("endpoint") or MS_DEFAULT, "hf": m.get("endpoint") or HF_DEFAULT}.get(
+        m["source"], m.get("url"))
     try:
+        u = urlsplit(url or "")
+        if u.hostname:
+            resolve_within(u.hostname, u.port or 443, timeout)
         if m["source"] == "modelscope":
             return True, modelscope_listing(m.get("endpoint"), m["model_id"], m.get("revision") or "master", timeout)
         if m["source"] == "hf":
@@ -544,9 +735,41 @@ def fetch_auto(m, spec, dest, cache, result):
     raise OSError("no source answered for %s (%s)" % (spec["name"], "; ".join(result["probes"]) or "none to try"))
 
 
-def download_resumable(url, part, target, headers=None, total=None, label=None):
+def _origin(url):
+    from urllib.parse import urlsplit
+
+    u = urlsplit(url)
+    return u.scheme.lower(), (u.hostname or "").lower(), u.port or {"http": 80, "https": 443}.get(u.scheme.lower())
+
+
+def _opener():
+    """urllib's opener, but a redirect to another scheme, host or port carries no credential: urllib
+    copies every header onto the redirected request, so a hub's 302 to its CDN (or anywhere a hostile
+    hub likes) would otherwise receive the host's HF token.  huggingface_hub drops it the same way."""
+    import urllib.request
+
+    class Redirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, req, fp, code, msg, headers, newurl):
+            new = urllib.request.HTTPRedirectHandler.redirect_request(self, req, fp, code, msg, headers, newurl)
+            if new is not None and _origin(newurl) != _origin(req.full_url):
+                for name in list(new.headers):
+                    if name.lower() in ("authorization", "cookie", "proxy-authorization"):
+                        del new.headers[name]
+            return new
+
+    return urllib.request.build_opener(Redirect)
+
+
+NET_TIMEOUT = 60     # seconds a download may wait for the next bytes before it is an error
+
+
+def download_resumable(url, part, target, headers=None, total=None, label=None, limit=None):
     """HTTP(S) download into `part`, resumed with a Range request when a previous run left one,
-    then moved into place as `target` only when complete."""
+    then moved into place as `target` only when complete.
+
+    No more bytes than expected are ever written: the size the hub listed (`total`), else the
+    announced Content-Length, else `limit`; a server that sends more (an endless body, file:///dev/zero
+    announcing 0) is cut off and its partial file removed, since resuming it would only add to it."""
     import urllib.request
 
     os.makedirs(os.path.dirname(part), exist_ok=True)
@@ -557,43 +780,96 @@ def download_resumable(url, part, target, headers=None, total=None, label=None):
     if have:
         hdrs["Range"] = "bytes=%d-" % have
     req = urllib.request.Request(url, headers=hdrs)
-    with urllib.request.urlopen(req, timeout=60) as resp:
-        if have and resp.status != 206:
+    with _opener().open(req, timeout=NET_TIMEOUT) as resp:
+        if have and getattr(resp, "status", None) != 206:
             have = 0                       # the server ignored the range: start again
         if total is None:
-            total = have + int(resp.headers.get("Content-Length") or 0)
-        check_space(os.path.dirname(target), total - have)
-        progress = Throttle(label, total) if label else None
+            length = resp.headers.get("Content-Length")
+            total = have + int(length) if length and length.strip().isdigit() else None
+        if limit is not None and total is not None and total > limit:
+            raise OSError("%s: the download is %s, more than the %s it may be" % (
+                _mask(url), human_bytes(total), human_bytes(limit)))
+        bound = total if total is not None else limit
+        check_space(os.path.dirname(target), (bound or 0) - have)
+        progress = Throttle(label, bound or 0) if label else None
         if progress:
             progress.add(have)
+        written = have
         with open(part, "ab" if have else "wb") as fh:
-            while True:
-                chunk = resp.read(1 << 20)
-                if not chunk:
-                    break
+            for chunk in read_chunks(resp, "%s (run again to resume)" % _mask(url), 1 << 20):
+                written += len(chunk)
+                if bound is not None and written > bound:
+                    fh.close()
+                    os.unlink(part)
+                    raise OSError("%s: the server sent more than the %s %s; stopped and removed the partial "
+                                  "file" % (_mask(url), human_bytes(bound), "expected" if total is not None
+                                            else "a download may be"))
                 fh.write(chunk)
                 if progress:
                     progress.add(len(chunk))
-    if total and os.path.getsize(part) != total:
+    if total is not None and os.path.getsize(part) != total:
         raise OSError("%s: truncated download (%d of %d bytes); run again to resume" % (
-            url, os.path.getsize(part), total))
+            _mask(url), os.path.getsize(part), total))
     os.replace(part, target)
 
 
-def fetch_url(url, target, label):
-    download_resumable(url, target + ".part", target, label=label)
+def fetch_url(url, target, label, limit=None):
+    download_resumable(url, target + ".part", target, label=label, limit=limit)
 
 
-def safe_extract(tar_path, dest_parent):
-    """Extract a tar refusing absolute paths, '..' and links that leave the target."""
+LAYOUT_MAX = 2 << 30       # the layout tarball, and what it unpacks to (the real PP-DocLayoutV3_infer.tar: ~130 MB)
+TAR_MEMBERS_MAX = 10000
+
+
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _as_ours(member, umask):
+    """The member as we write it: our owner, the umask's modes (no setuid, setgid, sticky or group/other
+    write from the tar), whatever the tar says; tarfile as root would otherwise apply both."""
+    m = copy.copy(member)
+    m.uid, m.gid, m.uname, m.gname = os.getuid(), os.getgid(), "", ""
+    if m.isdir():
+        m.mode = 0o777 & ~umask
+    else:
+        m.mode = (0o777 if member.mode & 0o100 else 0o666) & ~umask
+    return m
+
+
+def safe_extract(tar_path, dest_parent, limit=None):
+    """Extract a tar refusing absolute paths, '..' and links that leave the target, with our owner
+    and the umask's modes, and only while what it unpacks to stays under `limit` and fits on the disk:
+    the headers are read (and counted) before anything is written, so a gzip bomb is refused whole."""
+    limit = LAYOUT_MAX if limit is None else limit
     with tarfile.open(tar_path) as tf:
-        members = tf.getmembers()
+        members, total = [], 0
+        for m in tf:
+            members.append(m)
+            total += m.size if m.isreg() else 0
+            if len(members) > TAR_MEMBERS_MAX:
+                raise OSError("%s: more than %d members; refusing it" % (tar_path, TAR_MEMBERS_MAX))
+            if total > limit:
+                raise OSError("%s unpacks to more than %s, the most a layout model may be; refusing it" % (
+                    tar_path, human_bytes(limit)))
         root = os.path.realpath(dest_parent)
         for m in members:
             target = os.path.realpath(os.path.join(dest_parent, m.name))
             if not (target == root or target.startswith(root + os.sep)) or m.issym() or m.islnk() or m.isdev():
                 raise OSError("%s: refusing unsafe member %r" % (tar_path, m.name))
-        tf.extractall(dest_parent, members=members)
+        check_space(dest_parent, total, "unpacking %s" % os.path.basename(tar_path))
+        umask = _umask()
+        ours = [_as_ours(m, umask) for m in members]
+        if hasattr(tarfile, "data_filter"):      # Python 3.12, 3.11.4, 3.10.12 and later: its checks too
+            def keep_ours(member, path):
+                checked = tarfile.data_filter(member, path)
+                return checked.replace(mode=member.mode, deep=False) if checked is not None else None
+
+            tf.extractall(dest_parent, members=ours, filter=keep_ours)
+        else:
+            tf.extractall(dest_parent, members=ours)
 
 
 def fetch_layout(spec, dest, url, from_path=None):
@@ -606,16 +882,20 @@ def fetch_layout(spec, dest, url, from_path=None):
             return {"lfs": {}, "sizes": {}, "commit": None}
         tar_path = from_path
     else:
-        fetch_url(url, tar_path, "download:" + spec["name"])
+        fetch_url(url, tar_path, "download:" + spec["name"], limit=LAYOUT_MAX)
     tmp = dest + ".extracting"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
-    safe_extract(tar_path, tmp)
-    entries = os.listdir(tmp)
-    inner = os.path.join(tmp, entries[0]) if len(entries) == 1 and os.path.isdir(os.path.join(tmp, entries[0])) else tmp
-    shutil.rmtree(dest, ignore_errors=True)
-    os.replace(inner, dest)
-    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        safe_extract(tar_path, tmp)
+        entries = os.listdir(tmp)
+        inner = os.path.join(tmp, entries[0]) if len(entries) == 1 and os.path.isdir(os.path.join(tmp, entries[0])) \
+            else tmp
+        shutil.rmtree(dest, ignore_errors=True)
+        os.replace(inner, dest)
+        os.chmod(dest, 0o777 & ~_umask())
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)      # a refused or failed extraction leaves nothing behind
     return {"lfs": {}, "sizes": {}, "commit": None}
 
 
@@ -645,23 +925,8 @@ def run(req):
         spec, dest = m["spec"], m["dest"]
         result = {"name": spec["name"], "path": dest}
         try:
-            meta = {"lfs": {}, "sizes": {}, "commit": None}
-            source = m.get("source", "none")
-            if source == "auto":
-                meta = fetch_auto(m, spec, dest, cache, result)
-            elif source in ("hf", "modelscope", "url"):
-                result["served_by"] = source_label(m)
-                meta = fetch(m, spec, dest, cache)
-            elif source == "local":
-                if spec["kind"] == "layout" or m["from"].endswith(".tar"):
-                    meta = fetch_layout(spec, dest, None, m["from"])
-                else:
-                    copy_tree(m["from"], dest, "copy:" + spec["name"])
-            if source == "none":         # copied here already: what was learnt on the way comes along
-                meta = {"lfs": m.get("lfs") or {}, "sizes": m.get("sizes") or {}, "commit": m.get("commit")}
-            result["commit"] = meta.get("commit")
-            result.update(verify(spec, dest, cache, req.get("rehash"), m.get("manifest"), meta["lfs"],
-                                 meta["sizes"], hub_label=meta.get("hub_label") or "hub LFS metadata"))
+            with model_lock(dest, spec["name"]):
+                _fetch_and_verify(m, spec, dest, cache, req, result)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a clear line in the result
             errno = getattr(exc, "errno", None)
             kind = type(exc).__name__
@@ -671,6 +936,27 @@ def run(req):
             result.update({"ok": False, "status": "failed", "problems": ["%s: %s" % (kind, msg)]})
         out.append(result)
     return out
+
+
+def _fetch_and_verify(m, spec, dest, cache, req, result):
+    """Fetch one model from its source (if any) and verify it, under the model's lock."""
+    meta = {"lfs": {}, "sizes": {}, "commit": None}
+    source = m.get("source", "none")
+    if source == "auto":
+        meta = fetch_auto(m, spec, dest, cache, result)
+    elif source in ("hf", "modelscope", "url"):
+        result["served_by"] = source_label(m)
+        meta = fetch(m, spec, dest, cache)
+    elif source == "local":
+        if spec["kind"] == "layout" or m["from"].endswith(".tar"):
+            meta = fetch_layout(spec, dest, None, m["from"])
+        else:
+            copy_tree(m["from"], dest, "copy:" + spec["name"])
+    if source == "none":         # copied here already: what was learnt on the way comes along
+        meta = {"lfs": m.get("lfs") or {}, "sizes": m.get("sizes") or {}, "commit": m.get("commit")}
+    result["commit"] = meta.get("commit")
+    result.update(verify(spec, dest, cache, req.get("rehash"), m.get("manifest"), meta["lfs"],
+                         meta["sizes"], hub_label=meta.get("hub_label") or "hub LFS metadata"))
 
 
 def listing(root):
@@ -685,11 +971,17 @@ def listing(root):
 
 def record(state_path, results):
     """Verified models go into the host's state (serve and verify read their paths from it);
-    a model that failed is removed from it, so nothing half-verified is ever served."""
+    a model that failed is removed from it, so nothing half-verified is ever served.  Two runs
+    record one after the other (read, change, write under a lock), so neither loses the other's."""
+    with model_lock(state_path, "state"):
+        _record(state_path, results)
+
+
+def _record(state_path, results):
     try:
         with open(state_path) as fh:
             state = json.load(fh)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         state = {}
     if not isinstance(state, dict) or not isinstance(state.get("models", {}), dict):
         if os.path.exists(state_path):       # not ours to read: set aside, rebuilt from what is verified now
@@ -706,10 +998,7 @@ def record(state_path, results):
         else:
             models.pop(r["name"], None)
     os.makedirs(os.path.dirname(state_path), exist_ok=True)
-    tmp = "%s.%d.tmp" % (state_path, os.getpid())
-    with open(tmp, "w") as fh:
-        json.dump(state, fh, indent=2, sort_keys=True)
-    os.replace(tmp, state_path)
+    write_replace(state_path, lambda fh: json.dump(state, fh, indent=2, sort_keys=True))
 
 
 def main(argv):

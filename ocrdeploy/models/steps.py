@@ -22,8 +22,8 @@ def state(facts) -> dict:
 
 
 def tools_steps(with_modelscope=False) -> list[Step]:
-    # modelscope 1.38 is the first to read MODELSCOPE_ENDPOINT, which modelscope_endpoint sets
-    pins = ["huggingface-hub>=0.24"] + (["modelscope>=1.38"] if with_modelscope else [])
+    # modelscope 1.38 is the first to read MODELSCOPE_ENDPOINT; modelscope-hub 0.5 has the checked per-file download
+    pins = ["huggingface-hub>=0.24"] + (["modelscope>=1.38", "modelscope-hub>=0.5"] if with_modelscope else [])
     return [Venv("tools-venv", TOOLS_ENV, ">=3.10"),
             PipInstall("tools-hub-clients", TOOLS_ENV, pins, after=("tools-venv",))]
 

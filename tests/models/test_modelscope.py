@@ -12,12 +12,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 import yaml
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 from hubserver import HubServer, Repo, sha256, wait_for_partial_file  # noqa: E402
+from loopback import LoopbackServer  # noqa: E402
 from models.test_models import MAIN, ROOT, main_repo, models, state, steps  # noqa: E402
 
 
@@ -198,3 +200,92 @@ def test_a_modelscope_listing_cannot_write_outside_the_model_directory(tmp_path,
     assert downloads == []                              # one file is GET .../repo?FilePath=..., LFS via /oss/
     planted = [f for f in tmp_path.rglob("*") if f.is_file() and f.read_bytes() == b"planted by the hub"]
     assert planted == [] and list(outside.iterdir()) == []
+
+
+@pytest.mark.parametrize("source", ["modelscope", "auto"])
+def test_the_names_written_are_the_names_checked(tmp_path, source):
+    """H1: a server that answers the first listing (ocrdeploy's name check) cleanly and every later one with
+    names outside the model directory: only the checked names are downloaded, one by one, nothing lands
+    outside, and the model is verified from what was checked."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    repo = deepseek_repo()
+    for name in ("../../../../escaped.safetensors", f"{outside}/absolute.safetensors"):
+        repo.listed_later[name] = b"planted by the hub"
+    extra = {"hf_endpoint": "http://127.0.0.1:9", "hf_mirror": "http://127.0.0.1:9/mirror"} if source == "auto" else {}
+    with HubServer({"deepseek-ai/DeepSeek-OCR": repo}, apis=("modelscope",)) as server:
+        p = models(["--json", "--model", DEEPSEEK, "--source", source], inventory(tmp_path, server, **extra),
+                   env=env_for(tmp_path))
+        fetched = sorted({parse_qs(urlparse(q).query)["FilePath"][0] for q in server.raw_paths if "FilePath=" in q})
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert fetched == sorted(repo.files)
+    planted = [f for f in tmp_path.rglob("*") if f.is_file() and f.read_bytes() == b"planted by the hub"]
+    assert planted == [] and list(outside.iterdir()) == []
+    assert sorted(state(tmp_path)["models"][DEEPSEEK]["files"]) == sorted(repo.files)
+
+
+class FixedAnswer(LoopbackServer):
+    """Answers every GET with one JSON body (a listing of a shape no real ModelScope sends)."""
+
+    def __init__(self, body):
+        self.body = body
+        super().__init__()
+
+    def handle(self, h, head):
+        self.send(h, 200, self.body, "application/json", head)
+
+
+@pytest.mark.parametrize("files, expect", [
+    (["config.json"], "entry 0 is a str, not an object with Path, Size and Sha256"),
+    ([{"Path": "a.bin", "Size": "12"}], "entry 0 has Size '12', not a number of bytes"),
+    ([{"Path": "a.bin", "Size": -1}], "entry 0 has Size -1, not a number of bytes"),
+    ([{"Path": ["a"], "Size": 1}], "entry 0 has Path ['a'], not a file name"),
+    ([{"Path": "a.bin", "Size": 1, "Sha256": 5}], "entry 0 has Sha256 5, not a sha256"),
+    ([{"Path": "a.bin", "Size": 1, "Sha256": "abc"}], "entry 0 has Sha256 'abc', not 64 hex digits"),
+])
+def test_a_listing_of_the_wrong_shape_is_said_in_words(files, expect):
+    """L22: a hostile listing's shape is named, never a raw AttributeError or TypeError."""
+    from ocrdeploy.models import hostside
+
+    with FixedAnswer(json.dumps({"Code": 200, "Data": {"Files": files}}).encode()) as server:
+        with pytest.raises(OSError) as exc:
+            hostside.modelscope_listing(server.url, "deepseek-ai/DeepSeek-OCR", "master", 5)
+    assert str(exc.value) == (f"deepseek-ai/DeepSeek-OCR: ModelScope at {server.url} sent an unusable file list: "
+                              f"{expect}")
+
+
+def test_a_listing_larger_than_its_bound_is_refused_unread():
+    from ocrdeploy.models import hostside
+
+    with FixedAnswer(b" " * (hostside.LISTING_MAX + 1)) as server:
+        with pytest.raises(OSError, match="the ModelScope listing of x/y announces 32.0 MiB, more than the 32.0 MiB"):
+            hostside.modelscope_listing(server.url, "x/y", "master", 5)
+
+
+def test_auto_probes_are_bounded_when_the_name_lookup_hangs(tmp_path, ms):
+    """Issue 21 item 2: getaddrinfo is not bounded by socket timeouts; a resolver that hangs (here a
+    hook in the host-side process that sleeps for one name) costs each probe its 5 s bound, no more."""
+    import time
+
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(
+        "import socket, time\n"
+        "_real = socket.getaddrinfo\n"
+        "def getaddrinfo(host, *a, **kw):\n"
+        "    if host == 'hang.invalid':\n"
+        "        time.sleep(120)\n"
+        "    return _real(host, *a, **kw)\n"
+        "socket.getaddrinfo = getaddrinfo\n")
+    inv = inventory(tmp_path, ms, hf_endpoint="http://hang.invalid:9", hf_mirror="http://hang.invalid:9/mirror")
+    started = time.monotonic()
+    p = models(["--json", "--model", DEEPSEEK, "--source", "auto"], inv,
+               env=dict(env_for(tmp_path), PYTHONPATH=str(hook)))
+    took = time.monotonic() - started
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    st = steps(p)[f"model:{DEEPSEEK}"]
+    assert f"from modelscope {ms.url}" in st["outcome"]
+    log = Path(st["log"]).read_text()
+    for where in ("hf http://hang.invalid:9", "hf http://hang.invalid:9/mirror"):
+        assert f"probe {where}: no answer within 5 s (the name lookup of hang.invalid did not end)" in log
+    assert took < 60, took                 # two 5 s probes and the download; unbounded, 240 s of sleeping
