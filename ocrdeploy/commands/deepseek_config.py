@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 
 from ..errors import UsageError
 from ..provision.kinds import STATE_FILE, host_state
@@ -26,10 +27,12 @@ def int_option(flag: str, value, low: int, high: int | None = None, why: str = "
 
 
 def gpu_option(value) -> str | None:
-    """--gpu: one GPU index, or auto/None (preflight's free GPU)."""
+    """--gpu: one GPU index, or auto/None (preflight's free GPU).  ASCII digits only: str.isdigit() holds for
+    '²' (which int() refuses) and isdecimal for '٣' (which int() reads as 3), and the value ends up in
+    CUDA_VISIBLE_DEVICES and config.py."""
     if value in (None, "", "auto"):
         return None
-    if not str(value).isdigit():
+    if not re.fullmatch(r"[0-9]{1,3}", str(value)):
         raise UsageError(f"--gpu {value}: one GPU index (0, 1, ...) or auto")
     return str(int(value))
 

@@ -32,10 +32,10 @@ def host(tmp_path):
     inv = tmp_path / "inv.yml"
     inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd)}}}))
 
-    def run(*args, box=SMI / "3gpu-busy0"):
+    def run(*args, box=SMI / "3gpu-busy0", task="deepseek-config"):
         env = dict(os.environ, PATH=f"{box}:{os.environ['PATH']}", OCRDEPLOY_PROBE_NO_NVML="1", COLUMNS="200")
         env.pop("OCRDEPLOY_INVENTORY", None)
-        return subprocess.run([sys.executable, "-m", "ocrdeploy", "deepseek-config", "--inventory", str(inv), *args],
+        return subprocess.run([sys.executable, "-m", "ocrdeploy", task, "--inventory", str(inv), *args],
                               capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
     return cfg, run
 
@@ -52,6 +52,17 @@ def test_bad_options_are_one_line_and_touch_nothing(host, args, line):
     cfg, run = host
     p = run(*args)
     assert p.returncode == 2 and line in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "Traceback" not in p.stderr and cfg.read_text() == CONFIG
+
+
+# str.isdigit() holds for '²' (and isdecimal for '٣'): every --gpu parser takes ASCII digits only (red team M15)
+@pytest.mark.parametrize("gpu", ["²", "٣", "1²", "-1", "0x1"])
+@pytest.mark.parametrize("task,more", [("deepseek-config", ["--check"]), ("deepseek-run", ["--input", "/x.pdf"]),
+                                       ("deepseek-verify", []), ("serve", [])])
+def test_every_gpu_option_takes_ascii_indexes_only(host, task, more, gpu):
+    cfg, run = host
+    p = run(*more, "--gpu", gpu, task=task)
+    assert p.returncode == 2 and "--gpu" in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
     assert "Traceback" not in p.stderr and cfg.read_text() == CONFIG
 
 
