@@ -10,6 +10,7 @@ logits_processors=[NGramPerReqLogitsProcessor], enable_prefix_caching=False, mm_
 from __future__ import annotations
 
 import re
+import shlex
 
 from packaging.requirements import InvalidRequirement, Requirement
 
@@ -17,7 +18,7 @@ from ..errors import UsageError
 from ..provision.command import Command
 from ..provision.kinds import (TOOLS_ENV, GitClone, ManagedPython, PipInstall, RecordedCheck, Venv, satisfied,
                                venv_python)
-from ..provision.pip_index import index_urls, masked, own_index
+from ..provision.pip_index import check_url, index_urls, masked, own_index
 from ..provision.plan import Plan
 from ..provision.step import Decision, NotYet, Step, StepError, absolute, dist, wd
 
@@ -194,33 +195,67 @@ def vllm_server(python, model, port, host) -> list[str]:
 
 
 # ------------------------------------------------------------------ Dockerfile
+# What RFC 3986 allows in a URL: a mirror var holding anything else (a backtick, a space, a quote, a
+# backslash) is a typo or an attack, and is refused before it can reach a RUN line or BUILD.md.
+_URL_CHARS = re.compile(r"[A-Za-z0-9._~:/?#\[\]@!$&'()*+,;=%-]+")
+
+
+def docker_url(var: str, url: str) -> str:
+    """A mirror URL bound for the Dockerfile or BUILD.md: an http(s)/file URL of URL characters only, or one
+    line naming the var."""
+    text = check_url(var, url)
+    if not _URL_CHARS.fullmatch(text):
+        bad = sorted({ch for ch in text if not _URL_CHARS.fullmatch(ch)})
+        raise UsageError(f"inventory var {var}: {masked(text)!r} holds {', '.join(map(repr, bad))}, which no URL "
+                         f"holds")
+    return text
+
+
+def sh_quoted(text: str) -> str:
+    """One shell word that stays one word, always in single quotes (shlex.quote's escaping, without its bare
+    form), so the Dockerfile's and BUILD.md's values read alike whatever they hold."""
+    return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+def arg_default(text: str) -> str:
+    """A Dockerfile ARG default as Docker's own word parser reads it back: bare when it holds neither `$`
+    (Docker expands $NAME and ${NAME} there) nor a quote, else in double quotes with each $ escaped (URL
+    characters hold no '"' or backslash: docker_url saw to that)."""
+    if not any(ch in text for ch in "$'"):
+        return text
+    return '"' + text.replace("$", "\\$") + '"'
+
+
 def _docker_pip(pip: dict) -> tuple[str, list[str], str, str, list[str]]:
     """(the index for the PIP_INDEX_URL build argument, more `pip config set` commands, a prefix for each
     pip RUN, the torch index, build notes) from the mirror vars.
 
     A URL without credentials goes into the image's pip config, as the seed does with its Tsinghua
     mirror.  One with credentials never enters the Dockerfile or the image: each pip RUN reads it
-    from a BuildKit secret (`docker build --secret id=...,env=...`), and BUILD.md says how.
+    from a BuildKit secret (`docker build --secret id=...,env=...`), and BUILD.md says how.  Every
+    URL is one quoted shell word wherever a shell reads it (the RUN lines, BUILD.md's export lines).
     """
     index, extras, hosts = index_urls(pip)
-    torch = own_index(pip, "torch_index_url", CU118_INDEX)
+    index = docker_url("pip_index_url", index) if index else None
+    extras = [docker_url("pip_extra_index_url", u) for u in extras]
+    torch = docker_url("torch_index_url", own_index(pip, "torch_index_url", CU118_INDEX))
     mounts, notes, config, plain = [], [], [], ""
     for var, env, urls in (("pip_index_url", "PIP_INDEX_URL", [index] if index else []),
                            ("pip_extra_index_url", "PIP_EXTRA_INDEX_URL", extras)):
         if any(masked(u) != u for u in urls):
             mounts.append(f"--mount=type=secret,id={var},env={env}")
-            notes.append(f"export {env}='{' '.join(masked(u) for u in urls)}' (with the real credentials) and "
-                         f"add --secret id={var},env={env} to docker build")
+            notes.append(f"export {env}={sh_quoted(' '.join(masked(u) for u in urls))} (with the real credentials) "
+                         f"and add --secret id={var},env={env} to docker build")
         elif urls and var == "pip_index_url":
             plain = urls[0]
         elif urls:
-            config.append(f"pip config set global.extra-index-url '{' '.join(urls)}'")
+            config.append(f"pip config set global.extra-index-url {sh_quoted(' '.join(urls))}")
     if hosts:
-        config.append(f"pip config set global.trusted-host '{' '.join(hosts)}'")
-    torch_arg = torch
+        config.append(f"pip config set global.trusted-host {sh_quoted(' '.join(hosts))}")
+    torch_arg = shlex.quote(torch)
     if masked(torch) != torch:
         mounts.append("--mount=type=secret,id=torch_index_url,env=TORCH_INDEX_URL")
-        notes.append(f"export TORCH_INDEX_URL='{masked(torch)}' (with the real credentials) and add "
+        notes.append(f"export TORCH_INDEX_URL={sh_quoted(masked(torch))} (with the real credentials) and add "
                      f"--secret id=torch_index_url,env=TORCH_INDEX_URL to docker build")
         torch_arg = '"$TORCH_INDEX_URL"'
     return plain, config, "".join(m + " " for m in mounts), torch_arg, notes
@@ -247,7 +282,7 @@ def dockerfile(base_image="nvidia/cuda:11.8.0-devel-ubuntu22.04", python_version
 # sources.list, SimHei.ttf and {wheel} next to this file.
 ARG BASE_IMAGE={base_image}
 FROM ${{BASE_IMAGE}}
-ARG PIP_INDEX_URL={plain}
+ARG PIP_INDEX_URL={arg_default(plain)}
 ENV PYTHON_VERSION={python_version}
 ENV PYTHONUNBUFFERED=1
 ENV DEBIAN_FRONTEND=noninteractive
