@@ -28,9 +28,11 @@ def run_facts(*, host, group, inventory, json, raw, accept_new_host_keys, connec
         outcomes = _gather_all(session)
     failed = any(o.error for o in outcomes.values())
     if json:
-        doc = {name: ({"reachable": not o.unreachable, "error": o.error} if o.error else
-                      {"reachable": True, "facts": o.value if raw else facts_mod.summary(o.value)})
-               for name, o in outcomes.items()}
+        # {"hosts": {name: ...}} as every other command's --json; each host's facts (--raw: the probe's whole
+        # document) under it
+        doc = {"hosts": {name: ({"reachable": not o.unreachable, "error": o.error} if o.error else
+                                {"reachable": True, "facts": o.value if raw else facts_mod.summary(o.value)})
+                         for name, o in outcomes.items()}}
         print(_json.dumps(doc, indent=2, sort_keys=False))
     else:
         from rich.markup import escape
