@@ -79,3 +79,7 @@ class Requirements:
     # (up to this many sold GB, mode) rows, smallest first, the last one open (None): a stack that runs in a
     # smaller mode on a smaller card (DeepSeek-OCR) passes the VRAM check on any card with a row, naming it
     vram_modes: tuple = ()
+    # what the guide verified the procedure against (the MiniCPM-OCR guide, section 9): (inventory var naming a
+    # git checkout, what it is, the commit) and (env, distribution, version); another one is warned about
+    verified_commits: tuple = ()
+    verified_dists: tuple = ()

@@ -8,12 +8,15 @@ from .hosts import open_session
 from .options import number
 
 
-def _gather_all(session, net_timeout=1.0, sources=None):
-    """sources: {host name: [source dicts]} for preflight's sources check (recipes/sources.py)."""
+def _gather_all(session, net_timeout=1.0, sources=None, requirements=None):
+    """sources: {host name: [source dicts]} for preflight's sources check (recipes/sources.py); requirements:
+    the recipe's, whose checkouts the probe reads the commit of."""
+    from ..checks.preflight import probe_git
     from ..provision import facts as facts_mod
 
     def one(conn, host):
-        return facts_mod.gather(conn, facts_mod.probe_request(host.workdir, net_timeout=net_timeout,
+        git = probe_git(requirements, host.vars) if requirements is not None else []
+        return facts_mod.gather(conn, facts_mod.probe_request(host.workdir, net_timeout=net_timeout, git=git,
                                                               sources=(sources or {}).get(host.name)))
 
     return session.map(one)
@@ -64,7 +67,7 @@ def run_preflight(*, host, group, inventory, recipe, json, accept_new_host_keys,
     session = open_session(host, group, inventory, accept_new_host_keys, connect_timeout)
     sources = {h.name: [s.to_dict() for s in sources_for(chosen.name, h.vars)] for h in session.hosts}
     with session:
-        outcomes = _gather_all(session, net_timeout, sources)
+        outcomes = _gather_all(session, net_timeout, sources, chosen.requirements)
     doc = {"recipe": chosen.name, "hosts": {}}
     rows = []
     any_fail = False

@@ -47,9 +47,9 @@ def facts_for(line):
 # Every recorded card (tests/fixtures/nvidia-smi/cards.csv): the size it is sold as, its mode by seed 003 2.4
 # (< 8 GB Tiny/Small, 8-16 GB Base, > 16 GB Large, Gundam from 32 GB), MAX_CROPS and MAX_CONCURRENCY (2.2).
 @pytest.mark.parametrize("mib,gb,mode,conc", [
-    (6144, 6, "small", 30), (8188, 8, "base", 30), (15360, 15, "base", 30), (16376, 16, "base", 30),
-    (23028, 23, "large", 30), (24564, 24, "large", 40), (32607, 32, "gundam", 50), (40960, 40, "gundam", 100),
-    (81559, 80, "gundam", 100), (81920, 80, "gundam", 100)])
+    (6144, 6, "small", 30), (8188, 8, "base", 30), (15360, 16, "base", 30), (16376, 16, "base", 30),
+    (23028, 24, "large", 40), (24564, 24, "large", 40), (32607, 32, "gundam", 50), (40960, 40, "gundam", 100),
+    (46068, 48, "gundam", 100), (81559, 80, "gundam", 100), (81920, 80, "gundam", 100)])
 def test_config_by_card(mib, gb, mode, conc):
     card = pick_card(facts_for(CARD_ROWS[mib]))
     assert card_gb(card) == gb
@@ -67,6 +67,11 @@ def test_config_limits_and_paths():
     assert v["MAX_CROPS"] == 9 and len(notes) == 1
     v, notes = deepseek.config_values(23, 8, model_path="/m", input_path="/i", output_path="/o", max_crops=8)
     assert v["MAX_CROPS"] == 6 and "keep 6 under 24 GB" in notes[1]
+    # "keep 6 under 24 GB": a 24 GB card (an A10 or a 4090) is not under it and keeps the crops asked for
+    for mib in (23028, 24564):
+        gb = card_gb(pick_card(facts_for(CARD_ROWS[mib])))
+        v, notes = deepseek.config_values(gb, 8, model_path="/m", input_path="/i", output_path="/o", max_crops=9)
+        assert v["MAX_CROPS"] == 9 and not [n for n in notes if "MAX_CROPS" in n], (mib, notes)
     v, notes = deepseek.config_values(24, 8, model_path="/m", input_path="/i", output_path="/o", mode="gundam")
     assert "Gundam is tight below 32 GB" in notes[-1]
     assert deepseek.config_values(5, 1, model_path="/m", input_path="/i", output_path="/o")[0]["BASE_SIZE"] == 512
@@ -222,3 +227,85 @@ def test_deepseek_config_command(tmp_path):
     p = run("--mode", "base", "--check")
     assert "BASE_SIZE = 1024" in p.stdout and "IMAGE_SIZE = 1024" in p.stdout and "not written" in p.stdout
     assert deepseek.read_config(cfg.read_text())["IMAGE_SIZE"] == 640
+
+
+# Red team M26: the canaries an inventory can plant in a mirror URL made of URL characters only (RFC 3986 allows
+# $ ( ) ; ' in a URL), each line run the way docker build and a user pasting BUILD.md would run it: through sh -c.
+CANARY_VARS = {
+    "torch_index_url": "https://t.example/whl;touch$IFS./CANARY_TORCH;",
+    "pip_extra_index_url": "https://e.example/simple'$(touch$IFS./CANARY_EXTRA)'",
+    "pip_trusted_host": "e.example",
+}
+
+
+def _shell_lines(text, prefix):
+    """The Dockerfile's RUN lines (continuations joined, BuildKit's --mount flags dropped) or BUILD.md's export
+    lines, as sh would get them."""
+    import re
+
+    if prefix == "export ":
+        return re.findall(r"export (\S+=.*?) \(with the real credentials\)", text)
+    joined = text.replace("\\\n", "")
+    return [re.sub(r"^(--mount=\S+ )+", "", line[len(prefix):]) for line in joined.splitlines()
+            if line.startswith(prefix)]
+
+
+def _run_as_docker_would(lines, tmp_path, env=None):
+    stub = tmp_path / "bin"
+    stub.mkdir(exist_ok=True)
+    (stub / "pip").write_text('#!/bin/sh\nfor a in "$@"; do printf "%s\\n" "$a"; done >> "$PIP_ARGV"\n')
+    (stub / "pip").chmod(0o755)
+    argv = tmp_path / "pip-argv"
+    for line in lines:
+        subprocess.run(["sh", "-c", line], cwd=tmp_path, timeout=10, capture_output=True,
+                       env={"PATH": f"{stub}:/usr/bin:/bin", "PIP_ARGV": str(argv), **(env or {})})
+    return argv.read_text().splitlines() if argv.exists() else []
+
+
+@pytest.mark.parametrize("creds", [False, True])
+def test_mirror_urls_reach_the_shell_as_one_word_and_no_canary_runs(tmp_path, creds):
+    pip = dict(CANARY_VARS)
+    if creds:        # with credentials the URLs go to BuildKit secrets and BUILD.md's export lines instead
+        pip["torch_index_url"] = "https://u:p@t.example/whl;touch$IFS./CANARY_TORCH;"
+        pip["pip_index_url"] = "https://u:p@m.example/simple'$(touch$IFS./CANARY_INDEX)'"
+    files = deepseek.write_docker_context(tmp_path / "ctx", pip=pip)
+    text, build = (Path(f).read_text() for f in files)
+    runs = _shell_lines(text, "RUN ")
+    exports = _shell_lines(build, "export ")
+    secrets = {"TORCH_INDEX_URL": pip["torch_index_url"], "PIP_INDEX_URL": pip.get("pip_index_url", "")}
+    argv = _run_as_docker_would([r for r in runs if "pip" in r], tmp_path, secrets)
+    names = [e.split("=", 1)[0] for e in exports]
+    shown = _run_as_docker_would([f'export {e}; pip "${n}"' for e, n in zip(exports, names)], tmp_path / "ctx")
+    assert not list(tmp_path.rglob("CANARY*")), "a canary ran"
+    assert pip["torch_index_url"] in argv                       # one word, as the inventory wrote it
+    if creds:
+        assert exports and "https://***@m.example/simple'$(touch$IFS./CANARY_INDEX)'" in shown
+        assert "https://***@t.example/whl;touch$IFS./CANARY_TORCH;" in shown
+    else:
+        assert "global.extra-index-url" in argv and pip["pip_extra_index_url"] in argv
+
+
+def test_a_plain_index_url_with_dollar_is_kept_literal_in_the_arg_line(tmp_path):
+    import shlex
+
+    url = "https://m.example/simple$(touch$IFS./CANARY)$HOME'x'"
+    text = deepseek.dockerfile(pip={"pip_index_url": url})
+    (line,) = [x for x in text.splitlines() if x.startswith("ARG PIP_INDEX_URL=")]
+    # Docker's ARG word reads double quotes and \$ as POSIX sh does (buildkit's shell lexer): one word, literal
+    word = line[len("ARG PIP_INDEX_URL="):]
+    assert shlex.split(word) == [word[1:-1]] and word.startswith('"')           # one word
+    said = subprocess.run(["sh", "-c", "printf %s " + word], capture_output=True, text=True, timeout=10, cwd=tmp_path)
+    assert said.stdout == url and not list(tmp_path.iterdir()), said
+    assert "ARG PIP_INDEX_URL=https://pypi.tuna.tsinghua.edu.cn/simple\n" in deepseek.dockerfile(
+        pip={"pip_index_url": "https://pypi.tuna.tsinghua.edu.cn/simple"})
+
+
+@pytest.mark.parametrize("var,url", [("torch_index_url", "https://t.example/`touch CANARY`"),
+                                     ("torch_index_url", "https://t.example/whl;touch${IFS}/tmp/x/CANARY_DOCKER5;"),
+                                     ("pip_index_url", "https://u:p@m.example/simple'$(touch /tmp/CANARY)'"),
+                                     ("pip_extra_index_url", 'https://e.example/"x"'),
+                                     ("pip_index_url", "https://m.example/a\\b")])
+def test_a_mirror_url_with_no_url_characters_is_refused_by_name(tmp_path, var, url):
+    with pytest.raises(UsageError, match=f"inventory var {var}: .* which no URL holds"):
+        deepseek.write_docker_context(tmp_path / "ctx", pip={var: url})
+    assert not (tmp_path / "ctx" / "Dockerfile").exists()
