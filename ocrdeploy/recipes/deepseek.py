@@ -102,15 +102,41 @@ class RequirementsFile(PipInstall):
         return [Command(self.pip(facts, v) + ["-r", absolute(facts, self.path)])]
 
 
+# One flash-attn compile job peaks at 8-9 GiB with its default NVCC_THREADS=4 (flash-attention's setup.py:
+# "each JOB peak memory cost is ~8-9GB when threads = 4"); the notes: the build can take 8 GB+ and be killed.
+FLASH_ATTN_JOB_GIB = 9.0
+
+
 class FlashAttn(PipInstall):
-    """flash-attn built against the torch of the env, checked as a pair before anything is built."""
+    """flash-attn built against the torch of the env, checked as a pair before anything is built, with
+    MAX_JOBS sized to the host's memory as the vLLM compile is (halved once when the build was killed)."""
 
     def __init__(self, name, venv_name, version="2.7.3", after=()):
         super().__init__(name, venv_name, [f"flash-attn=={version}"], after=after)
         self.version = version
         self.raw = [f"flash-attn=={version}", "--no-build-isolation"]
 
+    @staticmethod
+    def jobs_for(facts) -> int:
+        from .cuda_steps import max_jobs
+
+        return max_jobs((facts.get("cpu") or {}).get("count") or 1, (facts.get("memory") or {}).get("available"),
+                        job_gib=FLASH_ATTN_JOB_GIB, cpu_share=1 / 2)
+
+    def retry(self, attempt, findings, facts, v):
+        """One more try with half the jobs when the compilers were killed for memory."""
+        if attempt == 1 and {"flash-attn-build-oom", "compile-oom-killed"} & set(findings):
+            return [self._with_jobs(cmd, max(1, self.jobs_for(facts) // 2)) for cmd in self.commands(facts, v)]
+        return None
+
+    @staticmethod
+    def _with_jobs(cmd, jobs):
+        return Command(cmd.argv, env={**cmd.env, "MAX_JOBS": str(jobs)}, cwd=cmd.cwd, sudo=cmd.sudo, stdin=cmd.stdin)
+
     def commands(self, facts, v):
+        return [self._with_jobs(cmd, self.jobs_for(facts)) for cmd in self._build(facts, v)]
+
+    def _build(self, facts, v):
         torch = dist(facts, self.venv_name, "torch")
         if torch is None:
             raise NotYet("torch is not installed yet: flash-attn is built against it")

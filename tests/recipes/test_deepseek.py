@@ -309,3 +309,19 @@ def test_a_mirror_url_with_no_url_characters_is_refused_by_name(tmp_path, var, u
     with pytest.raises(UsageError, match=f"inventory var {var}: .* which no URL holds"):
         deepseek.write_docker_context(tmp_path / "ctx", pip={var: url})
     assert not (tmp_path / "ctx" / "Dockerfile").exists()
+
+
+# Issue 20 item 10 (audit D6): the notes' flash-attn build can take 8 GB+ and be killed; its MAX_JOBS is sized to
+# the host's memory at flash-attention's own 9 GiB a job (and half the cores), and halved once after a kill.
+@pytest.mark.parametrize("cpus,avail_gib,jobs", [(16, 30, 3), (96, 147, 16), (8, 200, 4), (4, 6, 1)])
+def test_flash_attn_build_jobs_are_sized_to_memory(cpus, avail_gib, jobs):
+    step = deepseek.FlashAttn("ds-flash-attn", deepseek.ENV)
+    tools = {name: {"version": "1"} for name in ("wheel", "ninja", "packaging", "setuptools")}
+    facts = {"workdir": {"path": "/w"}, "cpu": {"count": cpus}, "memory": {"available": avail_gib * 2 ** 30},
+             "venvs": {deepseek.ENV: {"dists": {"torch": {"version": "2.6.0+cu118"}, **tools}}}}
+    (cmd,) = step.commands(facts, {})
+    assert cmd.env["MAX_JOBS"] == str(jobs) and list(cmd.argv[-2:]) == ["flash-attn==2.7.3", "--no-build-isolation"]
+    assert f"MAX_JOBS={jobs} " in str(cmd)                      # what --check shows
+    (again,) = step.retry(1, ["flash-attn-build-oom"], facts, {})
+    assert again.env["MAX_JOBS"] == str(max(1, jobs // 2)) and again.argv == cmd.argv
+    assert step.retry(2, ["flash-attn-build-oom"], facts, {}) is None and step.retry(1, ["cuda-oom"], facts, {}) is None
