@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from .requirements import TOOLS_PYTHON, PythonRule, Requirements
+from .requirements import DEEPSEEK_PYTHON, TOOLS_PYTHON, PythonRule, Requirements
 from .result import FAIL, PASS, SKIP, WARN, CheckResult
 
 GIB = 1024 ** 3
@@ -260,7 +260,7 @@ def check_sources(facts: dict) -> CheckResult | None:
     if src.get("skipped"):
         return CheckResult(name, SKIP, src["skipped"])
     holds = {"gpu": bool((facts.get("gpu") or {}).get("gpus")),
-             "no-python3.12": not any(p["version"].startswith("3.12.") for p in facts.get("pythons") or [])}
+             "no-python3.12": not DEEPSEEK_PYTHON.pick(facts.get("pythons"))}
     rows = [r for r in src.get("results") or [] if not r.get("when") or holds.get(r["when"], True)]
     slow_after = src.get("slow_ms")
     bad = []

@@ -14,6 +14,7 @@ import shlex
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from ..checks.requirements import DEEPSEEK_PYTHON
 from ..errors import UsageError
 from ..provision.command import Command
 from ..provision.kinds import (TOOLS_ENV, GitClone, ManagedPython, PipInstall, RecordedCheck, Venv, satisfied,
@@ -156,11 +157,11 @@ class FlashAttn(PipInstall):
 def vllm085_steps(v) -> list[Step]:
     wheel = v.get("vllm_wheel") or VLLM_WHEEL
     fa = str(v.get("flash_attn_version") or "2.7.3")
-    venv = Venv("ds-venv", ENV, "3.12", after=("python312",))
+    venv = Venv("ds-venv", ENV, DEEPSEEK_PYTHON, after=("python312",))
     return [
         Venv("tools-venv", TOOLS, ">=3.10"),
         PipInstall("tools-uv", TOOLS, ["uv"], after=("tools-venv",)),
-        ManagedPython("python312", "3.12", after=("tools-uv",), serves=venv),
+        ManagedPython("python312", DEEPSEEK_PYTHON.managed, after=("tools-uv",), serves=venv),
         venv,
         PipInstall("ds-torch", ENV, TORCH_PINS, index_url=CU118_INDEX, index_var="torch_index_url",
                    after=("ds-venv",)),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..checks.requirements import TOOLS_PYTHON, PythonRule, Requirements
+from ..checks.requirements import DEEPSEEK_PYTHON, TOOLS_PYTHON, PythonRule, Requirements
 from ..errors import UsageError
 from .deepseek import MODE_BY_SIZE
 
@@ -56,10 +56,11 @@ _RECIPES = {
         Recipe("sdk-only", "MiniCPM-OCR 1.0: sdk-env only, against an existing llama.cpp/OpenAI-compatible server",
                Requirements(needs_gpu=False, min_disk_gib=5.0, pythons={"sdk-env": SDK_PYTHON},
                             verified_dists=(SDK_VERSION,))),
-        # python: 3.12 is wanted, but a host without it gets a managed one (uv), so >= 3.10 runs the tools
-        Recipe("deepseek-ocr-vllm085", "DeepSeek-OCR: Python 3.12, torch 2.6.0 cu118, vLLM 0.8.5, flash-attn 2.7.3",
+        # python: the notes' 3.12.9, which a host without it gets as a managed one (uv): >= 3.10 runs the tools
+        Recipe("deepseek-ocr-vllm085", "DeepSeek-OCR: Python 3.12.9, torch 2.6.0 cu118, vLLM 0.8.5, flash-attn 2.7.3",
                Requirements(min_vram_gib=0, advised_vram_gib=32.0, min_driver=520, driver_fallback_floor=None,
-                            min_disk_gib=20.0, pythons={"tools-env": TOOLS_PYTHON}, vram_modes=MODE_BY_SIZE)),
+                            min_disk_gib=20.0, pythons={"tools-env": TOOLS_PYTHON, "deepseek-ocr-env": DEEPSEEK_PYTHON},
+                            vram_modes=MODE_BY_SIZE)),
         Recipe("deepseek-ocr", "DeepSeek-OCR on upstream vLLM (>= 0.11.1, prebuilt from the package index)",
                Requirements(min_vram_gib=0, advised_vram_gib=32.0, min_driver=580, driver_fallback_floor=None,
                             min_disk_gib=30.0, pythons={"deepseek-vllm-env": TOOLS_PYTHON}, vram_modes=MODE_BY_SIZE)),

@@ -325,3 +325,35 @@ def test_flash_attn_build_jobs_are_sized_to_memory(cpus, avail_gib, jobs):
     (again,) = step.retry(1, ["flash-attn-build-oom"], facts, {})
     assert again.env["MAX_JOBS"] == str(max(1, jobs // 2)) and again.argv == cmd.argv
     assert step.retry(2, ["flash-attn-build-oom"], facts, {}) is None and step.retry(1, ["cuda-oom"], facts, {}) is None
+
+
+# Issue 20 item 11 (audit D8): the notes build the env on Python 3.12.9; a host's other 3.12 (3.12.1 on the audit's
+# box) is not taken, uv's managed 3.12.9 is, and the host's own 3.12.9 where it has one.
+def _python_steps(pythons):
+    steps = {s.name: s for s in deepseek.vllm085_steps({})}
+    facts = {"workdir": {"path": "/w"}, "pythons": pythons, "venvs": {}, "files": {}}
+    return steps["python312"], steps["ds-venv"], facts
+
+
+def test_the_deepseek_env_is_made_with_python_3_12_9():
+    managed, venv, facts = _python_steps([{"path": "/usr/bin/python3.12", "version": "3.12.1"}])
+    assert managed.needs(facts, {}).needed
+    (cmd,) = managed.commands(facts, {})
+    assert list(cmd.argv[-3:]) == ["python", "install", "3.12.9"]
+    with pytest.raises(NotYet, match="no Python 3.12.9 on the host .found: 3.12.1"):
+        venv.commands(facts, {})
+    uv312 = "/home/u/.local/share/uv/python/cpython-3.12.9-linux-x86_64-gnu/bin/python3.12"
+    managed, venv, facts = _python_steps([{"path": "/usr/bin/python3.12", "version": "3.12.1"},
+                                          {"path": uv312, "version": "3.12.9"}])
+    assert not managed.needs(facts, {}).needed
+    assert venv.commands(facts, {})[0].argv[:3] == (uv312, "-m", "venv")
+    facts["venvs"] = {deepseek.ENV: {"python": "3.12.1", "dists": {}}}       # an env an older run made with 3.12.1
+    assert "has Python 3.12.1, want Python 3.12.9: recreate" in venv.needs(facts, {}).reason
+    from ocrdeploy.checks.preflight import check_pythons
+    from ocrdeploy.recipes import get_recipe
+
+    said = {r.name: r for r in check_pythons({"pythons": [{"path": "/usr/bin/python3.12", "version": "3.12.1"}]},
+                                             get_recipe("deepseek-ocr-vllm085").requirements)}
+    r = said["python:deepseek-ocr-env"]
+    assert r.status == "warn" and "no Python 3.12.9 on the host (found: 3.12.1)" in r.message
+    assert "managed CPython 3.12.9 with uv" in r.message
