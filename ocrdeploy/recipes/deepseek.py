@@ -365,6 +365,30 @@ MODES = {"tiny": (512, 512, False), "small": (640, 640, False), "base": (1024, 1
          "large": (1280, 1280, False), "gundam": (1024, 640, True)}
 VISION_TOKENS = {"tiny": 64, "small": 100, "base": 256, "large": 400}
 GROUNDING = "<image>\n<|grounding|>Convert the document to markdown."
+# The notes' six prompts (seed 003 2.4, as DeepSeek-OCR's README lists them): <|grounding|> keeps the layout (tables
+# and heading levels come out right); Free OCR is fast without structure; figures and locating have their own.
+PROMPTS = {
+    "grounding": GROUNDING,
+    "free": "<image>\nFree OCR.",
+    "ocr-image": "<image>\n<|grounding|>OCR this image.",
+    "figure": "<image>\nParse the figure.",
+    "describe": "<image>\nDescribe this image in detail.",
+    "locate": "<image>\nLocate <|ref|>{ref}<|/ref|> in the image.",
+}
+
+
+def prompt_for(choice: str) -> str:
+    """--prompt NAME (one of PROMPTS), or locate:TEXT for the Locate prompt with TEXT between its ref tags."""
+    name, _, ref = str(choice).partition(":")
+    names = ", ".join(n + (":TEXT" if n == "locate" else "") for n in PROMPTS)
+    if name not in PROMPTS or (name == "locate") != bool(_):
+        raise UsageError(f"--prompt {choice}: choose {names}")
+    if name == "locate":
+        ref = ref.strip()
+        if not ref or any(c in ref for c in "\n\r") or "<|" in ref or "|>" in ref:
+            raise UsageError(f"--prompt {choice}: locate:TEXT takes one line of text to find, without <| |> tags")
+        return PROMPTS["locate"].format(ref=ref)
+    return PROMPTS[name]
 # Seed 003 2.4 by the size a card is sold as (checks.preflight.sold_gb): < 8 GB Tiny or Small, 8-16 GB Base,
 # > 16 GB Large or Gundam, Gundam tight at 24 GB and advised from 32 GB (seed 1.1).  Preflight names the
 # same row (Requirements.vram_modes).
@@ -402,7 +426,7 @@ def config_values(gb: int, cpus: int, *, mode=None, model_path, input_path, outp
     """DeepSeek-OCR-vllm/config.py values for a card sold as `gb` GB; returns (values, notes).
 
     PRINT_NUM_VIS_TOKENS is not among them: it stays as the user has it (deepseek-verify turns it on for
-    its own run only)."""
+    its own run only); nor is PROMPT when `prompt` is None (the file's own is kept)."""
     notes = []
     mode = mode or mode_for(gb)
     if mode not in MODES:
@@ -427,7 +451,9 @@ def config_values(gb: int, cpus: int, *, mode=None, model_path, input_path, outp
             raise UsageError(f"{p}: MODEL_PATH, INPUT_PATH and OUTPUT_PATH must be absolute paths")
     values = {"BASE_SIZE": base, "IMAGE_SIZE": image, "CROP_MODE": crop, "MIN_CROPS": MIN_CROPS, "MAX_CROPS": crops,
               "MAX_CONCURRENCY": conc, "NUM_WORKERS": max(1, min(64, cpus)), "SKIP_REPEAT": True,
-              "MODEL_PATH": model_path, "INPUT_PATH": input_path, "OUTPUT_PATH": output_path, "PROMPT": prompt}
+              "MODEL_PATH": model_path, "INPUT_PATH": input_path, "OUTPUT_PATH": output_path}
+    if prompt is not None:
+        values["PROMPT"] = prompt
     notes.insert(0, f"{mode.capitalize()} mode for a {gb} GB card")
     if mode == "gundam" and gb < 32:
         notes.append("Gundam is tight below 32 GB (the guide: 24 GB is tight, 32 GB advised)")

@@ -97,3 +97,32 @@ def test_a_16_gb_card_gets_base(host, tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     v = deepseek.read_config(cfg.read_text())
     assert (v["BASE_SIZE"], v["IMAGE_SIZE"], v["CROP_MODE"], v["MAX_CONCURRENCY"]) == (1024, 1024, False, 30)
+
+
+# Issue 20 item 12 (audit D13): the notes' six prompts by name, and a prompt set by hand survives a re-run.
+def test_a_hand_set_prompt_stays_and_the_notes_six_are_offered(host):
+    cfg, run = host
+    cfg.write_text(CONFIG.replace("PROMPT = '<image>\\n<|grounding|>Convert the document to markdown.'",
+                                  "PROMPT = '<image>\\nParse the figure.'  # set by hand"))
+    p = run()
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert deepseek.read_config(cfg.read_text())["PROMPT"] == "<image>\nParse the figure."
+    assert "# set by hand" in cfg.read_text() and "PROMPT kept as config.py has it" in p.stdout
+    for name, prompt in [("grounding", "<image>\n<|grounding|>Convert the document to markdown."),
+                         ("free", "<image>\nFree OCR."), ("ocr-image", "<image>\n<|grounding|>OCR this image."),
+                         ("figure", "<image>\nParse the figure."), ("describe", "<image>\nDescribe this image in detail."),
+                         ("locate:the total", "<image>\nLocate <|ref|>the total<|/ref|> in the image.")]:
+        p = run("--prompt", name)
+        assert p.returncode == 0, p.stdout + p.stderr
+        assert deepseek.read_config(cfg.read_text())["PROMPT"] == prompt
+    cfg.write_text("\n".join(line for line in CONFIG.splitlines() if not line.startswith("PROMPT")) + "\n")
+    assert run().returncode == 0                                       # no PROMPT at all: the grounding one
+    assert deepseek.read_config(cfg.read_text())["PROMPT"] == deepseek.GROUNDING
+
+
+@pytest.mark.parametrize("prompt", ["ocr", "locate", "locate:", "locate:a<|b", "free:x"])
+def test_an_unknown_prompt_names_the_six(host, prompt):
+    cfg, run = host
+    p = run("--prompt", prompt)
+    assert p.returncode == 2 and f"--prompt {prompt}:" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    assert cfg.read_text() == CONFIG
