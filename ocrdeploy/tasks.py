@@ -425,17 +425,19 @@ def deepseek_verify(c, host=None, inventory=None, compare_modes=False, json=Fals
 @task(help={**SERVE_HELP, "input": "A PDF, an image (jpg/png/jpeg) or a directory of them on the host (absolute)",
             "output": "Where the results go on the host (absolute; default <workdir>/deepseek-output)",
             "eval": "A benchmark directory (OmniDocBench layout) through run_dpsk_ocr_eval_batch.py",
+            "backend": "vllm (default: the repository's batch scripts) or transformers (infer() on each image, the "
+                       "notes' section 4.1: single images and prompt tuning)",
             "gpu": DS_GPU_HELP})
 @cli_errors
 @host_options
 def deepseek_run(c, host=None, inventory=None, input=None, output=None, eval=False, json=False,
-                 accept_new_host_keys=False, connect_timeout=None, gpu=None):
+                 accept_new_host_keys=False, connect_timeout=None, gpu=None, backend=None):
     """DeepSeek-OCR's batch scripts on your files with the host's config.py: PDF, images, or a benchmark."""
     from .commands.deepseek_run import run_deepseek_batch
 
     code = run_deepseek_batch(host=host, inventory=inventory, input_path=input, output=output, evaluate=eval,
                               as_json=json, accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout,
-                              gpu=gpu)
+                              gpu=gpu, backend=backend)
     if code:
         raise Exit(code=code)
 

@@ -554,3 +554,40 @@ def write_docker_context(directory, index_url=None, pip=None) -> list[str]:
         "Inside the container check: torch 2.6.0 with CUDA 11.8, `torch.cuda.is_available()`, and\n"
         "`import flash_attn`; an `ImportError: libcudart.so.11.0` means LD_LIBRARY_PATH was overridden.\n")
     return [str(d / "Dockerfile"), str(d / "BUILD.md")]
+
+
+# ------------------------------------------------------------------ transformers inference (notes 4.1, 6)
+_COMPRESS = {"vision_tokens": re.compile(r"^valid image tokens:\s*(\d+)\s*$", re.M),
+             "text_tokens": re.compile(r"^output texts tokens \(valid\):\s*(\d+)\s*$", re.M),
+             "compression_ratio": re.compile(r"^compression ratio:\s*([0-9.]+)\s*$", re.M)}
+
+
+def tf_job(values: dict, image: str, output: str) -> dict:
+    """What deepseek_tf.py runs for one image: config.py's model, prompt and mode sizes (deepseek-config stays the
+    one place that chooses them), with the notes' flash_attention_2 on the GPU."""
+    return {"model": values["MODEL_PATH"], "image": image, "output": output,
+            "prompt": values.get("PROMPT") or GROUNDING, "base_size": int(values["BASE_SIZE"]),
+            "image_size": int(values["IMAGE_SIZE"]), "crop_mode": bool(values["CROP_MODE"]),
+            "attn": "flash_attention_2", "device": "cuda"}
+
+
+def tf_report(stdout: str, outputs, values: dict) -> tuple[dict, list[dict]]:
+    """(figures, checks) of one infer() run, as the notes' 4.2/4.3 judge it: result.mmd written and not empty, the
+    vision tokens and compression ratio test_compress prints, and no more vision tokens than the mode allows."""
+    figures = {}
+    for key, rx in _COMPRESS.items():
+        found = rx.findall(stdout or "")
+        if found:
+            figures[key] = float(found[-1]) if key == "compression_ratio" else int(found[-1])
+    mmd = [o for o in outputs if o.get("name", "").endswith("result.mmd")]
+    most = vision_tokens({**values, "MAX_CROPS": int(values.get("MAX_CROPS") or MAX_CROPS_LIMIT)})
+    checks = [
+        {"check": "result.mmd written", "ok": bool(mmd and mmd[0].get("size")),
+         "detail": f"{mmd[0]['name']} ({mmd[0].get('size', 0)} bytes)" if mmd else "no result.mmd in the output"},
+        {"check": "test_compress figures", "ok": {"vision_tokens", "compression_ratio"} <= set(figures),
+         "detail": ", ".join(f"{k} {v}" for k, v in figures.items()) or "infer() printed no compression figures"},
+    ]
+    if "vision_tokens" in figures:
+        checks.append({"check": "vision tokens within the mode", "ok": 0 < figures["vision_tokens"] <= most,
+                       "detail": f"{figures['vision_tokens']} of at most {most} ({mode_of(values)} mode)"})
+    return figures, checks
