@@ -401,3 +401,32 @@ def test_facts_json_has_every_commands_hosts_shape_and_feeds_install_check(tmp_p
                         "sdk_repo=https://github.com/OpenBMB/MiniCPM-OCR.git"],
                        capture_output=True, text=True, env=env, cwd=root, timeout=120)
     assert "Traceback" not in q.stderr and json.loads(q.stdout)["hosts"]["localhost"]["steps"], q.stderr
+
+
+def test_the_readme_quick_start_inventory_plans_as_written(tmp_path):
+    """Issue 20 item 14: the quick start's inventory names the guide's three vars (the official SDK URL) and
+    `inv install --check` plans the default recipe from it (facts recorded from a bare RTX 5090 box: no GPU here)."""
+    import json
+    import re
+    import subprocess
+    import sys
+
+    from ocrdeploy.inventory import load_inventory
+
+    root = Path(__file__).parents[2]
+    readme = (root / "README.md").read_text()
+    section = readme[readme.index("## Quick start on a GPU host"):readme.index("## Commands")]
+    (tmp_path / "inventory.yml").write_text(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
+    inv = load_inventory(tmp_path / "inventory.yml")
+    v = inv.hosts["gpu1"].vars
+    assert v["sdk_repo"] == "https://github.com/OpenBMB/MiniCPM-OCR.git" and v["vllm_src"] and v["transformers_src"]
+    for step in ("inv preflight", "inv install --host gpu1 --check", "inv models --host gpu1",
+                 "inv serve --host gpu1 --dspark", "inv verify --host gpu1", "inv parse --host gpu1"):
+        assert step in section
+    assert section.index("inv preflight") < section.index("inv install") < section.index("inv models") < \
+        section.index("inv serve") < section.index("inv verify") < section.index("inv parse")
+    p = subprocess.run([sys.executable, "-m", "ocrdeploy", "install", "-i", str(tmp_path / "inventory.yml"), "-H",
+                        "gpu1", "--check", "--json", "--facts", str(FIX / "facts" / "ubuntu2204-rtx5090-bare.json")],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    host = json.loads(p.stdout)["hosts"]["gpu1"]
+    assert {"vllm-compile", "feat-ocr-transformers", "sdk-install"} <= {s["step"] for s in host["steps"]}, p.stderr
