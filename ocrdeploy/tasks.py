@@ -419,14 +419,15 @@ def parse(c, input=None, output=None, host=None, inventory=None, backend=None, s
             "max-concurrency": "MAX_CONCURRENCY (default: 100 from 40 GB, 50 from 32 GB, 40 from 24 GB, else 30)",
             "input": "INPUT_PATH on the host (absolute; default <workdir>/deepseek-input)",
             "output": "OUTPUT_PATH on the host (absolute; default <workdir>/deepseek-output)",
-            "prompt": "grounding (default: keeps the layout) or free (Free OCR: fast, no structure)",
+            "prompt": "The notes' prompts: grounding (keeps the layout), free (Free OCR: fast, no structure), ocr-image, "
+                      "figure, describe, or locate:TEXT (default: config.py's own PROMPT stays; grounding when none)",
             "downgrade": "Apply the next out-of-memory remedy to the current config.py",
             "single-image-oom": "With --downgrade: one image alone ran out of memory (BASE_SIZE 640)",
             "check": "Print the values; write nothing"})
 @cli_errors
 @host_options
 def deepseek_config(c, host=None, inventory=None, mode=None, max_crops=None, max_concurrency=None, input=None,
-                    output=None, prompt="grounding", downgrade=False, single_image_oom=False, check=False, json=False,
+                    output=None, prompt=None, downgrade=False, single_image_oom=False, check=False, json=False,
                     accept_new_host_keys=False, connect_timeout=None, gpu=None):
     """Write DeepSeek-OCR-vllm/config.py for the host's GPU: mode, crops, concurrency, workers, absolute paths."""
     from .commands.deepseek_config import run_deepseek_config
@@ -460,17 +461,19 @@ def deepseek_verify(c, host=None, inventory=None, compare_modes=False, json=Fals
 @task(help={**SERVE_HELP, "input": "A PDF, an image (jpg/png/jpeg) or a directory of them on the host (absolute)",
             "output": "Where the results go on the host (absolute; default <workdir>/deepseek-output)",
             "eval": "A benchmark directory (OmniDocBench layout) through run_dpsk_ocr_eval_batch.py",
+            "backend": "vllm (default: the repository's batch scripts) or transformers (infer() on each image, the "
+                       "notes' section 4.1: single images and prompt tuning)",
             "gpu": DS_GPU_HELP})
 @cli_errors
 @host_options
 def deepseek_run(c, host=None, inventory=None, input=None, output=None, eval=False, json=False,
-                 accept_new_host_keys=False, connect_timeout=None, gpu=None):
+                 accept_new_host_keys=False, connect_timeout=None, gpu=None, backend=None):
     """DeepSeek-OCR's batch scripts on your files with the host's config.py: PDF, images, or a benchmark."""
     from .commands.deepseek_run import run_deepseek_batch
 
     code = run_deepseek_batch(host=host, inventory=inventory, input_path=input, output=output, evaluate=eval,
                               as_json=json, accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout,
-                              gpu=gpu)
+                              gpu=gpu, backend=backend)
     if code:
         raise Exit(code=code)
 

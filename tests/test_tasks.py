@@ -69,7 +69,7 @@ def test_malformed_inventory_names_file_and_line(tmp_path):
 def test_facts_json_raw(tmp_path):
     p = run(["facts", "--json", "--raw"], box="3gpu-busy0")
     assert p.returncode == 0
-    facts = json.loads(p.stdout)["localhost"]["facts"]
+    facts = json.loads(p.stdout)["hosts"]["localhost"]["facts"]
     assert facts["gpu"]["gpus"][0]["processes"][0]["pid"] == 48213
 
 

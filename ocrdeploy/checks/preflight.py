@@ -7,9 +7,10 @@ recorded tool output.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
-from .requirements import TOOLS_PYTHON, PythonRule, Requirements
+from .requirements import DEEPSEEK_PYTHON, TOOLS_PYTHON, PythonRule, Requirements
 from .result import FAIL, PASS, SKIP, WARN, CheckResult
 
 GIB = 1024 ** 3
@@ -49,15 +50,28 @@ def check_driver(facts: dict, req: Requirements) -> CheckResult:
                        fix=f"upgrade the NVIDIA driver to >= {req.min_driver}", value=version)
 
 
-def sold_gb(memory_total_mib) -> int:
-    """The size a card is sold as, in GB, from the total nvidia-smi reports.
+# The memory sizes NVIDIA sells cards with, in GB (the unit of the guides' ">= 24 GB" and "8-16 GB").
+SOLD_SIZES = (1, 2, 3, 4, 5, 6, 8, 10, 11, 12, 16, 20, 24, 32, 40, 48, 64, 80, 94, 96, 141, 144, 180, 192, 288)
+# ECC on GDDR6 and HBM keeps a sixteenth of the memory for itself, and the driver a few MiB more: an A10 or
+# A10G (24 GB) reports 23028 MiB, an A40 or an RTX A6000 with ECC on (48 GB) 46068 MiB, a T4 (16 GB) 15360.
+ECC_SHARE = 1 / 16
+DRIVER_KEEPS_MIB = 64
 
-    A "16 GB" card reports 16376 MiB and an "8 GB" one 8188 MiB: a little under the label, never over it,
-    so the total rounds up to whole GiB.  Thresholds from the guides ("8-16 GB", ">= 24 GB") compare with this,
-    which keeps a 16 GB card a 16 GB card (a fixed allowance would push 16376 MiB over 16).  Cards that reserve
-    ECC memory (A10/A10G 23028 MiB, T4 15360 MiB) stay below their label: that much is all they can use.
+
+def sold_gb(memory_total_mib) -> int:
+    """The size a card is sold as, in GB, from the total nvidia-smi reports: the one unit of every threshold.
+
+    nvidia-smi's total is the label less what the card keeps: a "16 GB" card reports 16376 MiB, an "8 GB" one
+    8188 MiB, and with ECC on a sixteenth less (A10 23028 MiB for 24 GB, T4 15360 for 16).  So the sold size
+    is the smallest label the total fits under whose ECC-less share the total reaches; a total no label
+    explains is its whole GiB, rounded up.  Both the MiniCPM-OCR guide's ">= 24 GB" and the DeepSeek-OCR
+    notes' modes by VRAM compare with this, as the guides compare cards by their label.
     """
-    return -(-int(memory_total_mib or 0) // 1024)
+    mib = int(memory_total_mib or 0)
+    for label in SOLD_SIZES:
+        if mib <= label * 1024 and mib >= label * 1024 * (1 - ECC_SHARE) - DRIVER_KEEPS_MIB:
+            return label
+    return -(-mib // 1024)
 
 
 def mode_for_size(rows, gb: int):
@@ -121,8 +135,16 @@ def check_free_gpu(facts: dict, req: Requirements) -> CheckResult:
     busy = [f"GPU {g['index']} (pid {', '.join(str(p['pid']) for p in g['processes'])})"
             for g in gpus if g.get("processes")]
     if choice is None:
-        return CheckResult(name, FAIL, "no free GPU large enough" + (f"; busy: {'; '.join(busy)}" if busy else ""),
-                           fix="stop the processes on a GPU (nvidia-smi --query-compute-apps=pid,used_memory "
+        large = [g for g in gpus if sold_gb(g.get("memory_total_mib")) >= req.min_vram_gib]
+        if not large:              # no process to stop would help: every card is below the guide's size
+            return CheckResult(name, FAIL, f"no GPU is large enough: the largest is a "
+                                           f"{max(sold_gb(g.get('memory_total_mib')) for g in gpus)} GB card; "
+                                           f">= {req.min_vram_gib:g} GB needed",
+                               fix="use a host with a larger GPU (see the vram check)")
+        busy_large = [f"GPU {g['index']} (pid {', '.join(str(p['pid']) for p in g['processes'])})"
+                      for g in large if g.get("processes")]
+        return CheckResult(name, FAIL, f"every GPU of >= {req.min_vram_gib:g} GB is busy: {'; '.join(busy_large)}",
+                           fix="stop the processes on one of them (nvidia-smi --query-compute-apps=pid,used_memory "
                                "--format=csv) or use another host")
     note = f"; busy: {'; '.join(busy)}" if busy else ""
     free_gib = (choice.get("memory_free_mib") or 0) / 1024
@@ -238,7 +260,7 @@ def check_sources(facts: dict) -> CheckResult | None:
     if src.get("skipped"):
         return CheckResult(name, SKIP, src["skipped"])
     holds = {"gpu": bool((facts.get("gpu") or {}).get("gpus")),
-             "no-python3.12": not any(p["version"].startswith("3.12.") for p in facts.get("pythons") or [])}
+             "no-python3.12": not DEEPSEEK_PYTHON.pick(facts.get("pythons"))}
     rows = [r for r in src.get("results") or [] if not r.get("when") or holds.get(r["when"], True)]
     slow_after = src.get("slow_ms")
     bad = []
@@ -263,14 +285,62 @@ def check_sources(facts: dict) -> CheckResult | None:
     return CheckResult(name, WARN, f"{len(bad)} of {len(rows)} sources slow or closed: {what}", fix=fix, value=rows)
 
 
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def check_verified(facts: dict, req: Requirements, host_vars: dict) -> list[CheckResult]:
+    """The checkouts and the SDK against what the guide verified (Requirements.verified_*): the commit of each
+    checkout as the facts read it from its .git (no git runs), the SDK's version as installed.  A difference is
+    a warning: the procedure may still work, but nobody verified it there."""
+    results = []
+    heads = facts.get("git") or {}
+    for var, what, commit in req.verified_commits:
+        path, name = host_vars.get(var), f"commit:{var}"
+        if not path or path not in heads:
+            continue                      # not set, or not probed (facts recorded without it)
+        head = heads[path] or {}
+        have, ref = head.get("commit"), head.get("ref")
+        on = f" ({ref.rsplit('/', 1)[-1]})" if ref else ""
+        if not have:
+            results.append(CheckResult(name, WARN, f"{what} at {path}: not a git checkout (or HEAD unreadable), so "
+                                                   f"its commit is unknown; the guide verified {commit}",
+                                       fix=f"use a clone of {what} checked out at {commit}"))
+        elif have.lower().startswith(commit.lower()):
+            results.append(CheckResult(name, PASS, f"{what} at {have[:12]}{on}: the commit the guide verified "
+                                                   f"({commit})", value=have))
+        else:
+            results.append(CheckResult(name, WARN, f"{what} at {path} is at {have[:12]}{on}, not {commit}, the commit "
+                                                   f"the guide verified: this stack was not verified with it",
+                                       fix=f"git -C {path} checkout {commit} (or keep it, untested)", value=have))
+    venvs = facts.get("venvs") or {}
+    for env, dist_name, version in req.verified_dists:
+        name = f"version:{dist_name}"
+        dists = (venvs.get(env) or venvs.get("@/" + env) or {}).get("dists") or {}
+        have = (dists.get(_norm(dist_name)) or {}).get("version")
+        if have is None:
+            results.append(CheckResult(name, SKIP, f"{dist_name} not in {env} yet; the guide verified {version}"))
+        elif have == version:
+            results.append(CheckResult(name, PASS, f"{dist_name} {have} in {env}: the version the guide verified",
+                                       value=have))
+        else:
+            results.append(CheckResult(name, WARN, f"{dist_name} {have} in {env}, not {version}, the version the "
+                                                   f"guide verified: this stack was not verified with it",
+                                       fix=f"check out the SDK release {version} in sdk_repo (sdk_commit)",
+                                       value=have))
+    return results
+
+
 # inventory var naming the user's own venv -> the recipe envs it stands in for
 USER_ENVS = {"vllm_env": ("vllm-ocr-env", "ocr-env"), "tf_env": ("tf-ocr-env",)}
+# ... and the checkouts nothing is built from then
+USER_ENV_SOURCES = {"vllm_env": ("vllm_src", "transformers_src"), "tf_env": ("transformers_src",)}
 
 
 def with_user_envs(req: Requirements, host_vars: dict) -> tuple[Requirements, list[CheckResult]]:
     """vllm_env / tf_env name a venv the user already has: its Python is theirs, and nothing of it is
     built here (so no gcc-13 or GitHub for a vLLM compile); say so instead of checking."""
-    said, pythons, compiles = [], dict(req.pythons), True
+    said, pythons, compiles, applied = [], dict(req.pythons), True, set()
     for var, envs in USER_ENVS.items():
         path = host_vars.get(var)
         for env in envs:
@@ -279,10 +349,13 @@ def with_user_envs(req: Requirements, host_vars: dict) -> tuple[Requirements, li
                 said.append(CheckResult(f"python:{env}", SKIP, f"{var} is set: {path} is your own env "
                                         f"(preflight and install leave it alone)"))
                 compiles = compiles and var != "vllm_env"
+                applied.add(var)
     if not said:
         return req, []
+    unused = {src for var in applied for src in USER_ENV_SOURCES[var]}
     return replace(req, pythons=pythons, needs_gcc13=req.needs_gcc13 and compiles,
-                   needs_github=req.needs_github and compiles), said
+                   needs_github=req.needs_github and compiles,
+                   verified_commits=tuple(c for c in req.verified_commits if c[0] not in unused)), said
 
 
 def run_preflight_checks(facts: dict, req: Requirements, host_vars: dict | None = None) -> list[CheckResult]:
@@ -297,4 +370,10 @@ def run_preflight_checks(facts: dict, req: Requirements, host_vars: dict | None 
         check_github(facts, req),
         check_no_proxy(facts, req),
         *([sources] if (sources := check_sources(facts)) else []),
+        *check_verified(facts, req, host_vars or {}),
     ]
+
+
+def probe_git(req: Requirements, host_vars: dict) -> list[str]:
+    """The checkouts whose commit the facts must carry for check_verified (the probe reads their .git)."""
+    return [host_vars[var] for var, _, _ in req.verified_commits if host_vars.get(var)]

@@ -52,16 +52,19 @@ class PythonRule:
 
     def package(self) -> str:
         """How the guide names the interpreter to install: python3.13, or python3 (>=3.10)."""
-        m = re.fullmatch(r"==(\d+\.\d+)\.\*", self.spec)
+        m = re.fullmatch(r"==(\d+\.\d+)(\.\d+)?(\.\*)?", self.spec)
         return f"python{m.group(1)}" if m else f"python3 ({self.spec})"
 
     def describe(self) -> str:
-        m = re.fullmatch(r"==(\d+\.\d+)\.\*", self.spec)
+        m = re.fullmatch(r"==(\d+\.\d+(?:\.\d+)?)(\.\*)?", self.spec)
         return f"Python {m.group(1)}" if m else f"Python {self.spec}"
 
 
 # The tools venv (hub clients, uv) runs on any interpreter the guide accepts for the SDK.
 TOOLS_PYTHON = PythonRule(">=3.10")
+# The DeepSeek-OCR notes build their env on Python 3.12.9 (section 1.2 compiles exactly that one): the host's when
+# it has that release, else uv's managed CPython 3.12.9, as the MiniCPM-OCR stack gets its 3.13.
+DEEPSEEK_PYTHON = PythonRule("==3.12.9", managed="3.12.9")
 
 
 @dataclass(frozen=True)
@@ -79,3 +82,7 @@ class Requirements:
     # (up to this many sold GB, mode) rows, smallest first, the last one open (None): a stack that runs in a
     # smaller mode on a smaller card (DeepSeek-OCR) passes the VRAM check on any card with a row, naming it
     vram_modes: tuple = ()
+    # what the guide verified the procedure against (the MiniCPM-OCR guide, section 9): (inventory var naming a
+    # git checkout, what it is, the commit) and (env, distribution, version); another one is warned about
+    verified_commits: tuple = ()
+    verified_dists: tuple = ()

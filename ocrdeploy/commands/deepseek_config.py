@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import re
 
 from ..errors import UsageError
 from ..provision.kinds import STATE_FILE, host_state
 from ..provision.step import absolute
-from ..recipes.deepseek import CONFIG, GROUNDING, config_values, downgrade, read_config, render_config
+from ..recipes.deepseek import CONFIG, GROUNDING, config_values, downgrade, prompt_for, read_config, render_config
 
-FREE_PROMPT = "<image>\nFree OCR."
 GPU_KEY = "OCRDEPLOY_GPU"   # in config.py: the GPU it is sized for, which deepseek-run/verify run the scripts on
 
 
@@ -26,10 +26,12 @@ def int_option(flag: str, value, low: int, high: int | None = None, why: str = "
 
 
 def gpu_option(value) -> str | None:
-    """--gpu: one GPU index, or auto/None (preflight's free GPU)."""
+    """--gpu: one GPU index, or auto/None (preflight's free GPU).  ASCII digits only: str.isdigit() holds for
+    '²' (which int() refuses) and isdecimal for '٣' (which int() reads as 3), and the value ends up in
+    CUDA_VISIBLE_DEVICES and config.py."""
     if value in (None, "", "auto"):
         return None
-    if not str(value).isdigit():
+    if not re.fullmatch(r"[0-9]{1,3}", str(value)):
         raise UsageError(f"--gpu {value}: one GPU index (0, 1, ...) or auto")
     return str(int(value))
 
@@ -63,8 +65,7 @@ def run_deepseek_config(*, host, inventory, mode, max_crops, max_concurrency, in
     from ..recipes.deepseek import MAX_CROPS_LIMIT, MIN_CROPS, MODES
     from .hosts import map_hosts
 
-    if prompt not in ("grounding", "free"):
-        raise UsageError("--prompt: grounding or free")
+    prompt = None if prompt is None else prompt_for(prompt)        # None: config.py's own PROMPT stays
     if single_image and not downgrade:
         raise UsageError("--single-image-oom goes with --downgrade")
     if mode is not None and mode not in MODES:
@@ -98,9 +99,15 @@ def run_deepseek_config(*, host, inventory, mode, max_crops, max_concurrency, in
                                               model_path=model, input_path=input_path or f"{wdir}/deepseek-input",
                                               output_path=output_path or f"{wdir}/deepseek-output",
                                               max_crops=max_crops, max_concurrency=max_concurrency,
-                                              prompt=GROUNDING if prompt == "grounding" else FREE_PROMPT)
+                                              prompt=prompt)
             except RuntimeError as exc:
                 return {"error": str(exc)}
+            if prompt is None:
+                own = read_config(text).get("PROMPT")
+                if isinstance(own, str) and own:
+                    notes.append(f"PROMPT kept as config.py has it ({own!r}; --prompt changes it)")
+                else:
+                    values["PROMPT"] = GROUNDING
             values[GPU_KEY] = str(card["index"])
             notes[0] += f" (GPU {card['index']}, {card.get('name')}, {card.get('memory_total_mib')} MiB)"
         if not check:

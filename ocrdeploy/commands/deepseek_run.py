@@ -13,6 +13,7 @@ downgrade instead of leaving the user with a traceback.
 
 from __future__ import annotations
 
+import json as _json
 import os
 import posixpath
 import tempfile
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..provision.command import Command, Script
-from ..recipes import deepseek_gpu
+from ..recipes import deepseek_gpu, deepseek_tf
 from ..recipes.deepseek import CONFIG, ENV, read_config, render_config
 from .deepseek_config import GPU_KEY, gpu_option
 
@@ -71,6 +72,8 @@ def open_stack(conn, host, paths=(), dirs=()) -> Stack:
 
 
 LAUNCHER = Path(deepseek_gpu.__file__).read_text(encoding="utf-8")
+TF_RUNNER = Path(deepseek_tf.__file__).read_text(encoding="utf-8")
+BACKENDS = ("vllm", "transformers")
 
 
 def run_gpu(stack: Stack, gpu: str | None) -> str:
@@ -191,6 +194,65 @@ def run_host(conn, host, input_path, output, evaluate, show, rules, gpu=None) ->
     return doc
 
 
+def tf_images(input_path: str, kind: str, listing) -> list[str]:
+    """The images one transformers run takes: the image, or each image at a directory's top level.  The notes'
+    transformers path is for single images and prompt tuning (section 6); PDFs go through the batch scripts."""
+    if kind == "dir":
+        images = [f"{input_path.rstrip('/')}/{n}" for n in sorted(listing or {})
+                  if "/" not in n and n.lower().endswith(IMAGE_SUFFIXES)]
+        if not images:
+            raise CannotRun(f"{input_path} holds no image ({', '.join(IMAGE_SUFFIXES)}) at its top level")
+        return images
+    if input_path.lower().endswith(IMAGE_SUFFIXES):
+        return [input_path]
+    raise CannotRun(f"{input_path}: --backend transformers takes an image ({', '.join(IMAGE_SUFFIXES)}) or a "
+                    f"directory of them; a PDF goes through the batch scripts (without --backend)")
+
+
+def run_host_tf(conn, host, input_path, output, show, gpu=None) -> dict:
+    """Each image through transformers' infer() (recipes/deepseek_tf.py) with config.py's model, prompt and mode, on
+    the GPU the batch scripts would use; its result.mmd and the compression figures checked."""
+    from ..provision.connection import LineStream
+    from ..recipes.deepseek import tf_job, tf_report
+
+    try:
+        stack = open_stack(conn, host, paths=[input_path], dirs=[input_path])
+        entry = stack.facts["files"][input_path]
+        if not entry.get("exists"):
+            raise CannotRun(f"{input_path} does not exist on the host")
+        images = tf_images(input_path, entry.get("type", "file"), (stack.facts.get("dirs") or {}).get(input_path))
+        gpu = run_gpu(stack, gpu)
+    except CannotRun as exc:
+        return {"error": str(exc)}
+    out_dir = output or f"{stack.workdir}/deepseek-output"
+    log = f"{stack.workdir}/.ocrdeploy/deepseek-runs/{time.strftime('%Y%m%d-%H%M%S')}-transformers.log"
+    conn.run(["mkdir", "-p", out_dir, posixpath.dirname(log)])
+    runs, texts = [], []
+    for image in images:
+        outp = f"{out_dir.rstrip('/')}/{posixpath.basename(image)}"
+        job = tf_job(stack.values, image, outp)
+        cmd = Command([stack.py, "-c", Script(TF_RUNNER, "deepseek_tf.py"), _json.dumps(job)], cwd=stack.workdir,
+                      env={"PYTHONUNBUFFERED": "1", "CUDA_VISIBLE_DEVICES": gpu})
+        r = conn.run(cmd, timeout=24 * 3600, ok_codes=range(0, 256),
+                     out_stream=LineStream(lambda line: show(host.name, line)))
+        listed = conn.run(["find", outp, "-maxdepth", "1", "-type", "f", "-printf", "%s %f\\n"],
+                          ok_codes=range(0, 256)).stdout
+        outputs = [{"name": f"{outp}/{line.split(' ', 1)[1]}", "size": int(line.split(' ', 1)[0])}
+                   for line in listed.splitlines() if " " in line and line.split(" ", 1)[0].isdigit()]
+        figures, checks = tf_report(r.stdout, outputs, stack.values)
+        runs.append({"image": image, "output_dir": outp, "exit_code": r.exit_code, "seconds": round(r.duration, 1),
+                     "figures": figures, "checks": checks, "outputs": [o["name"] for o in outputs]})
+        texts.append(f"==> {image} (exit {r.exit_code})\n{r.stdout}\n{r.stderr}")
+        if r.exit_code != 0:
+            break
+    conn.put_data("\n".join(texts), log)
+    failed = next((x for x in runs if x["exit_code"] != 0), None)
+    return {"backend": "transformers", "input": input_path, "output_dir": out_dir, "log": log, "gpu": gpu,
+            "exit_code": failed["exit_code"] if failed else 0, "runs": runs,
+            "ok": not failed and all(c["ok"] for x in runs for c in x["checks"]),
+            "not_run": images[len(runs):], "seconds": round(sum(x["seconds"] for x in runs), 1)}
+
+
 def oom_context(stack: Stack, script: str, host) -> dict:
     """What DeepSeek's out-of-memory remedy needs to name the next step on this host: the image script runs one
     image, so its OOM is the single-image case (BASE_SIZE 640)."""
@@ -225,7 +287,7 @@ def _diagnose(text, rules, host, extra: dict) -> list[dict]:
 
 
 def run_deepseek_batch(*, host, inventory, input_path, output, evaluate, as_json, accept_new_host_keys,
-                       connect_timeout, gpu=None) -> int:
+                       connect_timeout, gpu=None, backend=None) -> int:
     from ..diagnose.table import load_table
     from ..provision.report import console
     from .hosts import map_hosts
@@ -236,12 +298,22 @@ def run_deepseek_batch(*, host, inventory, input_path, output, evaluate, as_json
     if not input_path:
         raise UsageError("--input PATH is required (a PDF, an image, or a directory of images)")
     gpu = gpu_option(gpu)
+    backend = backend or "vllm"
+    if backend not in BACKENDS:
+        raise UsageError(f"--backend {backend}: vllm (the repository's batch scripts) or transformers (infer())")
+    if backend == "transformers" and evaluate:
+        raise UsageError("--eval runs the vLLM batch script; it does not go with --backend transformers")
     con = console(stderr=as_json)
     rules = load_table()
 
     def show(name, line):
         con.print(f"{name} | {line}", markup=False, highlight=False)
 
+    if backend == "transformers":
+        run = map_hosts(lambda conn, h: run_host_tf(conn, h, input_path, output, show, gpu), host=host,
+                        inventory=inventory, accept_new_host_keys=accept_new_host_keys,
+                        connect_timeout=connect_timeout, as_json=as_json, con=con)
+        return _report_tf(run, con)
     run = map_hosts(lambda conn, h: run_host(conn, h, input_path, output, evaluate, show, rules, gpu), host=host,
                     inventory=inventory, accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout,
                     as_json=as_json, con=con)
@@ -264,4 +336,20 @@ def run_deepseek_batch(*, host, inventory, input_path, output, evaluate, as_json
             con.print(f"    {path}", markup=False)
         if len(r["outputs"]) > 20:
             con.print(f"    ... and {len(r['outputs']) - 20} more", markup=False)
+    return run.exit_code()
+
+
+def _report_tf(run, con) -> int:
+    for name, r in run.answered():
+        run.failed = run.failed or not r["ok"]
+        for x in r["runs"]:
+            f = x["figures"]
+            said = (f"{f['vision_tokens']} vision tokens, compression ratio {f['compression_ratio']}"
+                    if {"vision_tokens", "compression_ratio"} <= set(f) else "no compression figures")
+            con.print(f"{name}: {posixpath.basename(x['image'])}: exit {x['exit_code']}, {said} "
+                      f"(GPU {r['gpu']}, {x['seconds']:.0f} s) -> {x['output_dir']}", markup=False)
+            for c in x["checks"]:
+                con.print(f"    {'ok  ' if c['ok'] else 'FAIL'} {c['check']}: {c['detail']}", markup=False)
+        if r["not_run"]:
+            con.print(f"    not run: {len(r['not_run'])} more image(s) (log: {r['log']})", markup=False)
     return run.exit_code()

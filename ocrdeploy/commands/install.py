@@ -40,9 +40,11 @@ def load_facts_file(path: str) -> dict:
         raise UsageError(f"{path}: cannot read the facts file ({exc})")
     except ValueError as exc:
         raise UsageError(f"{path}: not JSON ({exc})")
-    # accept both a bare facts document and `inv facts --json --raw` output ({host: {"facts": ...}})
+    # accept both a bare facts document and `inv facts --json --raw` output ({"hosts": {host: {"facts": ...}}})
     if isinstance(doc, dict) and "workdir" in doc and "gpu" in doc:
         return doc
+    if isinstance(doc, dict) and list(doc) == ["hosts"] and isinstance(doc["hosts"], dict):
+        doc = doc["hosts"]
     if isinstance(doc, dict) and len(doc) == 1:
         inner = next(iter(doc.values()))
         if isinstance(inner, dict) and isinstance(inner.get("facts"), dict):

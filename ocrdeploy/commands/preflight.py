@@ -8,12 +8,15 @@ from .hosts import open_session
 from .options import number
 
 
-def _gather_all(session, net_timeout=1.0, sources=None):
-    """sources: {host name: [source dicts]} for preflight's sources check (recipes/sources.py)."""
+def _gather_all(session, net_timeout=1.0, sources=None, requirements=None):
+    """sources: {host name: [source dicts]} for preflight's sources check (recipes/sources.py); requirements:
+    the recipe's, whose checkouts the probe reads the commit of."""
+    from ..checks.preflight import probe_git
     from ..provision import facts as facts_mod
 
     def one(conn, host):
-        return facts_mod.gather(conn, facts_mod.probe_request(host.workdir, net_timeout=net_timeout,
+        git = probe_git(requirements, host.vars) if requirements is not None else []
+        return facts_mod.gather(conn, facts_mod.probe_request(host.workdir, net_timeout=net_timeout, git=git,
                                                               sources=(sources or {}).get(host.name)))
 
     return session.map(one)
@@ -28,9 +31,11 @@ def run_facts(*, host, group, inventory, json, raw, accept_new_host_keys, connec
         outcomes = _gather_all(session)
     failed = any(o.error for o in outcomes.values())
     if json:
-        doc = {name: ({"reachable": not o.unreachable, "error": o.error} if o.error else
-                      {"reachable": True, "facts": o.value if raw else facts_mod.summary(o.value)})
-               for name, o in outcomes.items()}
+        # {"hosts": {name: ...}} as every other command's --json; each host's facts (--raw: the probe's whole
+        # document) under it
+        doc = {"hosts": {name: ({"reachable": not o.unreachable, "error": o.error} if o.error else
+                                {"reachable": True, "facts": o.value if raw else facts_mod.summary(o.value)})
+                         for name, o in outcomes.items()}}
         print(_json.dumps(doc, indent=2, sort_keys=False))
     else:
         from rich.markup import escape
@@ -62,7 +67,7 @@ def run_preflight(*, host, group, inventory, recipe, json, accept_new_host_keys,
     session = open_session(host, group, inventory, accept_new_host_keys, connect_timeout)
     sources = {h.name: [s.to_dict() for s in sources_for(chosen.name, h.vars)] for h in session.hosts}
     with session:
-        outcomes = _gather_all(session, net_timeout, sources)
+        outcomes = _gather_all(session, net_timeout, sources, chosen.requirements)
     doc = {"recipe": chosen.name, "hosts": {}}
     rows = []
     any_fail = False

@@ -98,6 +98,9 @@ class Applier:
         self.base_request = Request()
         for s in steps:
             self.base_request.merge(s.request(vars_))
+        if requirements is not None:          # the checkouts preflight compares with the guide's commits
+            from ..checks.preflight import probe_git
+            self.base_request.merge(Request(git=set(probe_git(requirements, vars_))))
         self.run = HostRun(host.name, check_mode=check)
 
     # -------------------------------------------------------------- facts
@@ -120,7 +123,7 @@ class Applier:
 
         facts = self.gather()
         if self.requirements is not None:
-            self.run.preflight = run_preflight_checks(facts, self.requirements)
+            self.run.preflight = run_preflight_checks(facts, self.requirements, self.vars)
             if any(r.status == FAIL for r in self.run.preflight) and not self.skip_preflight:
                 self.run.preflight_failed = True
                 self._report("preflight_failed", self.run.preflight)

@@ -135,18 +135,19 @@ GIB = 1024 ** 3
 NVCC_JOB_GIB = 4.5
 
 
-def max_jobs(cpus: int, mem_available_bytes: int | None, nvcc_threads: int = 1) -> int:
-    """Parallel compile jobs for the vLLM build.
+def max_jobs(cpus: int, mem_available_bytes: int | None, nvcc_threads: int = 1, job_gib: float = NVCC_JOB_GIB,
+             cpu_share: float = 2 / 3) -> int:
+    """Parallel compile jobs for a CUDA build (MAX_JOBS), the fewer of what memory and cores allow.
 
-    Two limits: memory, since one nvcc job on vLLM's kernels peaks at about 4.5 GiB (and
-    vLLM runs NVCC_THREADS threads inside each job), and cores, of which two thirds keep
-    the machine responsive.  The seed's data points: 96 cores with ample memory -> 64;
-    147 GB -> 32 (the top of its 8-32 advice).
+    Memory: one nvcc job on vLLM's kernels peaks at about 4.5 GiB (and vLLM runs NVCC_THREADS
+    threads inside each job); flash-attn's at 8-9 GiB with its 4 threads (its own setup.py's
+    estimate).  Cores: two thirds keep the machine responsive.  The seed's data points: 96 cores with
+    ample memory -> 64; 147 GB -> 32 (the top of its 8-32 advice).
     """
-    by_cpu = max(1, math.ceil(cpus * 2 / 3)) if cpus else 1
+    by_cpu = max(1, math.ceil(cpus * cpu_share)) if cpus else 1
     if not mem_available_bytes:
         return by_cpu
-    by_mem = int(mem_available_bytes / GIB // (NVCC_JOB_GIB * max(1, nvcc_threads)))
+    by_mem = int(mem_available_bytes / GIB // (job_gib * max(1, nvcc_threads)))
     return max(1, min(by_cpu, by_mem))
 
 

@@ -10,14 +10,16 @@ logits_processors=[NGramPerReqLogitsProcessor], enable_prefix_caching=False, mm_
 from __future__ import annotations
 
 import re
+import shlex
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from ..checks.requirements import DEEPSEEK_PYTHON
 from ..errors import UsageError
 from ..provision.command import Command
 from ..provision.kinds import (TOOLS_ENV, GitClone, ManagedPython, PipInstall, RecordedCheck, Venv, satisfied,
                                venv_python)
-from ..provision.pip_index import index_urls, masked, own_index
+from ..provision.pip_index import check_url, index_urls, masked, own_index
 from ..provision.plan import Plan
 from ..provision.step import Decision, NotYet, Step, StepError, absolute, dist, wd
 
@@ -101,15 +103,41 @@ class RequirementsFile(PipInstall):
         return [Command(self.pip(facts, v) + ["-r", absolute(facts, self.path)])]
 
 
+# One flash-attn compile job peaks at 8-9 GiB with its default NVCC_THREADS=4 (flash-attention's setup.py:
+# "each JOB peak memory cost is ~8-9GB when threads = 4"); the notes: the build can take 8 GB+ and be killed.
+FLASH_ATTN_JOB_GIB = 9.0
+
+
 class FlashAttn(PipInstall):
-    """flash-attn built against the torch of the env, checked as a pair before anything is built."""
+    """flash-attn built against the torch of the env, checked as a pair before anything is built, with
+    MAX_JOBS sized to the host's memory as the vLLM compile is (halved once when the build was killed)."""
 
     def __init__(self, name, venv_name, version="2.7.3", after=()):
         super().__init__(name, venv_name, [f"flash-attn=={version}"], after=after)
         self.version = version
         self.raw = [f"flash-attn=={version}", "--no-build-isolation"]
 
+    @staticmethod
+    def jobs_for(facts) -> int:
+        from .cuda_steps import max_jobs
+
+        return max_jobs((facts.get("cpu") or {}).get("count") or 1, (facts.get("memory") or {}).get("available"),
+                        job_gib=FLASH_ATTN_JOB_GIB, cpu_share=1 / 2)
+
+    def retry(self, attempt, findings, facts, v):
+        """One more try with half the jobs when the compilers were killed for memory."""
+        if attempt == 1 and {"flash-attn-build-oom", "compile-oom-killed"} & set(findings):
+            return [self._with_jobs(cmd, max(1, self.jobs_for(facts) // 2)) for cmd in self.commands(facts, v)]
+        return None
+
+    @staticmethod
+    def _with_jobs(cmd, jobs):
+        return Command(cmd.argv, env={**cmd.env, "MAX_JOBS": str(jobs)}, cwd=cmd.cwd, sudo=cmd.sudo, stdin=cmd.stdin)
+
     def commands(self, facts, v):
+        return [self._with_jobs(cmd, self.jobs_for(facts)) for cmd in self._build(facts, v)]
+
+    def _build(self, facts, v):
         torch = dist(facts, self.venv_name, "torch")
         if torch is None:
             raise NotYet("torch is not installed yet: flash-attn is built against it")
@@ -129,11 +157,11 @@ class FlashAttn(PipInstall):
 def vllm085_steps(v) -> list[Step]:
     wheel = v.get("vllm_wheel") or VLLM_WHEEL
     fa = str(v.get("flash_attn_version") or "2.7.3")
-    venv = Venv("ds-venv", ENV, "3.12", after=("python312",))
+    venv = Venv("ds-venv", ENV, DEEPSEEK_PYTHON, after=("python312",))
     return [
         Venv("tools-venv", TOOLS, ">=3.10"),
         PipInstall("tools-uv", TOOLS, ["uv"], after=("tools-venv",)),
-        ManagedPython("python312", "3.12", after=("tools-uv",), serves=venv),
+        ManagedPython("python312", DEEPSEEK_PYTHON.managed, after=("tools-uv",), serves=venv),
         venv,
         PipInstall("ds-torch", ENV, TORCH_PINS, index_url=CU118_INDEX, index_var="torch_index_url",
                    after=("ds-venv",)),
@@ -194,33 +222,67 @@ def vllm_server(python, model, port, host) -> list[str]:
 
 
 # ------------------------------------------------------------------ Dockerfile
+# What RFC 3986 allows in a URL: a mirror var holding anything else (a backtick, a space, a quote, a
+# backslash) is a typo or an attack, and is refused before it can reach a RUN line or BUILD.md.
+_URL_CHARS = re.compile(r"[A-Za-z0-9._~:/?#\[\]@!$&'()*+,;=%-]+")
+
+
+def docker_url(var: str, url: str) -> str:
+    """A mirror URL bound for the Dockerfile or BUILD.md: an http(s)/file URL of URL characters only, or one
+    line naming the var."""
+    text = check_url(var, url)
+    if not _URL_CHARS.fullmatch(text):
+        bad = sorted({ch for ch in text if not _URL_CHARS.fullmatch(ch)})
+        raise UsageError(f"inventory var {var}: {masked(text)!r} holds {', '.join(map(repr, bad))}, which no URL "
+                         f"holds")
+    return text
+
+
+def sh_quoted(text: str) -> str:
+    """One shell word that stays one word, always in single quotes (shlex.quote's escaping, without its bare
+    form), so the Dockerfile's and BUILD.md's values read alike whatever they hold."""
+    return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+def arg_default(text: str) -> str:
+    """A Dockerfile ARG default as Docker's own word parser reads it back: bare when it holds neither `$`
+    (Docker expands $NAME and ${NAME} there) nor a quote, else in double quotes with each $ escaped (URL
+    characters hold no '"' or backslash: docker_url saw to that)."""
+    if not any(ch in text for ch in "$'"):
+        return text
+    return '"' + text.replace("$", "\\$") + '"'
+
+
 def _docker_pip(pip: dict) -> tuple[str, list[str], str, str, list[str]]:
     """(the index for the PIP_INDEX_URL build argument, more `pip config set` commands, a prefix for each
     pip RUN, the torch index, build notes) from the mirror vars.
 
     A URL without credentials goes into the image's pip config, as the seed does with its Tsinghua
     mirror.  One with credentials never enters the Dockerfile or the image: each pip RUN reads it
-    from a BuildKit secret (`docker build --secret id=...,env=...`), and BUILD.md says how.
+    from a BuildKit secret (`docker build --secret id=...,env=...`), and BUILD.md says how.  Every
+    URL is one quoted shell word wherever a shell reads it (the RUN lines, BUILD.md's export lines).
     """
     index, extras, hosts = index_urls(pip)
-    torch = own_index(pip, "torch_index_url", CU118_INDEX)
+    index = docker_url("pip_index_url", index) if index else None
+    extras = [docker_url("pip_extra_index_url", u) for u in extras]
+    torch = docker_url("torch_index_url", own_index(pip, "torch_index_url", CU118_INDEX))
     mounts, notes, config, plain = [], [], [], ""
     for var, env, urls in (("pip_index_url", "PIP_INDEX_URL", [index] if index else []),
                            ("pip_extra_index_url", "PIP_EXTRA_INDEX_URL", extras)):
         if any(masked(u) != u for u in urls):
             mounts.append(f"--mount=type=secret,id={var},env={env}")
-            notes.append(f"export {env}='{' '.join(masked(u) for u in urls)}' (with the real credentials) and "
-                         f"add --secret id={var},env={env} to docker build")
+            notes.append(f"export {env}={sh_quoted(' '.join(masked(u) for u in urls))} (with the real credentials) "
+                         f"and add --secret id={var},env={env} to docker build")
         elif urls and var == "pip_index_url":
             plain = urls[0]
         elif urls:
-            config.append(f"pip config set global.extra-index-url '{' '.join(urls)}'")
+            config.append(f"pip config set global.extra-index-url {sh_quoted(' '.join(urls))}")
     if hosts:
-        config.append(f"pip config set global.trusted-host '{' '.join(hosts)}'")
-    torch_arg = torch
+        config.append(f"pip config set global.trusted-host {sh_quoted(' '.join(hosts))}")
+    torch_arg = shlex.quote(torch)
     if masked(torch) != torch:
         mounts.append("--mount=type=secret,id=torch_index_url,env=TORCH_INDEX_URL")
-        notes.append(f"export TORCH_INDEX_URL='{masked(torch)}' (with the real credentials) and add "
+        notes.append(f"export TORCH_INDEX_URL={sh_quoted(masked(torch))} (with the real credentials) and add "
                      f"--secret id=torch_index_url,env=TORCH_INDEX_URL to docker build")
         torch_arg = '"$TORCH_INDEX_URL"'
     return plain, config, "".join(m + " " for m in mounts), torch_arg, notes
@@ -247,7 +309,7 @@ def dockerfile(base_image="nvidia/cuda:11.8.0-devel-ubuntu22.04", python_version
 # sources.list, SimHei.ttf and {wheel} next to this file.
 ARG BASE_IMAGE={base_image}
 FROM ${{BASE_IMAGE}}
-ARG PIP_INDEX_URL={plain}
+ARG PIP_INDEX_URL={arg_default(plain)}
 ENV PYTHON_VERSION={python_version}
 ENV PYTHONUNBUFFERED=1
 ENV DEBIAN_FRONTEND=noninteractive
@@ -303,6 +365,30 @@ MODES = {"tiny": (512, 512, False), "small": (640, 640, False), "base": (1024, 1
          "large": (1280, 1280, False), "gundam": (1024, 640, True)}
 VISION_TOKENS = {"tiny": 64, "small": 100, "base": 256, "large": 400}
 GROUNDING = "<image>\n<|grounding|>Convert the document to markdown."
+# The notes' six prompts (seed 003 2.4, as DeepSeek-OCR's README lists them): <|grounding|> keeps the layout (tables
+# and heading levels come out right); Free OCR is fast without structure; figures and locating have their own.
+PROMPTS = {
+    "grounding": GROUNDING,
+    "free": "<image>\nFree OCR.",
+    "ocr-image": "<image>\n<|grounding|>OCR this image.",
+    "figure": "<image>\nParse the figure.",
+    "describe": "<image>\nDescribe this image in detail.",
+    "locate": "<image>\nLocate <|ref|>{ref}<|/ref|> in the image.",
+}
+
+
+def prompt_for(choice: str) -> str:
+    """--prompt NAME (one of PROMPTS), or locate:TEXT for the Locate prompt with TEXT between its ref tags."""
+    name, _, ref = str(choice).partition(":")
+    names = ", ".join(n + (":TEXT" if n == "locate" else "") for n in PROMPTS)
+    if name not in PROMPTS or (name == "locate") != bool(_):
+        raise UsageError(f"--prompt {choice}: choose {names}")
+    if name == "locate":
+        ref = ref.strip()
+        if not ref or any(c in ref for c in "\n\r") or "<|" in ref or "|>" in ref:
+            raise UsageError(f"--prompt {choice}: locate:TEXT takes one line of text to find, without <| |> tags")
+        return PROMPTS["locate"].format(ref=ref)
+    return PROMPTS[name]
 # Seed 003 2.4 by the size a card is sold as (checks.preflight.sold_gb): < 8 GB Tiny or Small, 8-16 GB Base,
 # > 16 GB Large or Gundam, Gundam tight at 24 GB and advised from 32 GB (seed 1.1).  Preflight names the
 # same row (Requirements.vram_modes).
@@ -340,7 +426,7 @@ def config_values(gb: int, cpus: int, *, mode=None, model_path, input_path, outp
     """DeepSeek-OCR-vllm/config.py values for a card sold as `gb` GB; returns (values, notes).
 
     PRINT_NUM_VIS_TOKENS is not among them: it stays as the user has it (deepseek-verify turns it on for
-    its own run only)."""
+    its own run only); nor is PROMPT when `prompt` is None (the file's own is kept)."""
     notes = []
     mode = mode or mode_for(gb)
     if mode not in MODES:
@@ -365,7 +451,9 @@ def config_values(gb: int, cpus: int, *, mode=None, model_path, input_path, outp
             raise UsageError(f"{p}: MODEL_PATH, INPUT_PATH and OUTPUT_PATH must be absolute paths")
     values = {"BASE_SIZE": base, "IMAGE_SIZE": image, "CROP_MODE": crop, "MIN_CROPS": MIN_CROPS, "MAX_CROPS": crops,
               "MAX_CONCURRENCY": conc, "NUM_WORKERS": max(1, min(64, cpus)), "SKIP_REPEAT": True,
-              "MODEL_PATH": model_path, "INPUT_PATH": input_path, "OUTPUT_PATH": output_path, "PROMPT": prompt}
+              "MODEL_PATH": model_path, "INPUT_PATH": input_path, "OUTPUT_PATH": output_path}
+    if prompt is not None:
+        values["PROMPT"] = prompt
     notes.insert(0, f"{mode.capitalize()} mode for a {gb} GB card")
     if mode == "gundam" and gb < 32:
         notes.append("Gundam is tight below 32 GB (the guide: 24 GB is tight, 32 GB advised)")
@@ -466,3 +554,40 @@ def write_docker_context(directory, index_url=None, pip=None) -> list[str]:
         "Inside the container check: torch 2.6.0 with CUDA 11.8, `torch.cuda.is_available()`, and\n"
         "`import flash_attn`; an `ImportError: libcudart.so.11.0` means LD_LIBRARY_PATH was overridden.\n")
     return [str(d / "Dockerfile"), str(d / "BUILD.md")]
+
+
+# ------------------------------------------------------------------ transformers inference (notes 4.1, 6)
+_COMPRESS = {"vision_tokens": re.compile(r"^valid image tokens:\s*(\d+)\s*$", re.M),
+             "text_tokens": re.compile(r"^output texts tokens \(valid\):\s*(\d+)\s*$", re.M),
+             "compression_ratio": re.compile(r"^compression ratio:\s*([0-9.]+)\s*$", re.M)}
+
+
+def tf_job(values: dict, image: str, output: str) -> dict:
+    """What deepseek_tf.py runs for one image: config.py's model, prompt and mode sizes (deepseek-config stays the
+    one place that chooses them), with the notes' flash_attention_2 on the GPU."""
+    return {"model": values["MODEL_PATH"], "image": image, "output": output,
+            "prompt": values.get("PROMPT") or GROUNDING, "base_size": int(values["BASE_SIZE"]),
+            "image_size": int(values["IMAGE_SIZE"]), "crop_mode": bool(values["CROP_MODE"]),
+            "attn": "flash_attention_2", "device": "cuda"}
+
+
+def tf_report(stdout: str, outputs, values: dict) -> tuple[dict, list[dict]]:
+    """(figures, checks) of one infer() run, as the notes' 4.2/4.3 judge it: result.mmd written and not empty, the
+    vision tokens and compression ratio test_compress prints, and no more vision tokens than the mode allows."""
+    figures = {}
+    for key, rx in _COMPRESS.items():
+        found = rx.findall(stdout or "")
+        if found:
+            figures[key] = float(found[-1]) if key == "compression_ratio" else int(found[-1])
+    mmd = [o for o in outputs if o.get("name", "").endswith("result.mmd")]
+    most = vision_tokens({**values, "MAX_CROPS": int(values.get("MAX_CROPS") or MAX_CROPS_LIMIT)})
+    checks = [
+        {"check": "result.mmd written", "ok": bool(mmd and mmd[0].get("size")),
+         "detail": f"{mmd[0]['name']} ({mmd[0].get('size', 0)} bytes)" if mmd else "no result.mmd in the output"},
+        {"check": "test_compress figures", "ok": {"vision_tokens", "compression_ratio"} <= set(figures),
+         "detail": ", ".join(f"{k} {v}" for k, v in figures.items()) or "infer() printed no compression figures"},
+    ]
+    if "vision_tokens" in figures:
+        checks.append({"check": "vision tokens within the mode", "ok": 0 < figures["vision_tokens"] <= most,
+                       "detail": f"{figures['vision_tokens']} of at most {most} ({mode_of(values)} mode)"})
+    return figures, checks

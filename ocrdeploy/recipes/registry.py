@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..checks.requirements import TOOLS_PYTHON, PythonRule, Requirements
+from ..checks.requirements import DEEPSEEK_PYTHON, TOOLS_PYTHON, PythonRule, Requirements
 from ..errors import UsageError
 from .deepseek import MODE_BY_SIZE
 
@@ -29,9 +29,17 @@ VLLM_PYTHON = PythonRule("==3.13.*", managed="3.13")
 SDK_PYTHON = PythonRule(">=3.10", system_first=True)
 TF_PYTHON = SDK_PYTHON
 
+# The MiniCPM-OCR guide, section 9 ("verified"): feat-ocr vLLM at 5c2b92a5dc, feat-ocr transformers at
+# 69eafbc5bd, minicpmvocr 0.2.3.  The pins, flags and checks of these recipes follow that set; preflight and
+# `inv install --check` say when a checkout or the SDK differs.
+VLLM_COMMIT = ("vllm_src", "feat-ocr vLLM", "5c2b92a5dc")
+TRANSFORMERS_COMMIT = ("transformers_src", "feat-ocr transformers", "69eafbc5bd")
+SDK_VERSION = ("sdk-env", "minicpmvocr", "0.2.3")
+
 _MINICPM_VLLM = Requirements(
     pythons={"vllm-ocr-env": VLLM_PYTHON, "sdk-env": SDK_PYTHON},
-    needs_gcc13=True, needs_github=True)
+    needs_gcc13=True, needs_github=True, verified_commits=(VLLM_COMMIT, TRANSFORMERS_COMMIT),
+    verified_dists=(SDK_VERSION,))
 
 _RECIPES = {
     r.name: r for r in (
@@ -39,16 +47,20 @@ _RECIPES = {
                _MINICPM_VLLM),
         Recipe("standard", "MiniCPM-OCR 1.0: sdk-env + vllm-ocr-env, no speculative decoding", _MINICPM_VLLM),
         Recipe("transformers", "MiniCPM-OCR 1.0: sdk-env + tf-ocr-env (transformers serve, no vLLM compile)",
-               Requirements(pythons={"tf-ocr-env": TF_PYTHON, "sdk-env": SDK_PYTHON})),
+               Requirements(pythons={"tf-ocr-env": TF_PYTHON, "sdk-env": SDK_PYTHON},
+                            verified_commits=(TRANSFORMERS_COMMIT,), verified_dists=(SDK_VERSION,))),
         Recipe("merged", "MiniCPM-OCR 1.0: one ocr-env with vLLM and feat-ocr transformers (two-end verification)",
                Requirements(pythons={"ocr-env": VLLM_PYTHON, "sdk-env": SDK_PYTHON}, needs_gcc13=True,
-                            needs_github=True)),
+                            needs_github=True, verified_commits=(VLLM_COMMIT, TRANSFORMERS_COMMIT),
+                            verified_dists=(SDK_VERSION,))),
         Recipe("sdk-only", "MiniCPM-OCR 1.0: sdk-env only, against an existing llama.cpp/OpenAI-compatible server",
-               Requirements(needs_gpu=False, min_disk_gib=5.0, pythons={"sdk-env": SDK_PYTHON})),
-        # python: 3.12 is wanted, but a host without it gets a managed one (uv), so >= 3.10 runs the tools
-        Recipe("deepseek-ocr-vllm085", "DeepSeek-OCR: Python 3.12, torch 2.6.0 cu118, vLLM 0.8.5, flash-attn 2.7.3",
+               Requirements(needs_gpu=False, min_disk_gib=5.0, pythons={"sdk-env": SDK_PYTHON},
+                            verified_dists=(SDK_VERSION,))),
+        # python: the notes' 3.12.9, which a host without it gets as a managed one (uv): >= 3.10 runs the tools
+        Recipe("deepseek-ocr-vllm085", "DeepSeek-OCR: Python 3.12.9, torch 2.6.0 cu118, vLLM 0.8.5, flash-attn 2.7.3",
                Requirements(min_vram_gib=0, advised_vram_gib=32.0, min_driver=520, driver_fallback_floor=None,
-                            min_disk_gib=20.0, pythons={"tools-env": TOOLS_PYTHON}, vram_modes=MODE_BY_SIZE)),
+                            min_disk_gib=20.0, pythons={"tools-env": TOOLS_PYTHON, "deepseek-ocr-env": DEEPSEEK_PYTHON},
+                            vram_modes=MODE_BY_SIZE)),
         Recipe("deepseek-ocr", "DeepSeek-OCR on upstream vLLM (>= 0.11.1, prebuilt from the package index)",
                Requirements(min_vram_gib=0, advised_vram_gib=32.0, min_driver=580, driver_fallback_floor=None,
                             min_disk_gib=30.0, pythons={"deepseek-vllm-env": TOOLS_PYTHON}, vram_modes=MODE_BY_SIZE)),

@@ -80,6 +80,8 @@ def base_facts(**over):
 
 def test_small_gpu_fails_vram_and_free_gpu():
     f = base_facts()
+    assert pf.check_vram(f, DSPARK).status == "pass"        # an L4 (23034 MiB) is sold as a 24 GB card
+    f["gpu"]["gpus"][0].update(name="Tesla T4", memory_total_mib=15360, memory_free_mib=15000)
     assert pf.check_vram(f, DSPARK).status == "fail"
     assert pf.check_free_gpu(f, DSPARK).status == "fail"
 
@@ -177,10 +179,10 @@ CARD_ROWS = {int(line.split(",")[3]): line for line in CARDS.read_text().splitli
 
 
 @pytest.mark.parametrize("mib,gb,mode,status", [
-    (6144, 6, "small", "warn"), (8188, 8, "base", "warn"), (15360, 15, "base", "warn"),
-    (16376, 16, "base", "warn"), (23028, 23, "large", "warn"), (24564, 24, "large", "warn"),
-    (32607, 32, "gundam", "pass"), (40960, 40, "gundam", "pass"), (81559, 80, "gundam", "pass"),
-    (81920, 80, "gundam", "pass")])
+    (6144, 6, "small", "warn"), (8188, 8, "base", "warn"), (15360, 16, "base", "warn"),
+    (16376, 16, "base", "warn"), (23028, 24, "large", "warn"), (24564, 24, "large", "warn"),
+    (32607, 32, "gundam", "pass"), (40960, 40, "gundam", "pass"), (46068, 48, "gundam", "pass"),
+    (81559, 80, "gundam", "pass"), (81920, 80, "gundam", "pass")])
 def test_deepseek_vram_names_the_mode_for_recorded_cards(mib, gb, mode, status):
     facts = {"gpu": {"gpus": facts_mod.parse_query_gpu(CARD_ROWS[mib])}}
     assert pf.sold_gb(mib) == gb
@@ -192,13 +194,52 @@ def test_deepseek_vram_names_the_mode_for_recorded_cards(mib, gb, mode, status):
         assert pf.check_free_gpu(facts, get_recipe(recipe).requirements).status == "pass"
 
 
+def _card(mib, index=0, processes=()):
+    gpus = facts_mod.parse_query_gpu(CARD_ROWS[mib].replace("0, ", f"{index}, ", 1))
+    gpus[0]["processes"] = [{"pid": p} for p in processes]
+    return gpus
+
+
+# Issue 20 item 1 (audit M4): the guide's "VRAM >= 24 GB" is the card's label; every recorded card of each
+# sold size is that size, whatever ECC keeps of it (an A10/A10G reports 23028 MiB, a T4 15360, an A40 46068).
+@pytest.mark.parametrize("mib,gb", [(6144, 6), (8188, 8), (15360, 16), (16376, 16), (23028, 24), (24564, 24),
+                                    (32607, 32), (40960, 40), (46068, 48), (81559, 80), (81920, 80)])
+def test_every_recorded_card_is_the_size_it_is_sold_as(mib, gb):
+    assert pf.sold_gb(mib) == gb
+    r = pf.check_vram({"gpu": {"gpus": _card(mib)}}, DSPARK)
+    assert r.status == ("pass" if gb >= 24 else "fail"), r.message
+    assert f"GPU 0 {gb} GB ({mib} MiB)" in r.message
+
+
 def test_minicpm_thresholds_use_the_sold_size():
-    def facts(mib):
-        return {"gpu": {"gpus": facts_mod.parse_query_gpu(CARD_ROWS[mib])}}
-    assert pf.check_vram(facts(24564), DSPARK).status == "pass"       # a 24 GB card is >= 24 GB
-    r = pf.check_vram(facts(23028), DSPARK)
-    assert r.status == "fail" and "a 23 GB card; >= 24 GB needed" in r.message
-    assert pf.free_gpu(facts(24564), 24)["index"] == 0 and pf.free_gpu(facts(23028), 24) is None
+    def facts(*gpus):
+        return {"gpu": {"gpus": [g for gs in gpus for g in gs]}}
+    assert pf.check_vram(facts(_card(24564)), DSPARK).status == "pass"       # a 24 GB card is >= 24 GB
+    assert pf.check_vram(facts(_card(23028)), DSPARK).status == "pass"       # so is an A10 (ECC on)
+    assert pf.free_gpu(facts(_card(23028)), 24)["index"] == 0
+    assert pf.check_free_gpu(facts(_card(23028)), DSPARK).status == "pass"
+    r = pf.check_vram(facts(_card(16376)), DSPARK)
+    assert r.status == "fail" and "a 16 GB card; >= 24 GB needed" in r.message
+    assert pf.free_gpu(facts(_card(16376)), 24) is None
+
+
+def test_too_small_and_busy_have_their_own_fixes():
+    def facts(*gpus):
+        return {"gpu": {"gpus": [g for gs in gpus for g in gs]}}
+    small = pf.check_free_gpu(facts(_card(16376)), DSPARK)          # idle but too small: nothing to stop
+    assert small.status == "fail" and "no GPU is large enough: the largest is a 16 GB card" in small.message
+    assert "larger GPU" in small.fix and "stop" not in small.fix
+    busy = pf.check_free_gpu(facts(_card(16376), _card(24564, 1, [4242])), DSPARK)
+    assert busy.status == "fail" and "every GPU of >= 24 GB is busy: GPU 1 (pid 4242)" in busy.message
+    assert busy.fix.startswith("stop the processes")
+
+
+@pytest.mark.parametrize("label", [16, 24, 48, 80])
+def test_the_sold_size_at_its_edges(label):
+    """A label's reading spans its ECC-less share (less what the driver keeps) up to the label itself."""
+    low = int(label * 1024 * 15 / 16) - pf.DRIVER_KEEPS_MIB
+    assert pf.sold_gb(label * 1024) == label and pf.sold_gb(low) == label
+    assert pf.sold_gb(low - 1) < label
 
 
 def test_messages_name_the_guide_not_the_seed():
@@ -219,3 +260,173 @@ def test_a_users_own_vllm_env_is_left_alone_and_said_so(box):
     assert "/opt/my-vllm is your own env" in own["python:vllm-ocr-env"].message
     assert own["python:sdk-env"].status == "pass"              # the SDK env is still ours to build
     assert plain["gcc-13"].status != "skip" and own["gcc-13"].status == "skip"   # nothing of vLLM is compiled
+
+
+# The driver floors at their boundary (red team: `>=` to `>` went unnoticed): the MiniCPM-OCR guide's 580 and
+# the DeepSeek-OCR 0.8.5 stack's 520 pass as they are, one below fails.
+@pytest.mark.parametrize("recipe,floor", [("dspark", 580), ("standard", 580), ("deepseek-ocr-vllm085", 520),
+                                          ("deepseek-ocr", 580)])
+def test_driver_floor_is_inclusive(recipe, floor):
+    req = get_recipe(recipe).requirements
+    assert req.min_driver == floor
+
+    def verdict(version):
+        return pf.check_driver(base_facts(gpu={**base_facts()["gpu"], "driver": version}), req)
+    at, below = verdict(f"{floor}.65.06"), verdict(f"{floor - 1}.99.99")
+    assert at.status == "pass" and f"(>= {floor})" in at.message, at.message
+    assert below.status == "fail" and below.fix and str(floor) in below.fix, below.message
+
+
+# Issue 20 item 4 (audit M9/M42): the guide verified feat-ocr vLLM 5c2b92a5dc, feat-ocr transformers 69eafbc5bd and
+# minicpmvocr 0.2.3; a checkout or SDK elsewhere is a warning in preflight and in `inv install --check`.
+VERIFIED_VLLM = "5c2b92a5dc" + "0" * 30
+
+
+def _git_repo(path, *, detached=None, packed=None):
+    """A real git checkout (git init + commit), or a .git laid out by hand at a chosen commit: a detached HEAD,
+    or a branch whose ref lives only in packed-refs (as after `git clone` or `git gc`)."""
+    import subprocess
+
+    path.mkdir(parents=True)
+    if detached is None and packed is None:
+        env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+               "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin", "HOME": str(path)}
+        subprocess.run(["git", "init", "-q", "-b", "feat-ocr", str(path)], check=True, env=env)
+        (path / "setup.py").write_text("")
+        subprocess.run(["git", "-C", str(path), "add", "."], check=True, env=env)
+        subprocess.run(["git", "-C", str(path), "commit", "-qm", "x"], check=True, env=env)
+        return subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], check=True, env=env,
+                              capture_output=True, text=True).stdout.strip()
+    git = path / ".git"
+    git.mkdir()
+    if detached:
+        (git / "HEAD").write_text(detached + "\n")
+    else:
+        (git / "HEAD").write_text("ref: refs/heads/feat-ocr\n")
+        (git / "packed-refs").write_text(f"# pack-refs with: peeled fully-peeled sorted\n{packed} "
+                                         f"refs/heads/feat-ocr\n")
+    return detached or packed
+
+
+def _preflight_json(tmp_path, recipe, sets):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    inv = tmp_path / "inv.yml"
+    inv.write_text("all:\n  vars:\n    workdir: " + str(tmp_path / "wd") + "\n" +
+                   "".join(f"    {k}: {v}\n" for k, v in sets.items()))
+    env = dict(os.environ, PATH=f"{FIX}/nvidia-smi/rtx5090-590:{os.environ['PATH']}", OCRDEPLOY_PROBE_NO_NVML="1")
+    env.pop("OCRDEPLOY_INVENTORY", None)
+    p = subprocess.run([sys.executable, "-m", "ocrdeploy", "preflight", "--inventory", str(inv), "--recipe", recipe,
+                        "--json", "--network-timeout", "0"], capture_output=True, text=True, env=env,
+                       cwd=Path(__file__).parents[2], timeout=120)
+    checks = {c["name"]: c for c in json.loads(p.stdout)["hosts"]["localhost"]["checks"]}
+    q = subprocess.run([sys.executable, "-m", "ocrdeploy", "install", "--inventory", str(inv), "--recipe", recipe,
+                        "--check", "--json", "--skip-preflight"], capture_output=True, text=True, env=env,
+                       cwd=Path(__file__).parents[2], timeout=120)
+    planned = {c["name"]: c for c in json.loads(q.stdout)["hosts"]["localhost"]["preflight"]}
+    return checks, planned
+
+
+def test_checkouts_are_compared_with_the_commits_the_guide_verified(tmp_path):
+    other = _git_repo(tmp_path / "vllm")                                  # a real clone at some other commit
+    tf = _git_repo(tmp_path / "transformers", packed="69eafbc5bd" + "1" * 30)
+    checks, planned = _preflight_json(tmp_path, "dspark", {"vllm_src": tmp_path / "vllm",
+                                                           "transformers_src": tmp_path / "transformers",
+                                                           "sdk_repo": "https://github.com/OpenBMB/MiniCPM-OCR.git"})
+    for found in (checks, planned):                   # inv preflight and inv install --check say the same
+        v, t = found["commit:vllm_src"], found["commit:transformers_src"]
+        assert v["status"] == "warn" and f"is at {other[:12]} (feat-ocr), not 5c2b92a5dc" in v["message"], v
+        assert v["fix"] == f"git -C {tmp_path / 'vllm'} checkout 5c2b92a5dc (or keep it, untested)"
+        assert t["status"] == "pass" and t["value"] == tf and "the commit the guide verified (69eafbc5bd)" in \
+            t["message"]
+        assert found["version:minicpmvocr"]["status"] == "skip"          # no sdk-env yet
+
+
+def test_a_detached_head_at_the_verified_commit_passes_and_no_git_is_a_warning(tmp_path):
+    _git_repo(tmp_path / "vllm", detached=VERIFIED_VLLM)
+    (tmp_path / "transformers").mkdir()                                    # a copy without .git
+    checks, _ = _preflight_json(tmp_path, "standard", {"vllm_src": tmp_path / "vllm",
+                                                       "transformers_src": tmp_path / "transformers",
+                                                       "sdk_repo": "https://github.com/OpenBMB/MiniCPM-OCR.git"})
+    assert checks["commit:vllm_src"]["status"] == "pass" and checks["commit:vllm_src"]["value"] == VERIFIED_VLLM
+    t = checks["commit:transformers_src"]
+    assert t["status"] == "warn" and "not a git checkout" in t["message"] and "69eafbc5bd" in t["message"]
+
+
+def test_the_sdk_version_against_the_verified_one():
+    def found(version):
+        facts = base_facts(venvs={"sdk-env": {"dists": {"minicpmvocr": {"version": version}}}})
+        return by_name(pf.check_verified(facts, get_recipe("sdk-only").requirements, {}))["version:minicpmvocr"]
+    assert found("0.2.3").status == "pass"
+    r = found("0.2.4")
+    assert r.status == "warn" and "minicpmvocr 0.2.4 in sdk-env, not 0.2.3" in r.message
+
+
+def test_a_users_own_env_needs_no_checkout_comparison():
+    facts = base_facts(git={"/src/vllm": {"commit": "eb8d381" + "0" * 33, "ref": None}})
+    own = by_name(pf.run_preflight_checks(facts, DSPARK, {"vllm_env": "/opt/v", "vllm_src": "/src/vllm"}))
+    assert "commit:vllm_src" not in own
+    plain = by_name(pf.run_preflight_checks(facts, DSPARK, {"vllm_src": "/src/vllm"}))
+    assert plain["commit:vllm_src"].status == "warn"
+
+
+def test_facts_json_has_every_commands_hosts_shape_and_feeds_install_check(tmp_path):
+    """Issue 20 item 15: `inv facts --json` is {"hosts": {name: ...}} like every other command; --raw keeps the
+    probe's whole document under each host, and `inv install --check --facts` takes that file as it is."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PATH=f"{FIX}/nvidia-smi/rtx5090-590:{os.environ['PATH']}", OCRDEPLOY_PROBE_NO_NVML="1")
+    env.pop("OCRDEPLOY_INVENTORY", None)
+    inv = tmp_path / "inv.yml"
+    inv.write_text(f"all:\n  vars:\n    workdir: {tmp_path / 'wd'}\n")
+    root = Path(__file__).parents[2]
+    p = subprocess.run([sys.executable, "-m", "ocrdeploy", "facts", "--inventory", str(inv), "--json", "--raw"],
+                       capture_output=True, text=True, env=env, cwd=root, timeout=120)
+    doc = json.loads(p.stdout)
+    assert list(doc) == ["hosts"] and doc["hosts"]["localhost"]["reachable"] is True
+    assert doc["hosts"]["localhost"]["facts"]["gpu"]["gpus"][0]["memory_total_mib"] == 32607
+    summary = json.loads(subprocess.run([sys.executable, "-m", "ocrdeploy", "facts", "--inventory", str(inv),
+                                         "--json"], capture_output=True, text=True, env=env, cwd=root,
+                                        timeout=120).stdout)
+    assert list(summary) == ["hosts"] and "facts" in summary["hosts"]["localhost"]
+    (tmp_path / "facts.json").write_text(p.stdout)
+    q = subprocess.run([sys.executable, "-m", "ocrdeploy", "install", "--inventory", str(inv), "--recipe", "sdk-only",
+                        "--check", "--json", "--facts", str(tmp_path / "facts.json"), "--set",
+                        "sdk_repo=https://github.com/OpenBMB/MiniCPM-OCR.git"],
+                       capture_output=True, text=True, env=env, cwd=root, timeout=120)
+    assert "Traceback" not in q.stderr and json.loads(q.stdout)["hosts"]["localhost"]["steps"], q.stderr
+
+
+def test_the_readme_quick_start_inventory_plans_as_written(tmp_path):
+    """Issue 20 item 14: the quick start's inventory names the guide's three vars (the official SDK URL) and
+    `inv install --check` plans the default recipe from it (facts recorded from a bare RTX 5090 box: no GPU here)."""
+    import json
+    import re
+    import subprocess
+    import sys
+
+    from ocrdeploy.inventory import load_inventory
+
+    root = Path(__file__).parents[2]
+    readme = (root / "README.md").read_text()
+    section = readme[readme.index("## Quick start on a GPU host"):readme.index("## Commands")]
+    (tmp_path / "inventory.yml").write_text(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
+    inv = load_inventory(tmp_path / "inventory.yml")
+    v = inv.hosts["gpu1"].vars
+    assert v["sdk_repo"] == "https://github.com/OpenBMB/MiniCPM-OCR.git" and v["vllm_src"] and v["transformers_src"]
+    for step in ("inv preflight", "inv install --host gpu1 --check", "inv models --host gpu1",
+                 "inv serve --host gpu1 --dspark", "inv verify --host gpu1", "inv parse --host gpu1"):
+        assert step in section
+    assert section.index("inv preflight") < section.index("inv install") < section.index("inv models") < \
+        section.index("inv serve") < section.index("inv verify") < section.index("inv parse")
+    p = subprocess.run([sys.executable, "-m", "ocrdeploy", "install", "-i", str(tmp_path / "inventory.yml"), "-H",
+                        "gpu1", "--check", "--json", "--facts", str(FIX / "facts" / "ubuntu2204-rtx5090-bare.json")],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    host = json.loads(p.stdout)["hosts"]["gpu1"]
+    assert {"vllm-compile", "feat-ocr-transformers", "sdk-install"} <= {s["step"] for s in host["steps"]}, p.stderr

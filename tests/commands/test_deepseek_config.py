@@ -32,10 +32,10 @@ def host(tmp_path):
     inv = tmp_path / "inv.yml"
     inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd)}}}))
 
-    def run(*args, box=SMI / "3gpu-busy0"):
+    def run(*args, box=SMI / "3gpu-busy0", task="deepseek-config"):
         env = dict(os.environ, PATH=f"{box}:{os.environ['PATH']}", OCRDEPLOY_PROBE_NO_NVML="1", COLUMNS="200")
         env.pop("OCRDEPLOY_INVENTORY", None)
-        return subprocess.run([sys.executable, "-m", "ocrdeploy", "deepseek-config", "--inventory", str(inv), *args],
+        return subprocess.run([sys.executable, "-m", "ocrdeploy", task, "--inventory", str(inv), *args],
                               capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
     return cfg, run
 
@@ -52,6 +52,17 @@ def test_bad_options_are_one_line_and_touch_nothing(host, args, line):
     cfg, run = host
     p = run(*args)
     assert p.returncode == 2 and line in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "Traceback" not in p.stderr and cfg.read_text() == CONFIG
+
+
+# str.isdigit() holds for '²' (and isdecimal for '٣'): every --gpu parser takes ASCII digits only (red team M15)
+@pytest.mark.parametrize("gpu", ["²", "٣", "1²", "-1", "0x1"])
+@pytest.mark.parametrize("task,more", [("deepseek-config", ["--check"]), ("deepseek-run", ["--input", "/x.pdf"]),
+                                       ("deepseek-verify", []), ("serve", [])])
+def test_every_gpu_option_takes_ascii_indexes_only(host, task, more, gpu):
+    cfg, run = host
+    p = run(*more, "--gpu", gpu, task=task)
+    assert p.returncode == 2 and "--gpu" in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
     assert "Traceback" not in p.stderr and cfg.read_text() == CONFIG
 
 
@@ -86,3 +97,32 @@ def test_a_16_gb_card_gets_base(host, tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     v = deepseek.read_config(cfg.read_text())
     assert (v["BASE_SIZE"], v["IMAGE_SIZE"], v["CROP_MODE"], v["MAX_CONCURRENCY"]) == (1024, 1024, False, 30)
+
+
+# Issue 20 item 12 (audit D13): the notes' six prompts by name, and a prompt set by hand survives a re-run.
+def test_a_hand_set_prompt_stays_and_the_notes_six_are_offered(host):
+    cfg, run = host
+    cfg.write_text(CONFIG.replace("PROMPT = '<image>\\n<|grounding|>Convert the document to markdown.'",
+                                  "PROMPT = '<image>\\nParse the figure.'  # set by hand"))
+    p = run()
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert deepseek.read_config(cfg.read_text())["PROMPT"] == "<image>\nParse the figure."
+    assert "# set by hand" in cfg.read_text() and "PROMPT kept as config.py has it" in p.stdout
+    for name, prompt in [("grounding", "<image>\n<|grounding|>Convert the document to markdown."),
+                         ("free", "<image>\nFree OCR."), ("ocr-image", "<image>\n<|grounding|>OCR this image."),
+                         ("figure", "<image>\nParse the figure."), ("describe", "<image>\nDescribe this image in detail."),
+                         ("locate:the total", "<image>\nLocate <|ref|>the total<|/ref|> in the image.")]:
+        p = run("--prompt", name)
+        assert p.returncode == 0, p.stdout + p.stderr
+        assert deepseek.read_config(cfg.read_text())["PROMPT"] == prompt
+    cfg.write_text("\n".join(line for line in CONFIG.splitlines() if not line.startswith("PROMPT")) + "\n")
+    assert run().returncode == 0                                       # no PROMPT at all: the grounding one
+    assert deepseek.read_config(cfg.read_text())["PROMPT"] == deepseek.GROUNDING
+
+
+@pytest.mark.parametrize("prompt", ["ocr", "locate", "locate:", "locate:a<|b", "free:x"])
+def test_an_unknown_prompt_names_the_six(host, prompt):
+    cfg, run = host
+    p = run("--prompt", prompt)
+    assert p.returncode == 2 and f"--prompt {prompt}:" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    assert cfg.read_text() == CONFIG

@@ -211,3 +211,112 @@ def test_deepseek_run_over_ssh(lab, tmp_path):
     r = host_doc(p, "gpu")
     assert r["outputs"] == [f"{wd}/deepseek-output/doc.mmd"] and Path(r["log"]).exists()
     assert (vdir / "config.py").read_text() == original
+
+
+# Issue 20 item 3 (audit D17): DeepSeek-OCR's transformers inference (notes 4.1; the repository's
+# DeepSeek-OCR-hf/run_dpsk_ocr.py at e4ac34e).  What test_compress prints, as a DeepSeek-OCR user recorded it on a T4
+# (modeling_deepseekocr.py's infer(): image size, valid image tokens, output texts tokens, compression ratio):
+RECORDED_T4 = ("=====================\nBASE:  torch.Size([1, 256, 1280])\nPATCHES:  torch.Size([2, 100, 1280])\n"
+               "=====================\n# Pineda\n\nimage size:  (1168, 1811)\nvalid image tokens:  165\n"
+               "output texts tokens (valid):  387\ncompression ratio:  2.35\n")
+GUNDAM = {"BASE_SIZE": 1024, "IMAGE_SIZE": 640, "CROP_MODE": True, "MAX_CROPS": 6, "MODEL_PATH": "/m/DeepSeek-OCR",
+          "PROMPT": "<image>\n<|grounding|>Convert the document to markdown."}
+
+
+def test_the_transformers_job_is_the_notes_call_with_config_pys_mode():
+    from ocrdeploy.recipes import deepseek
+
+    job = deepseek.tf_job(GUNDAM, "/in/a.png", "/out/a.png")
+    assert (job["attn"], job["device"], job["model"], job["prompt"]) == (
+        "flash_attention_2", "cuda", "/m/DeepSeek-OCR", GUNDAM["PROMPT"])
+    assert (job["base_size"], job["image_size"], job["crop_mode"]) == (1024, 640, True)
+    tiny = deepseek.tf_job({**GUNDAM, "BASE_SIZE": 512, "IMAGE_SIZE": 512, "CROP_MODE": False}, "/i", "/o")
+    assert (tiny["base_size"], tiny["image_size"], tiny["crop_mode"]) == (512, 512, False)
+    runner = Path(deepseek.__file__).with_name("deepseek_tf.py").read_text()
+    for part in ("_attn_implementation=", "trust_remote_code=True, use_safetensors=True", ".eval()", ".cuda()",
+                 "torch.bfloat16", "save_results=True, test_compress=True"):
+        assert part in runner
+
+
+def test_the_recorded_t4_output_is_read_and_checked():
+    from ocrdeploy.recipes import deepseek
+
+    figures, checks = deepseek.tf_report(RECORDED_T4, [{"name": "/o/a.png/result.mmd", "size": 2048}], GUNDAM)
+    assert figures == {"vision_tokens": 165, "text_tokens": 387, "compression_ratio": 2.35}
+    assert all(c["ok"] for c in checks) and "165 of at most 856 (gundam mode)" in checks[-1]["detail"]
+    _, checks = deepseek.tf_report("no figures here\n", [{"name": "/o/a.png/result.mmd", "size": 0}], GUNDAM)
+    assert [c["ok"] for c in checks] == [False, False]
+    tiny = {**GUNDAM, "BASE_SIZE": 512, "IMAGE_SIZE": 512, "CROP_MODE": False}    # Tiny: 64 tokens at most
+    _, checks = deepseek.tf_report(RECORDED_T4, [{"name": "/o/result.mmd", "size": 9}], tiny)
+    assert checks[-1]["ok"] is False and "165 of at most 64 (tiny mode)" in checks[-1]["detail"]
+
+
+TINY_OCR = r'''
+"""A tiny model with DeepSeek-OCR's entry points: AutoModel via trust_remote_code, infer() with its signature."""
+import os
+
+from transformers import LlamaForCausalLM
+
+
+class TinyOCR(LlamaForCausalLM):
+    def infer(self, tokenizer, prompt="", image_file="", output_path=" ", base_size=1024, image_size=640,
+              crop_mode=True, test_compress=False, save_results=False, eval_mode=False):
+        with open(image_file, "rb") as fh:
+            fh.read()
+        ids = tokenizer(prompt.replace("<image>", ""), return_tensors="pt").input_ids.to(self.device)
+        out = self.generate(ids, max_new_tokens=6, do_sample=False)
+        text = tokenizer.decode(out[0][ids.shape[1]:], skip_special_tokens=True)
+        vision = (base_size // 64) ** 2 + (2 * (image_size // 64) ** 2 if crop_mode else 0)
+        if test_compress:
+            print("image size: ", (64, 64))
+            print("valid image tokens: ", vision)
+            print("output texts tokens (valid): ", len(out[0]) - ids.shape[1])
+            print("compression ratio: ", round((len(out[0]) - ids.shape[1]) / vision, 2))
+        if save_results:
+            os.makedirs(os.path.join(output_path, "images"), exist_ok=True)
+            with open(os.path.join(output_path, "result.mmd"), "w") as fh:
+                fh.write("# " + text + "\n")
+        return text
+'''
+
+
+def test_the_runner_with_the_real_transformers_on_a_tiny_model(tmp_path):
+    """recipes/deepseek_tf.py as the host runs it, in the real transformers engine venv, on the CPU (the one knob the
+    command never turns: no GPU here), through AutoModel/AutoTokenizer with trust_remote_code and infer()."""
+    from engines import engine_env
+    from tinymodel import make_tiny_llama
+
+    from ocrdeploy.recipes import deepseek
+
+    env = engine_env("transformers")
+    model = make_tiny_llama(tmp_path / "DeepSeek-OCR")
+    cfg = json.loads((model / "config.json").read_text())
+    cfg["auto_map"] = {"AutoModel": "modeling_tinyocr.TinyOCR"}
+    (model / "config.json").write_text(json.dumps(cfg))
+    (model / "modeling_tinyocr.py").write_text(TINY_OCR)
+    image = tmp_path / "page.png"
+    image.write_bytes(samples.png())
+    values = {**GUNDAM, "MODEL_PATH": str(model)}
+    job = dict(deepseek.tf_job(values, str(image), str(tmp_path / "out" / "page.png")), attn="sdpa", device="cpu")
+    runner = Path(deepseek.__file__).with_name("deepseek_tf.py")
+    import subprocess
+
+    p = subprocess.run([str(env / "bin" / "python"), str(runner), json.dumps(job)], capture_output=True, text=True,
+                       timeout=600, env={**os.environ, "HF_HUB_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": ""})
+    assert p.returncode == 0, p.stderr[-3000:]
+    mmd = tmp_path / "out" / "page.png" / "result.mmd"
+    figures, checks = deepseek.tf_report(p.stdout, [{"name": str(mmd), "size": mmd.stat().st_size}], values)
+    assert figures["vision_tokens"] == 256 + 2 * 100 and all(c["ok"] for c in checks), (p.stdout, checks)
+
+
+def test_the_transformers_backend_refuses_what_it_cannot_take(site, tmp_path):
+    wd, inv = site
+    batch_site(wd)
+    pdf = tmp_path / "report.pdf"
+    pdf.write_bytes(samples.deepseek_document())
+    p = cli("deepseek-run", ["--input", str(pdf), "--backend", "transformers", "--json"], inv)
+    assert p.returncode == 1 and "--backend transformers takes an image" in host_doc(p)["error"]
+    p = cli("deepseek-run", ["--input", str(pdf), "--backend", "tensorrt"], inv)
+    assert p.returncode == 2 and "--backend tensorrt: vllm" in p.stderr and "Traceback" not in p.stderr
+    p = cli("deepseek-run", ["--input", str(tmp_path), "--backend", "transformers", "--eval"], inv)
+    assert p.returncode == 2 and "--eval" in p.stderr

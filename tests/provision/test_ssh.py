@@ -53,7 +53,7 @@ def hosts(lab, tmp_path):
 def test_facts_over_ssh(lab, hosts):
     p = cli(["facts", "--json", "--raw", "--group", "gpus"], lab, hosts["inv"])
     assert p.returncode == 0, p.stderr
-    doc = json.loads(p.stdout)
+    doc = json.loads(p.stdout)["hosts"]
     f1, f2 = doc["h1"]["facts"], doc["h2"]["facts"]
     assert f1["probe"]["kind"] == "python"
     assert f1["gpu"]["driver"] == "590.48.01" and len(f2["gpu"]["gpus"]) == 3
@@ -181,7 +181,7 @@ def test_a_port_that_closes_at_once_is_said_so_without_a_traceback(tmp_path):
     finally:
         srv.close()
     assert p.returncode == 1 and p.stderr == ""          # no paramiko traceback
-    doc = json.loads(p.stdout)["closer"]
+    doc = json.loads(p.stdout)["hosts"]["closer"]
     assert doc["reachable"] is False
     assert doc["error"] == (f"127.0.0.6:{port} closed the connection without an SSH greeting (not an SSH server, "
                             f"or it refuses this client)")
@@ -198,4 +198,4 @@ def test_a_malformed_known_hosts_line_is_one_line(tmp_path):
     assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
     # the line is skipped as OpenSSH skips it, and said (test_connection_hostkeys); the host is then tried
     assert f"known_hosts {known}: skipped unreadable line(s) 1" in p.stderr
-    assert json.loads(p.stdout)["h"]["error"].startswith("cannot connect to 127.0.0.6:9")
+    assert json.loads(p.stdout)["hosts"]["h"]["error"].startswith("cannot connect to 127.0.0.6:9")

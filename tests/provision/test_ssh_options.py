@@ -53,7 +53,7 @@ def test_become_runs_every_command_as_the_become_user_and_sudo_steps_as_root(lab
                 ini_host(lab, "plain", inner))
     p = cli(["facts", "--json", "--raw", "-H", "lab", "-v"], inv)
     assert p.returncode == 0, p.stderr
-    doc = json.loads(p.stdout)
+    doc = json.loads(p.stdout)["hosts"]
     assert doc["b"]["facts"]["host"]["uid"] == 65534 and doc["b"]["facts"]["host"]["user"] == "nobody"
     assert doc["plain"]["facts"]["host"]["uid"] == os.getuid()
     assert "[b] $ sudo -n -H -u nobody env FALLBACK=" in p.stderr      # -v shows the command as it ran
@@ -82,7 +82,7 @@ def test_python_interpreter_is_what_the_probe_and_the_helpers_run_with(lab, pair
     inv = write(tmp_path, lab, ini_host(lab, "named", inner, ansible_python_interpreter=venv_python),
                 ini_host(lab, "missing", inner, ansible_python_interpreter="/nonexistent/bin/python3"))
     p = cli(["facts", "--json", "--raw", "-H", "lab"], inv)
-    doc = json.loads(p.stdout)
+    doc = json.loads(p.stdout)["hosts"]
     assert doc["named"]["facts"]["probe"]["python"] == venv_python
     assert "ansible_python_interpreter /nonexistent/bin/python3: not found on this host" in doc["missing"]["error"]
     assert p.returncode == 1
@@ -106,7 +106,7 @@ def test_proxy_jump_and_proxy_command_reach_the_host_and_the_rest_is_named(lab, 
         ini_host(lab, "viacmd", inner, ansible_ssh_common_args=f"\"-o 'ProxyCommand={proxy}'\""),
         ini_host(lab, "badjump", inner, ansible_ssh_common_args=f"'-J {user}@127.0.0.43:{closed}'"))
     p = cli(["facts", "--json", "-H", "lab", "-vvv"], inv)
-    doc = json.loads(p.stdout)
+    doc = json.loads(p.stdout)["hosts"]
     assert doc["viajump"]["reachable"] and doc["viacmd"]["reachable"], p.stderr[-3000:]
     assert f"via {user}@{jump.ip}:{jump.port}" in p.stderr and "via ssh -q -i" in p.stderr
     assert "[paramiko] DEBUG" in p.stderr                 # -vvv: the connection's own debug log
@@ -132,6 +132,6 @@ def test_become_and_the_interpreter_apply_to_a_local_host_too(tmp_path, become):
     inv.write_text(f"[here]\nlocalhost ansible_connection=local {setting} workdir=/tmp\n")
     p = cli(["facts", "--json", "--raw"], inv)
     assert p.returncode == 0, p.stderr
-    probe = json.loads(p.stdout)["localhost"]["facts"]
+    probe = json.loads(p.stdout)["hosts"]["localhost"]["facts"]
     assert probe["host"]["uid"] == (65534 if become else os.getuid())
     assert (probe["probe"]["python"] == python) is not become

@@ -47,9 +47,9 @@ def facts_for(line):
 # Every recorded card (tests/fixtures/nvidia-smi/cards.csv): the size it is sold as, its mode by seed 003 2.4
 # (< 8 GB Tiny/Small, 8-16 GB Base, > 16 GB Large, Gundam from 32 GB), MAX_CROPS and MAX_CONCURRENCY (2.2).
 @pytest.mark.parametrize("mib,gb,mode,conc", [
-    (6144, 6, "small", 30), (8188, 8, "base", 30), (15360, 15, "base", 30), (16376, 16, "base", 30),
-    (23028, 23, "large", 30), (24564, 24, "large", 40), (32607, 32, "gundam", 50), (40960, 40, "gundam", 100),
-    (81559, 80, "gundam", 100), (81920, 80, "gundam", 100)])
+    (6144, 6, "small", 30), (8188, 8, "base", 30), (15360, 16, "base", 30), (16376, 16, "base", 30),
+    (23028, 24, "large", 40), (24564, 24, "large", 40), (32607, 32, "gundam", 50), (40960, 40, "gundam", 100),
+    (46068, 48, "gundam", 100), (81559, 80, "gundam", 100), (81920, 80, "gundam", 100)])
 def test_config_by_card(mib, gb, mode, conc):
     card = pick_card(facts_for(CARD_ROWS[mib]))
     assert card_gb(card) == gb
@@ -67,6 +67,11 @@ def test_config_limits_and_paths():
     assert v["MAX_CROPS"] == 9 and len(notes) == 1
     v, notes = deepseek.config_values(23, 8, model_path="/m", input_path="/i", output_path="/o", max_crops=8)
     assert v["MAX_CROPS"] == 6 and "keep 6 under 24 GB" in notes[1]
+    # "keep 6 under 24 GB": a 24 GB card (an A10 or a 4090) is not under it and keeps the crops asked for
+    for mib in (23028, 24564):
+        gb = card_gb(pick_card(facts_for(CARD_ROWS[mib])))
+        v, notes = deepseek.config_values(gb, 8, model_path="/m", input_path="/i", output_path="/o", max_crops=9)
+        assert v["MAX_CROPS"] == 9 and not [n for n in notes if "MAX_CROPS" in n], (mib, notes)
     v, notes = deepseek.config_values(24, 8, model_path="/m", input_path="/i", output_path="/o", mode="gundam")
     assert "Gundam is tight below 32 GB" in notes[-1]
     assert deepseek.config_values(5, 1, model_path="/m", input_path="/i", output_path="/o")[0]["BASE_SIZE"] == 512
@@ -222,3 +227,133 @@ def test_deepseek_config_command(tmp_path):
     p = run("--mode", "base", "--check")
     assert "BASE_SIZE = 1024" in p.stdout and "IMAGE_SIZE = 1024" in p.stdout and "not written" in p.stdout
     assert deepseek.read_config(cfg.read_text())["IMAGE_SIZE"] == 640
+
+
+# Red team M26: the canaries an inventory can plant in a mirror URL made of URL characters only (RFC 3986 allows
+# $ ( ) ; ' in a URL), each line run the way docker build and a user pasting BUILD.md would run it: through sh -c.
+CANARY_VARS = {
+    "torch_index_url": "https://t.example/whl;touch$IFS./CANARY_TORCH;",
+    "pip_extra_index_url": "https://e.example/simple'$(touch$IFS./CANARY_EXTRA)'",
+    "pip_trusted_host": "e.example",
+}
+
+
+def _shell_lines(text, prefix):
+    """The Dockerfile's RUN lines (continuations joined, BuildKit's --mount flags dropped) or BUILD.md's export
+    lines, as sh would get them."""
+    import re
+
+    if prefix == "export ":
+        return re.findall(r"export (\S+=.*?) \(with the real credentials\)", text)
+    joined = text.replace("\\\n", "")
+    return [re.sub(r"^(--mount=\S+ )+", "", line[len(prefix):]) for line in joined.splitlines()
+            if line.startswith(prefix)]
+
+
+def _run_as_docker_would(lines, tmp_path, env=None):
+    stub = tmp_path / "bin"
+    stub.mkdir(exist_ok=True)
+    (stub / "pip").write_text('#!/bin/sh\nfor a in "$@"; do printf "%s\\n" "$a"; done >> "$PIP_ARGV"\n')
+    (stub / "pip").chmod(0o755)
+    argv = tmp_path / "pip-argv"
+    for line in lines:
+        subprocess.run(["sh", "-c", line], cwd=tmp_path, timeout=10, capture_output=True,
+                       env={"PATH": f"{stub}:/usr/bin:/bin", "PIP_ARGV": str(argv), **(env or {})})
+    return argv.read_text().splitlines() if argv.exists() else []
+
+
+@pytest.mark.parametrize("creds", [False, True])
+def test_mirror_urls_reach_the_shell_as_one_word_and_no_canary_runs(tmp_path, creds):
+    pip = dict(CANARY_VARS)
+    if creds:        # with credentials the URLs go to BuildKit secrets and BUILD.md's export lines instead
+        pip["torch_index_url"] = "https://u:p@t.example/whl;touch$IFS./CANARY_TORCH;"
+        pip["pip_index_url"] = "https://u:p@m.example/simple'$(touch$IFS./CANARY_INDEX)'"
+    files = deepseek.write_docker_context(tmp_path / "ctx", pip=pip)
+    text, build = (Path(f).read_text() for f in files)
+    runs = _shell_lines(text, "RUN ")
+    exports = _shell_lines(build, "export ")
+    secrets = {"TORCH_INDEX_URL": pip["torch_index_url"], "PIP_INDEX_URL": pip.get("pip_index_url", "")}
+    argv = _run_as_docker_would([r for r in runs if "pip" in r], tmp_path, secrets)
+    names = [e.split("=", 1)[0] for e in exports]
+    shown = _run_as_docker_would([f'export {e}; pip "${n}"' for e, n in zip(exports, names)], tmp_path / "ctx")
+    assert not list(tmp_path.rglob("CANARY*")), "a canary ran"
+    assert pip["torch_index_url"] in argv                       # one word, as the inventory wrote it
+    if creds:
+        assert exports and "https://***@m.example/simple'$(touch$IFS./CANARY_INDEX)'" in shown
+        assert "https://***@t.example/whl;touch$IFS./CANARY_TORCH;" in shown
+    else:
+        assert "global.extra-index-url" in argv and pip["pip_extra_index_url"] in argv
+
+
+def test_a_plain_index_url_with_dollar_is_kept_literal_in_the_arg_line(tmp_path):
+    import shlex
+
+    url = "https://m.example/simple$(touch$IFS./CANARY)$HOME'x'"
+    text = deepseek.dockerfile(pip={"pip_index_url": url})
+    (line,) = [x for x in text.splitlines() if x.startswith("ARG PIP_INDEX_URL=")]
+    # Docker's ARG word reads double quotes and \$ as POSIX sh does (buildkit's shell lexer): one word, literal
+    word = line[len("ARG PIP_INDEX_URL="):]
+    assert shlex.split(word) == [word[1:-1]] and word.startswith('"')           # one word
+    said = subprocess.run(["sh", "-c", "printf %s " + word], capture_output=True, text=True, timeout=10, cwd=tmp_path)
+    assert said.stdout == url and not list(tmp_path.iterdir()), said
+    assert "ARG PIP_INDEX_URL=https://pypi.tuna.tsinghua.edu.cn/simple\n" in deepseek.dockerfile(
+        pip={"pip_index_url": "https://pypi.tuna.tsinghua.edu.cn/simple"})
+
+
+@pytest.mark.parametrize("var,url", [("torch_index_url", "https://t.example/`touch CANARY`"),
+                                     ("torch_index_url", "https://t.example/whl;touch${IFS}/tmp/x/CANARY_DOCKER5;"),
+                                     ("pip_index_url", "https://u:p@m.example/simple'$(touch /tmp/CANARY)'"),
+                                     ("pip_extra_index_url", 'https://e.example/"x"'),
+                                     ("pip_index_url", "https://m.example/a\\b")])
+def test_a_mirror_url_with_no_url_characters_is_refused_by_name(tmp_path, var, url):
+    with pytest.raises(UsageError, match=f"inventory var {var}: .* which no URL holds"):
+        deepseek.write_docker_context(tmp_path / "ctx", pip={var: url})
+    assert not (tmp_path / "ctx" / "Dockerfile").exists()
+
+
+# Issue 20 item 10 (audit D6): the notes' flash-attn build can take 8 GB+ and be killed; its MAX_JOBS is sized to
+# the host's memory at flash-attention's own 9 GiB a job (and half the cores), and halved once after a kill.
+@pytest.mark.parametrize("cpus,avail_gib,jobs", [(16, 30, 3), (96, 147, 16), (8, 200, 4), (4, 6, 1)])
+def test_flash_attn_build_jobs_are_sized_to_memory(cpus, avail_gib, jobs):
+    step = deepseek.FlashAttn("ds-flash-attn", deepseek.ENV)
+    tools = {name: {"version": "1"} for name in ("wheel", "ninja", "packaging", "setuptools")}
+    facts = {"workdir": {"path": "/w"}, "cpu": {"count": cpus}, "memory": {"available": avail_gib * 2 ** 30},
+             "venvs": {deepseek.ENV: {"dists": {"torch": {"version": "2.6.0+cu118"}, **tools}}}}
+    (cmd,) = step.commands(facts, {})
+    assert cmd.env["MAX_JOBS"] == str(jobs) and list(cmd.argv[-2:]) == ["flash-attn==2.7.3", "--no-build-isolation"]
+    assert f"MAX_JOBS={jobs} " in str(cmd)                      # what --check shows
+    (again,) = step.retry(1, ["flash-attn-build-oom"], facts, {})
+    assert again.env["MAX_JOBS"] == str(max(1, jobs // 2)) and again.argv == cmd.argv
+    assert step.retry(2, ["flash-attn-build-oom"], facts, {}) is None and step.retry(1, ["cuda-oom"], facts, {}) is None
+
+
+# Issue 20 item 11 (audit D8): the notes build the env on Python 3.12.9; a host's other 3.12 (3.12.1 on the audit's
+# box) is not taken, uv's managed 3.12.9 is, and the host's own 3.12.9 where it has one.
+def _python_steps(pythons):
+    steps = {s.name: s for s in deepseek.vllm085_steps({})}
+    facts = {"workdir": {"path": "/w"}, "pythons": pythons, "venvs": {}, "files": {}}
+    return steps["python312"], steps["ds-venv"], facts
+
+
+def test_the_deepseek_env_is_made_with_python_3_12_9():
+    managed, venv, facts = _python_steps([{"path": "/usr/bin/python3.12", "version": "3.12.1"}])
+    assert managed.needs(facts, {}).needed
+    (cmd,) = managed.commands(facts, {})
+    assert list(cmd.argv[-3:]) == ["python", "install", "3.12.9"]
+    with pytest.raises(NotYet, match="no Python 3.12.9 on the host .found: 3.12.1"):
+        venv.commands(facts, {})
+    uv312 = "/home/u/.local/share/uv/python/cpython-3.12.9-linux-x86_64-gnu/bin/python3.12"
+    managed, venv, facts = _python_steps([{"path": "/usr/bin/python3.12", "version": "3.12.1"},
+                                          {"path": uv312, "version": "3.12.9"}])
+    assert not managed.needs(facts, {}).needed
+    assert venv.commands(facts, {})[0].argv[:3] == (uv312, "-m", "venv")
+    facts["venvs"] = {deepseek.ENV: {"python": "3.12.1", "dists": {}}}       # an env an older run made with 3.12.1
+    assert "has Python 3.12.1, want Python 3.12.9: recreate" in venv.needs(facts, {}).reason
+    from ocrdeploy.checks.preflight import check_pythons
+    from ocrdeploy.recipes import get_recipe
+
+    said = {r.name: r for r in check_pythons({"pythons": [{"path": "/usr/bin/python3.12", "version": "3.12.1"}]},
+                                             get_recipe("deepseek-ocr-vllm085").requirements)}
+    r = said["python:deepseek-ocr-env"]
+    assert r.status == "warn" and "no Python 3.12.9 on the host (found: 3.12.1)" in r.message
+    assert "managed CPython 3.12.9 with uv" in r.message
