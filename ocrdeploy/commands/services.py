@@ -410,9 +410,9 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
             else:
                 run.failed = True
                 why = r.get("error") or f"{r.get('reason')} during {r.get('phase') or 'start-up'}"
-                con.print(f"[red]{name} | {r.get('name')} not ready: {why}[/red]")
+                con.print(f"[red]{name} | {r.get('name')} not ready: {safe_markup(why)}[/red]")
                 for line in (r.get("tail") or "").splitlines()[-12:]:
-                    con.print("    | " + line[:300], markup=False, highlight=False)
+                    con.print("    | " + safe(line[:300]), markup=False, highlight=False)
                 for f in r.get("findings", []):
                     con.print(f"    diagnosis {f['id']} (line {f['first_line']}): {f['cause']}", markup=False)
                     con.print(f"    fix: {f['fix']}", markup=False)
@@ -660,7 +660,7 @@ def run_stop(*, host, inventory, name, grace, as_json, accept_new_host_keys, con
         for n, r in stopped.items():
             if not r.get("ok"):
                 run.failed = True
-                con.print(f"[red]{hname} | {n}: {r.get('error')}[/red]")
+                con.print(f"[red]{hname} | {n}: {safe_markup(r.get('error'))}[/red]")
             elif r.get("stale"):
                 con.print(f"{hname} | {n}: {r['stale']}", markup=False)
             elif r.get("was_alive") and not r.get("stopped"):

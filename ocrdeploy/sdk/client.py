@@ -62,8 +62,7 @@ class OcrClient:
         self.model = model
         self.timeout, self.max_answer, self.quick = float(timeout), int(max_answer), min(float(quick), float(timeout))
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.http = httpx.Client(base_url=self.base, headers=headers, timeout=min(self.timeout, 60.0),
-                                 trust_env=False)
+        self.http = httpx.Client(base_url=self.base, headers=headers, timeout=self.timeout, trust_env=False)
 
     def request(self, method: str, path: str, deadline: float | None = None, **kw) -> Answer:
         """One request, ended after `deadline` seconds in all (connect, headers, every byte of the body)."""
@@ -76,7 +75,7 @@ class OcrClient:
                 raise httpx.TimeoutException(f"{method} {path}: no whole answer within {limit:g} s")
             return remaining
 
-        with self.http.stream(method, path, timeout=httpx.Timeout(min(left(), 60.0)), **kw) as r:
+        with self.http.stream(method, path, timeout=httpx.Timeout(left()), **kw) as r:
             declared = r.headers.get("content-length")
             if declared and declared.isdigit() and int(declared) > self.max_answer:
                 raise httpx.DecodingError(f"{method} {path}: the answer is {int(declared)} bytes, more than "

@@ -393,6 +393,9 @@ def test_parse_first_page_then_all(site, tmp_path):
     assert [s["pages"] for s in steps] == ["first", "all"] and out.exists()
     argvs = [json.loads(line)["argv"] for line in calls.read_text().splitlines()]
     assert "input.limit=1" in argvs[0] and "input.limit=1" not in argvs[1]
+    for argv in argvs:                # the ready DSpark service's config, not --server-url's openai default
+        assert argv[argv.index("--config") + 1].endswith("/configs/backends/vllm.yaml")
+        assert argv[argv.index("--model") + 1] == "minicpm-ocr" and not any("extra_body" in a for a in argv)
     assert cli("parse", ["--input", "rel.pdf", "--output", str(out)], inv).returncode == 2
 
 
