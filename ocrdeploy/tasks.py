@@ -340,18 +340,21 @@ def stop(c, host=None, inventory=None, name=None, grace=None, json=False, accept
     "server-url": "Verify an existing server instead (llama.cpp, any OpenAI-compatible one), as the host's SDK "
                   "reaches it (repeatable)",
     "backend": "With --server-url: the SDK config, openai (default), llamacpp or vllm",
+    "model": "With --server-url: the model name the SDK asks for (default minicpm-ocr)",
+    "image": "With the two-end scripts: your own table image on the host (default: the project's 1080x1080 table)",
     "report": "Also write the checks and each parsed page beside its output to this HTML file"})
 @cli_errors
 @host_options
 def verify(c, host=None, inventory=None, name=None, api_key=None, verify_transformers=None, verify_vllm=None,
-           json=False, accept_new_host_keys=False, connect_timeout=None, server_url=None, backend=None, report=None):
+           json=False, accept_new_host_keys=False, connect_timeout=None, server_url=None, backend=None, model=None,
+           image=None, report=None):
     """Readiness, a smoke request, DSpark counters, sample pages through the SDK; each check passed/failed/not run."""
     from .commands.verify import run_verify
 
     code = run_verify(host=host, inventory=inventory, name=name, api_key=api_key,
                       scripts=(verify_transformers, verify_vllm) if verify_transformers or verify_vllm else None,
                       as_json=json, accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout,
-                      server_urls=list(server_url or []), backend=backend, report=report)
+                      server_urls=list(server_url or []), backend=backend, model=model, image=image, report=report)
     if code:
         raise Exit(code=code)
 
@@ -390,14 +393,15 @@ def bench(c, host=None, inventory=None, server_url=None, name=None, api_key=None
 
 @task(iterable=["server_url"], help={**SERVE_HELP,
     "input": "The document on the host (absolute path)", "output": "Where the Markdown goes on the host (absolute)",
-    "backend": "Config to use: dspark/standard (vllm.yaml), transformers/openai (openai.yaml), llamacpp",
+    "backend": "With --server-url: the SDK config, openai (default; openai.yaml), vllm (vllm.yaml) or llamacpp",
+    "model": "With --server-url: the model name the SDK asks for (default minicpm-ocr)",
     "server-url": "A service URL as seen from the host (repeatable); default: the ready services `inv serve` started",
     "all-pages": "After the first page passes, parse the whole document (default: the first page only)",
     "run-root": "Where the SDK keeps its runs (absolute; for when the SDK's disk is tight)"})
 @cli_errors
 @host_options
 def parse(c, input=None, output=None, host=None, inventory=None, backend=None, server_url=None, all_pages=False,
-          run_root=None, json=False, accept_new_host_keys=False, connect_timeout=None):
+          run_root=None, json=False, accept_new_host_keys=False, connect_timeout=None, model=None):
     """Parse a document through the SDK on the host: input.limit=1 first, then (--all-pages) every page."""
     from .commands.parse import run_parse
     from .errors import UsageError
@@ -407,7 +411,7 @@ def parse(c, input=None, output=None, host=None, inventory=None, backend=None, s
 
     code = run_parse(host=host, inventory=inventory, input_path=input, output=output, backend=backend,
                      server_urls=server_url, all_pages=all_pages, run_root=run_root, as_json=json,
-                     accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout)
+                     accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout, model=model)
     if code:
         raise Exit(code=code)
 

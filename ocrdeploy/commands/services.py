@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 
 from ..errors import UsageError
+from ..terminal import safe, safe_markup
 from ..services import argv as serving
 from ..services import hostside
 from ..provision.command import Command
@@ -213,14 +214,62 @@ def cpu_env(facts, host, env, key) -> dict:
     return out
 
 
+SPEC_MAX_DEPTH = 8           # vLLM's speculative config is a flat object with a few nested ones
+SPEC_MAX_CHARS = 64 * 1024
+
+
+def _no_constant(name):
+    raise ValueError(f"{name} is not a JSON number (JSON has no NaN or Infinity)")
+
+
+def _nesting(text: str) -> int:
+    """The deepest [ / { nesting of a JSON text, outside strings, counted without recursing."""
+    depth = deepest = 0
+    in_str = esc = False
+    for ch in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _finite(value) -> bool:
+    if isinstance(value, float):
+        return value == value and value not in (float("inf"), float("-inf"))
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    return True
+
+
 def parse_speculative_config(text) -> dict | None:
-    """--speculative-config: a JSON object with a "method", as vLLM takes it."""
+    """--speculative-config: a JSON object with a "method", as vLLM takes it; standard JSON only (no NaN,
+    Infinity or a number too large for a double), nested at most SPEC_MAX_DEPTH deep."""
     if text in (None, ""):
         return None
+    text = str(text)
+    if len(text) > SPEC_MAX_CHARS:
+        raise UsageError(f"--speculative-config: {len(text)} characters, more than {SPEC_MAX_CHARS}")
+    if _nesting(text) > SPEC_MAX_DEPTH:
+        raise UsageError(f"--speculative-config: nested more than {SPEC_MAX_DEPTH} deep")
     try:
-        value = _json.loads(text)
-    except ValueError as exc:
+        value = _json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as exc:
         raise UsageError(f"--speculative-config: not JSON ({exc})")
+    if not _finite(value):
+        raise UsageError("--speculative-config: a number out of range (1e999 is Infinity; JSON has none)")
     if not isinstance(value, dict) or not isinstance(value.get("method"), str):
         raise UsageError("--speculative-config: expected a JSON object with a \"method\" "
                          "(e.g. '{\"method\":\"ngram\",\"num_speculative_tokens\":3,\"prompt_lookup_max\":3}')")
@@ -327,6 +376,9 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
         raise UsageError(f"--model-dir {model_dir}: give the model directory's absolute path on the host")
     port = number(port, "port", None, whole=True, minimum=1, maximum=65535)
     instances = number(instances, "instances", 1, whole=True, minimum=1, maximum=16)
+    if port + instances - 1 > 65535:
+        raise UsageError(f"--port {port} --instances {instances}: the last instance would listen on port "
+                         f"{port + instances - 1}, above 65535")
     timeout = number(timeout, "timeout", 900, above=0)
     con = console(stderr=as_json)
 
@@ -358,12 +410,15 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
             else:
                 run.failed = True
                 why = r.get("error") or f"{r.get('reason')} during {r.get('phase') or 'start-up'}"
-                con.print(f"[red]{name} | {r.get('name')} not ready: {why}[/red]")
+                con.print(f"[red]{name} | {r.get('name')} not ready: {safe_markup(why)}[/red]")
                 for line in (r.get("tail") or "").splitlines()[-12:]:
-                    con.print("    | " + line[:300], markup=False, highlight=False)
+                    con.print("    | " + safe(line[:300]), markup=False, highlight=False)
                 for f in r.get("findings", []):
                     con.print(f"    diagnosis {f['id']} (line {f['first_line']}): {f['cause']}", markup=False)
                     con.print(f"    fix: {f['fix']}", markup=False)
+                if r.get("findings") and r.get("kept") == "failed":
+                    con.print(f"    the failed start is kept: `inv diagnose --service --fix` applies "
+                              f"the remedy (`inv stop --name {r.get('name')}` forgets it)", markup=False)
         ready = [r for r in v["instances"] if r.get("ready")]
         if ready:
             if backend in DEEPSEEK_ENVS:
@@ -386,14 +441,16 @@ def start_planned(conn, h, facts, plan, timeout, con, systemd=False) -> dict:
     """Start the planned instances one after the other, each waited for (with the restarts of section 4.4)."""
     from ..diagnose.engine import annotate, fix_context, scan_local, scan_remote
     from ..diagnose.table import load_table
+    from ..recipes.remedies import fix_for_stack
 
     rules = load_table()
     workdir = facts["workdir"]["path"]
     results = []
 
-    def diagnose(log):
+    def diagnose(log, stack):
         reps = scan_local([log], rules) if conn.is_local else scan_remote(conn, [log], rules)
-        return [f for r in annotate(reps, rules, fix_context(h)) for f in r.get("findings", [])]
+        found = [f for r in annotate(reps, rules, fix_context(h)) for f in r.get("findings", [])]
+        return [{**f, "fix": fix_for_stack(f.get("fix") or "", stack)} for f in found]
 
     for inst in plan:
         where = "without a GPU" if inst.gpu is None else f"on GPU {inst.gpu}"
@@ -405,7 +462,8 @@ def start_planned(conn, h, facts, plan, timeout, con, systemd=False) -> dict:
             except ValueError as exc:
                 results.append({"name": inst.name, "ready": False, "reason": "refused", "error": str(exc)})
             continue
-        res = serve_with_retries(conn, h, workdir, inst, inst.served, timeout, diagnose, show)
+        stack = "deepseek" if inst.kind in DEEPSEEK_ENVS else "minicpm"
+        res = serve_with_retries(conn, h, workdir, inst, inst.served, timeout, partial(diagnose, stack=stack), show)
         res.update({"name": inst.name, "url": inst.url(), "gpu": inst.gpu, "port": inst.port, "served": inst.served,
                     "warnings": inst.options.get("warnings") or [],
                     "restarts": inst.restarts, "log": inst.current_log(), "kind": inst.kind, "bind": inst.bind,
@@ -516,6 +574,13 @@ def _systemd(conn, h, workdir, inst, timeout, show=None):
     return res
 
 
+def speculative(s) -> bool:
+    """Whether the service was started to do speculative decoding (DSpark, or the user's own config)."""
+    options = s.get("options") if isinstance(s.get("options"), dict) else {}
+    tuning = options.get("tuning") if isinstance(options.get("tuning"), dict) else {}
+    return (s.get("kind") or options.get("backend")) == "dspark" or bool(tuning.get("speculative_config"))
+
+
 def ready_note(s) -> str:
     """Why a service is not ready, in the status table: a missing key is not a starting server."""
     if s.get("auth") == "key missing":
@@ -543,22 +608,33 @@ def run_status(*, host, inventory, name, api_key, as_json, accept_new_host_keys,
         rows = []
         for s in value["services"]:
             acc = accept_length(s.pop("metrics", None)) if s.get("alive") else {"state": "not running"}
+            if not speculative(s) and acc["state"] in ("not started with --speculative-config", "no metrics"):
+                acc = {"state": "not applicable"}      # never meant to have it: not a missing --speculative-config
             s["spec_decode"] = acc
             rows.append(s)
             run.failed |= not (s.get("alive") and s.get("ready"))
             length = (f"{acc['accept_length']} ({acc['accepted']:.0f}/{acc['drafts']:.0f})" if acc.get("state") == "ok"
-                      else acc["state"])
+                      else "-" if acc["state"] == "not applicable" else acc["state"])
             up = f"{s['uptime'] / 60:.1f} min" if s.get("uptime") else "-"
             alive = "?" if s.get("alive") is None else "yes" if s.get("alive") else "NO"
             table.add_row(s["name"], str(s.get("pid", "?")), str(s.get("port", "?")), alive,
-                          "yes" if s.get("ready") else ready_note(s), ", ".join(s.get("ids") or []) or "-", up, length)
+                          "yes" if s.get("ready") else ready_note(s),
+                          safe_markup(", ".join(map(str, s.get("ids") or [])), keep_newlines=False) or "-", up, length)
         run.doc["hosts"][hname] = {"reachable": True, "services": rows}
         if rows:
             run.con.print(table)
             for s in rows:
-                for note in (s.get("stale"), s.get("error") if s.get("record") == "unreadable" else None):
+                failed = s.get("failed") or {}
+                if failed:
+                    failed = (f"the last start failed ({failed.get('reason')} during {failed.get('phase') or 'start-up'}"
+                              f"); `inv diagnose --service --fix` applies the remedy, `inv stop --name "
+                              f"{s['name']}` forgets it")
+                for note in (s.get("stale"), s.get("error") if s.get("record") == "unreadable" else None, failed):
                     if note:
-                        run.con.print(f"{hname} | {s['name']}: {note}", markup=False)
+                        run.con.print(safe(f"{hname} | {s['name']}: {note}"), markup=False)
+                if (s.get("spec_decode") or {}).get("state") == "malformed /metrics":
+                    run.con.print(safe(f"{hname} | {s['name']}: /metrics answer malformed: "
+                                       f"{s['spec_decode'].get('error')}"), markup=False)
         else:
             run.con.print(f"{hname}: no service started by `inv serve`")
     return run.exit_code()
@@ -584,18 +660,22 @@ def run_stop(*, host, inventory, name, grace, as_json, accept_new_host_keys, con
         for n, r in stopped.items():
             if not r.get("ok"):
                 run.failed = True
-                con.print(f"[red]{hname} | {n}: {r.get('error')}[/red]")
+                con.print(f"[red]{hname} | {n}: {safe_markup(r.get('error'))}[/red]")
             elif r.get("stale"):
                 con.print(f"{hname} | {n}: {r['stale']}", markup=False)
             elif r.get("was_alive") and not r.get("stopped"):
                 run.failed = True
                 left = r.get("left") or [r["pid"]]
-                con.print(f"[red]{hname} | {n}: pid {r['pid']} signalled, but {len(left)} process(es) of its group "
+                con.print(f"[red]{hname} | {n}: pid {r['pid']} signalled, but {len(left)} process(es) of the service "
                           f"still run after SIGKILL (pids {' '.join(map(str, left))}): see `ps -o pid,stat,args "
-                          f"-g {r['pid']}`[/red]")
+                          f"-p {','.join(map(str, left))}`[/red]")
             elif r.get("was_alive"):
                 how = "killed after the grace period" if r.get("killed") else "stopped"
                 con.print(f"{hname} | {n}: pid {r['pid']} {how}")
             else:
                 con.print(f"{hname} | {n}: pid {r['pid']} was not running; record removed")
+            if r.get("port_held"):
+                run.failed = True
+                con.print(f"[red]{hname} | {n}: {safe_markup(r['port_held'])} (not a process of the service that "
+                          f"ocrdeploy could find; stop it yourself)[/red]")
     return run.exit_code()

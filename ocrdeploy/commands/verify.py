@@ -19,7 +19,9 @@ from ..services.argv import MM_PROCESSOR_KWARGS, SERVED_NAME
 from ..sdk import samples
 from ..sdk.client import OcrClient, ServiceError
 from ..errors import UsageError
+from ..provision.probe import mask_url
 from ..sdk import twoend
+from ..terminal import safe_markup
 from ..sdk.driver import CONFIG_FOR, check_output, layout_device, parse_job, sends_mm_kwargs
 
 PASSED, FAILED, NOT_RUN = "passed", "failed", "not run"
@@ -38,7 +40,7 @@ REST = ["smoke request", "DSpark counters", "parse: text page", "parse: table pa
         "two-end verification"]
 
 
-def verify_host(conn, host, *, name=None, api_key=None, scripts=None, timeout=600) -> list[dict]:
+def verify_host(conn, host, *, name=None, api_key=None, scripts=None, timeout=600, image=None) -> list[dict]:
     checks = []
 
     def add(check, status, detail):
@@ -56,32 +58,35 @@ def verify_host(conn, host, *, name=None, api_key=None, scripts=None, timeout=60
         return checks
     svc = ready[0]
     kind = svc.get("kind") or "dspark"
+    served = svc.get("served_name") or SERVED_NAME      # transformers serve: the directory it pins
     seen = ("/health answers ok; transformers serve pins " if svc.get("ready_by") == "health"
             else "/v1/models lists ")
-    add("readiness", PASSED, f"{svc['name']}: {seen}{svc.get('served_name') or SERVED_NAME} "
-                             f"(pid {svc['pid']}, port {svc['port']})")
+    add("readiness", PASSED, f"{svc['name']}: {seen}{served} (pid {svc['pid']}, port {svc['port']})")
     state = host_state(facts)
     with conn.forward(svc["port"]) as local_port, OcrClient(f"http://127.0.0.1:{local_port}", api_key,
-                                                            timeout=timeout,
-                                                            model=svc.get("served_name") or SERVED_NAME) as client:
+                                                            timeout=timeout, model=served) as client:
         checks += smoke_and_counters(client, kind, expect_dspark=kind == "dspark")
     if kind.startswith("deepseek"):
         checks += [{"check": c, "status": NOT_RUN, "detail": "a DeepSeek-OCR service: its pages are checked by "
                     "inv deepseek-verify"} for c in REST[2:]]
         return checks
-    checks += parse_pages(conn, facts, state, kind, [f"http://127.0.0.1:{svc['port']}"])
-    checks += two_end(conn, facts, state, scripts)
+    checks += parse_pages(conn, facts, state, kind, [f"http://127.0.0.1:{svc['port']}"], model=served)
+    checks += two_end(conn, facts, state, scripts, image)
     return checks
 
 
-def verify_url(conn, host, urls, *, api_key=None, backend="openai", scripts=None, timeout=600) -> list[dict]:
+def verify_url(conn, host, urls, *, api_key=None, backend="openai", scripts=None, timeout=600, model=None,
+               image=None) -> list[dict]:
     """An existing server (llama.cpp, any OpenAI-compatible one; the guide's SDK-only row), as the host's SDK
-    sees it: readiness, the smoke request, the counters where it has them, the sample pages through the SDK."""
+    sees it: readiness, the smoke request, the counters where it has them, the sample pages through the SDK.
+    A URL is shown with its password masked."""
     checks = []
     facts = _facts(conn, host)
-    state = _json.loads((facts.get("reads") or {}).get(STATE_FILE) or "{}")
+    state = host_state(facts)
+    model = model or SERVED_NAME
     for url in urls:
-        with reach(conn, url) as base, OcrClient(base, api_key, timeout=timeout) as client:
+        shown = mask_url(url)
+        with reach(conn, url) as base, OcrClient(base, api_key, timeout=timeout, model=model) as client:
             try:
                 ids = client.models()
             except ServiceError as exc:
@@ -89,19 +94,20 @@ def verify_url(conn, host, urls, *, api_key=None, backend="openai", scripts=None
             except Exception as exc:  # noqa: BLE001 - not reachable, not an OpenAI server: a failed check
                 ids, why = None, f"{type(exc).__name__}: {exc}"
             if ids is None:
-                checks.append({"check": "readiness", "status": FAILED, "detail": f"{url}/v1/models: {why}"})
-                checks += [{"check": c, "status": NOT_RUN, "detail": f"{url} is not ready"} for c in REST[:2]]
+                checks.append({"check": "readiness", "status": FAILED,
+                               "detail": mask_url(f"{shown}/v1/models: {why}")})
+                checks += [{"check": c, "status": NOT_RUN, "detail": f"{shown} is not ready"} for c in REST[:2]]
                 continue
-            note = "" if SERVED_NAME in ids else f" (the SDK asks for {SERVED_NAME}; a server that serves one " \
-                                                 f"model answers it whatever the name)"
+            note = "" if model in ids else f" (the SDK asks for {model} (--model); a server that serves one " \
+                                           f"model answers it whatever the name)"
             checks.append({"check": "readiness", "status": PASSED,
-                           "detail": f"{url}/v1/models lists {', '.join(map(str, ids)) or 'no model'}{note}"})
+                           "detail": f"{shown}/v1/models lists {', '.join(map(str, ids)) or 'no model'}{note}"})
             checks += smoke_and_counters(client, backend, expect_dspark=False)
     if any(c["check"] == "readiness" and c["status"] == FAILED for c in checks):
         return checks + [{"check": c, "status": NOT_RUN, "detail": "the server is not ready"} for c in REST[2:]]
-    checks += parse_pages(conn, facts, state, backend, list(urls))
-    checks += two_end(conn, facts, state, scripts)
-    return checks
+    checks += parse_pages(conn, facts, state, backend, list(urls), model=model)
+    checks += two_end(conn, facts, state, scripts, image)
+    return [{**c, "detail": mask_url(c["detail"])} for c in checks]
 
 
 def reach(conn, url):
@@ -126,7 +132,11 @@ def smoke_and_counters(client, backend, expect_dspark) -> list[dict]:
     before = accept_length(_metrics(client))
     smoke = smoke_request(client, backend)
     after = accept_length(_metrics(client))
-    if expect_dspark or after.get("state") in ("ok", "no drafts yet"):
+    if "malformed /metrics" in (before.get("state"), after.get("state")):
+        bad = after if after.get("state") == "malformed /metrics" else before
+        counters = (FAILED if expect_dspark else NOT_RUN,
+                    f"the server's /metrics answer is malformed ({bad.get('error')}): the counters cannot be read")
+    elif expect_dspark or after.get("state") in ("ok", "no drafts yet"):
         if after.get("state") in ("not started with --speculative-config", "no metrics"):
             counters = (FAILED, "spec_decode counters absent: not started with --speculative-config")
         elif after.get("drafts", 0) > before.get("drafts", 0):
@@ -178,7 +188,7 @@ def _metrics(client):
         return None
 
 
-def parse_pages(conn, facts, state, backend, urls) -> list[dict]:
+def parse_pages(conn, facts, state, backend, urls, model=SERVED_NAME) -> list[dict]:
     pages = ("text", "table", "formula")
     names = [f"parse: {p} page" for p in pages]
     files = facts.get("files") or {}
@@ -198,7 +208,8 @@ def parse_pages(conn, facts, state, backend, urls) -> list[dict]:
         conn.put_data(samples.PAGES[page](), f"{base}/{page}.pdf")
         job = parse_job(absolute(facts, wd("sdk-env/bin/minicpmvocr")), absolute(facts, wd("minicpmvocr-sdk")),
                         backend, urls, f"{base}/{page}.pdf", f"{base}/{page}.md", layout_dir=layout["path"],
-                        layout_device=layout_device(facts), run_tag=f"{tag}-{page}")
+                        layout_device=layout_device(facts), run_tag=f"{tag}-{page}", model=model,
+                        no_proxy=(facts.get("proxy") or {}).get("no_proxy"))
         r = conn.run(Command(job.argv, env=job.env, cwd=base), timeout=1800, ok_codes=range(0, 256))
         if r.exit_code != 0:
             out.append({"check": f"parse: {page} page", "status": FAILED,
@@ -209,16 +220,18 @@ def parse_pages(conn, facts, state, backend, urls) -> list[dict]:
         bad = [f"{c}: {d}" for c, ok, d in results if not ok]
         out.append({"check": f"parse: {page} page", "status": FAILED if bad else PASSED,
                     "detail": "; ".join(bad) if bad else "; ".join(f"{c}: {d}" for c, _, d in results[-1:]),
-                    "argv": job.argv, "output": md})
+                    "argv": [mask_url(a) for a in job.argv], "output": md})
     return out
 
 
 TF_SIDE, VLLM_SIDE = ("tf-ocr-env", "ocr-env"), ("vllm-ocr-env", "ocr-env")   # the guide: "or the merged env"
 
 
-def two_end(conn, facts, state, scripts) -> list[dict]:
+def two_end(conn, facts, state, scripts, image=None) -> list[dict]:
     """The guide's section 7: both feat-ocr scripts on a free GPU, transformers from tf-ocr-env (or the merged
-    ocr-env), vLLM from vllm-ocr-env (or ocr-env) with CUDA_HOME set as in section 4; judged by sdk.twoend."""
+    ocr-env), vLLM from vllm-ocr-env (or ocr-env) with CUDA_HOME set as in section 4; judged by sdk.twoend.
+    The image is a table page: the user's own (--image, on the host) or the project's, drawn at the guide's
+    1080x1080 with the cells of samples.TABLE."""
     from ..checks.preflight import free_gpus
     from ..provision.step import venv
     from ..recipes.cuda_steps import cu13_dir
@@ -250,9 +263,12 @@ def two_end(conn, facts, state, scripts) -> list[dict]:
     cu = absolute(facts, cu13_dir(vllm_env, minor))
     path = f"{absolute(facts, wd(vllm_env + '/bin'))}:{cu}/bin:{facts.get('env_path') or '/usr/local/bin:/usr/bin:/bin'}"
     wdir = facts["workdir"]["path"]
-    img = f"{wdir}/.ocrdeploy/verify/table.png"
-    conn.run(["mkdir", "-p", f"{wdir}/.ocrdeploy/verify"])
-    conn.put_data(samples.png(), img)
+    if image:
+        img = image
+    else:
+        img = f"{wdir}/.ocrdeploy/verify/table-1080.png"
+        conn.run(["mkdir", "-p", f"{wdir}/.ocrdeploy/verify"])
+        conn.put_data(samples.table_png(), img)
     runs = {}
     for side, env_name, script, extra, env in (
             ("transformers", tf_env, scripts[0], ["--attn", "sdpa", "--max-new-tokens", "512"],
@@ -283,7 +299,6 @@ def two_end(conn, facts, state, scripts) -> list[dict]:
 def report_checks(fn, title: str, *, host, inventory, as_json, accept_new_host_keys, connect_timeout,
                   report=None) -> int:
     """fn(conn, host) -> checks on every host; one table per host, exit 1 when a check failed."""
-    from rich.markup import escape
     from rich.table import Table
 
     from ..provision.report import STATUS_STYLE
@@ -299,7 +314,7 @@ def report_checks(fn, title: str, *, host, inventory, as_json, accept_new_host_k
             t.add_column(col)
         for c in checks:
             style = STATUS_STYLE[c["status"]]
-            t.add_row(c["check"], f"[{style}]{c['status']}[/]", escape(c["detail"]))
+            t.add_row(safe_markup(c["check"]), f"[{style}]{c['status']}[/]", safe_markup(c["detail"]))
         run.con.print(t)
     if report:      # --report FILE.html: the checks, each parsed sample page beside what the SDK wrote
         write_report(report, run.doc)
@@ -316,9 +331,17 @@ def write_report(path, doc):
 
 
 def run_verify(*, host, inventory, name, api_key, scripts, as_json, accept_new_host_keys, connect_timeout,
-               server_urls=None, backend=None, report=None) -> int:
+               server_urls=None, backend=None, model=None, image=None, report=None) -> int:
     if report and not str(report).endswith((".html", ".htm")):
         raise UsageError(f"--report {report}: give a file name ending in .html")
+    if image is not None:
+        if not str(image).startswith("/"):
+            raise UsageError(f"--image {image}: give the image's absolute path on the host")
+        if not scripts:
+            raise UsageError("--image is the two-end verification's table image: give --verify-transformers and "
+                             "--verify-vllm too")
+    if model is not None and not server_urls:
+        raise UsageError("--model goes with --server-url (a service `inv serve` started knows its own served name)")
     if server_urls:
         urls = [check_url(u) for u in server_urls]
         backend = backend or "openai"
@@ -326,11 +349,12 @@ def run_verify(*, host, inventory, name, api_key, scripts, as_json, accept_new_h
             raise UsageError(f"--backend {backend!r}: choose {', '.join(CONFIG_FOR)} (the SDK config to use)")
         if name:
             raise UsageError("--name picks a service `inv serve` started; --server-url checks a server by its URL")
-        fn = lambda conn, h: verify_url(conn, h, urls, api_key=api_key, backend=backend, scripts=scripts)  # noqa: E731
+        fn = lambda conn, h: verify_url(conn, h, urls, api_key=api_key, backend=backend, scripts=scripts,  # noqa: E731
+                                        model=model, image=image)
     else:
         if backend:
             raise UsageError("--backend goes with --server-url (a service `inv serve` started knows its own)")
-        fn = lambda conn, h: verify_host(conn, h, name=name, api_key=api_key, scripts=scripts)  # noqa: E731
+        fn = lambda conn, h: verify_host(conn, h, name=name, api_key=api_key, scripts=scripts, image=image)  # noqa: E731
     return report_checks(fn, "verification", host=host, inventory=inventory, as_json=as_json,
                          accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout, report=report)
 

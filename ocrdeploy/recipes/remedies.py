@@ -35,6 +35,23 @@ def remedy_for(remedy: str | None, stack: str | None) -> str | None:
     return STACK_REMEDIES.get(stack or "", {}).get(remedy, remedy)
 
 
+STACK_HEADS = {"minicpm": "MiniCPM-OCR", "deepseek": "DeepSeek-OCR"}
+
+
+def fix_for_stack(fix: str, stack: str) -> str:
+    """A rule's fix text with the paragraphs for other stacks left out: a paragraph that begins with a
+    stack's name ("MiniCPM-OCR on vLLM: ...", "DeepSeek-OCR batch runs ...") is that stack's; the rest
+    is everyone's.  A MiniCPM-OCR serve failure is not fixed through DeepSeek's config.py."""
+    keep, owner = [], None
+    for line in fix.splitlines():
+        head = next((k for k, name in STACK_HEADS.items() if line.startswith(name)), None)
+        if head or not line.strip():
+            owner = head
+        if owner in (None, stack):
+            keep.append(line)
+    return "\n".join(keep).strip() or fix
+
+
 def stack_of_log(path: str | None) -> str | None:
     """The stack a log file comes from, where its place says so."""
     return "deepseek" if path and DEEPSEEK_RUN_LOGS in str(path) else None

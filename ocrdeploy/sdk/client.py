@@ -2,11 +2,16 @@
 
 It never goes through a proxy (loopback services behind a corporate proxy are the
 classic "why is it stuck" of the seed's error table), and a 400 comes back explained.
+A server may be anyone's (`inv verify --server-url`): every request has an overall
+deadline (httpx's timeout is per read, which a server dripping a byte at a time never
+trips) and its answer a size limit, checked while it arrives.
 """
 
 from __future__ import annotations
 
 import base64
+import json
+import time
 
 import httpx
 
@@ -32,12 +37,56 @@ def explain_400(message: str) -> str | None:
     return None
 
 
+MAX_ANSWER = 8 << 20          # /v1/models, /metrics and one chat answer: KBs, a few hundred KB at most
+QUICK = 15.0                  # /v1/models, /health, /metrics answer at once on a server that is up
+
+
+class Answer:
+    """What came back: status, reason, headers and the body (read within the deadline and the limit)."""
+
+    def __init__(self, status_code: int, reason_phrase: str, content: bytes):
+        self.status_code, self.reason_phrase, self.content = status_code, reason_phrase, content
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", "replace")
+
+    def json(self):
+        return json.loads(self.content)
+
+
 class OcrClient:
-    def __init__(self, base_url: str, api_key: str | None = None, timeout: float = 600.0, model: str = SERVED_NAME):
+    def __init__(self, base_url: str, api_key: str | None = None, timeout: float = 600.0, model: str = SERVED_NAME,
+                 max_answer: int = MAX_ANSWER, quick: float = QUICK):
         self.base = base_url.rstrip("/")
         self.model = model
+        self.timeout, self.max_answer, self.quick = float(timeout), int(max_answer), min(float(quick), float(timeout))
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.http = httpx.Client(base_url=self.base, headers=headers, timeout=timeout, trust_env=False)
+        self.http = httpx.Client(base_url=self.base, headers=headers, timeout=self.timeout, trust_env=False)
+
+    def request(self, method: str, path: str, deadline: float | None = None, **kw) -> Answer:
+        """One request, ended after `deadline` seconds in all (connect, headers, every byte of the body)."""
+        limit = self.timeout if deadline is None else deadline
+        end = time.monotonic() + limit
+
+        def left():
+            remaining = end - time.monotonic()
+            if remaining <= 0:
+                raise httpx.TimeoutException(f"{method} {path}: no whole answer within {limit:g} s")
+            return remaining
+
+        with self.http.stream(method, path, timeout=httpx.Timeout(left()), **kw) as r:
+            declared = r.headers.get("content-length")
+            if declared and declared.isdigit() and int(declared) > self.max_answer:
+                raise httpx.DecodingError(f"{method} {path}: the answer is {int(declared)} bytes, more than "
+                                          f"{self.max_answer}")
+            body = bytearray()
+            for chunk in r.iter_raw():
+                body += chunk
+                if len(body) > self.max_answer:
+                    raise httpx.DecodingError(f"{method} {path}: the answer is over {self.max_answer} bytes")
+                left()
+            return Answer(r.status_code, r.reason_phrase, bytes(body))
 
     def close(self):
         self.http.close()
@@ -48,28 +97,34 @@ class OcrClient:
     def __exit__(self, *exc):
         self.close()
 
-    def _check(self, r: httpx.Response) -> httpx.Response:
+    def _check(self, r: Answer) -> Answer:
         if r.status_code >= 400:
             try:
-                err = r.json().get("error")
+                doc = r.json()
+                err = doc.get("error") if isinstance(doc, dict) else doc
                 message = err.get("message") if isinstance(err, dict) else str(err)
-            except ValueError:
+            except (ValueError, RecursionError):
                 message = r.text[:300]
+            message = str(message)[:500]
             raise ServiceError(r.status_code, message or r.reason_phrase,
                                explain_400(message or "") if r.status_code == 400 else None)
         return r
 
     def models(self) -> list[str]:
-        return [m.get("id") for m in self._check(self.http.get("/v1/models")).json().get("data", [])]
+        doc = self._check(self.request("GET", "/v1/models", self.quick)).json()
+        data = doc.get("data") if isinstance(doc, dict) else None
+        if not isinstance(data, list):
+            raise ValueError("/v1/models: not an OpenAI model list (no \"data\" list)")
+        return [str(m.get("id"))[:200] if isinstance(m, dict) else str(m)[:200] for m in data]
 
     def health(self) -> bool:
         try:
-            return self.http.get("/health").status_code == 200
+            return self.request("GET", "/health", self.quick).status_code == 200
         except httpx.HTTPError:
             return False
 
     def metrics(self) -> str:
-        return self._check(self.http.get("/metrics")).text
+        return self._check(self.request("GET", "/metrics", self.quick)).text
 
     def chat_image(self, image: bytes, prompt: str, mime: str = "image/png", max_tokens: int = 512,
                    mm_processor_kwargs: dict | None = None, extra: dict | None = None) -> str:
@@ -81,5 +136,9 @@ class OcrClient:
         if mm_processor_kwargs:
             body["mm_processor_kwargs"] = mm_processor_kwargs
         body.update(extra or {})
-        data = self._check(self.http.post("/v1/chat/completions", json=body)).json()
-        return data["choices"][0]["message"]["content"] or ""
+        data = self._check(self.request("POST", "/v1/chat/completions", json=body)).json()
+        try:
+            content = data["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            raise ValueError("the answer has no choices[0].message.content")
+        return content if isinstance(content, str) else ""

@@ -46,12 +46,23 @@ class ParseJob:
     run_tag: str
 
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def no_proxy_with_loopback(user: str | None) -> str:
+    """The user's no_proxy with the loopback names added (the guide, section 8): the SDK calls the
+    service on 127.0.0.1, which a proxy set on the host would otherwise take."""
+    have = [h.strip() for h in (user or "").split(",") if h.strip()]
+    return ",".join(have + [h for h in LOOPBACK if h not in have])
+
+
 def parse_job(minicpmvocr: str, sdk_repo: str, backend: str, server_urls, input_path: str, output_path: str, *,
               layout_dir: str, limit_one=True, layout_device: str | None = None, run_root: str | None = None,
-              run_tag: str | None = None) -> ParseJob:
+              run_tag: str | None = None, model: str | None = None, no_proxy: str | None = None) -> ParseJob:
     """`minicpmvocr parse` with every rule of the guide: the backend's config, one --server-url per instance,
-    --model matching the served name, absolute --set paths, input.limit=1 first, thinking off with openai.yaml,
-    layout.device=cpu with CPU paddle, a fresh run.run_tag, run.run_root when disk is tight."""
+    --model matching the served name (the service record's: transformers serve pins its directory),
+    absolute --set paths, input.limit=1 first, thinking off with openai.yaml, layout.device=cpu with CPU
+    paddle, a fresh run.run_tag, run.run_root when disk is tight, loopback in no_proxy."""
     if backend not in CONFIG_FOR:
         raise ValueError(f"unknown backend {backend!r}")
     for p in (input_path, output_path, layout_dir, *( [run_root] if run_root else [])):
@@ -62,7 +73,7 @@ def parse_job(minicpmvocr: str, sdk_repo: str, backend: str, server_urls, input_
     argv = [minicpmvocr, "parse", "--config", f"{sdk_repo}/configs/backends/{CONFIG_FOR[backend]}"]
     for url in server_urls:
         argv += ["--server-url", url]
-    argv += ["--model", SERVED_NAME]
+    argv += ["--model", model or SERVED_NAME]
     if limit_one:
         argv += ["--set", "input.limit=1"]
     if CONFIG_FOR[backend] == "openai.yaml":
@@ -73,7 +84,9 @@ def parse_job(minicpmvocr: str, sdk_repo: str, backend: str, server_urls, input_
     if run_root:
         argv += ["--set", f"run.run_root={run_root}"]
     argv += ["--input", input_path, "--output", output_path]
-    env = {"OCR_LAYOUT_MODEL_DIR": layout_dir, "PADDLE_PDX_DISABLE_MODEL_SOURCE_CHECK": "True"}
+    loopback = no_proxy_with_loopback(no_proxy)
+    env = {"OCR_LAYOUT_MODEL_DIR": layout_dir, "PADDLE_PDX_DISABLE_MODEL_SOURCE_CHECK": "True",
+           "no_proxy": loopback, "NO_PROXY": loopback}
     return ParseJob(argv, env, output_path, tag)
 
 

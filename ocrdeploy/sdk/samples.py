@@ -1,5 +1,6 @@
 """Sample pages the project makes itself (nothing downloaded): a text page, a table page and a formula
-page as small PDFs, and a PNG for smoke requests.  Pure Python: PDF operators and zlib."""
+page as small PDFs, a PNG for smoke requests and the table as a 1080x1080 PNG (the guide's two-end
+reference size).  Pure Python: PDF operators, a 5x7 bitmap font and zlib."""
 
 from __future__ import annotations
 
@@ -122,18 +123,84 @@ def deepseek_document() -> bytes:
 PAGES = {"text": text_page, "table": table_page, "formula": formula_page}
 
 
-def png(width=64, height=64) -> bytes:
-    """A small grey PNG with a dark bar: a valid image for a smoke request."""
-    rows = b""
-    for y in range(height):
-        row = bytes([0])
-        for x in range(width):
-            v = 30 if 20 <= y <= 28 and 8 <= x <= 56 else 235
-            row += bytes([v])
-        rows += row
+def _png(rows: list, width: int, height: int) -> bytes:
+    """An 8-bit greyscale PNG of `rows` (bytes-like, `width` long each)."""
+    raw = b"".join(b"\x00" + bytes(r) for r in rows)
 
     def chunk(kind, data):
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
 
     return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def png(width=64, height=64) -> bytes:
+    """A small grey PNG with a dark bar: a valid image for a smoke request."""
+    return _png([bytes(30 if 20 <= y <= 28 and 8 <= x <= 56 else 235 for x in range(width)) for y in range(height)],
+                width, height)
+
+
+# A 5x7 bitmap font (the classic HD44780 glyph shapes), rows top to bottom, for the characters of TABLE
+# and its title, upper case: enough for an OCR model to read the cells, with no font file or library.
+FONT = {
+    "A": "01110 10001 10001 11111 10001 10001 10001", "B": "11110 10001 10001 11110 10001 10001 11110",
+    "C": "01110 10001 10000 10000 10000 10001 01110", "D": "11100 10010 10001 10001 10001 10010 11100",
+    "E": "11111 10000 10000 11110 10000 10000 11111", "F": "11111 10000 10000 11110 10000 10000 10000",
+    "G": "01110 10001 10000 10111 10001 10001 01111", "H": "10001 10001 10001 11111 10001 10001 10001",
+    "I": "01110 00100 00100 00100 00100 00100 01110", "J": "00111 00010 00010 00010 00010 10010 01100",
+    "K": "10001 10010 10100 11000 10100 10010 10001", "L": "10000 10000 10000 10000 10000 10000 11111",
+    "M": "10001 11011 10101 10101 10001 10001 10001", "N": "10001 10001 11001 10101 10011 10001 10001",
+    "O": "01110 10001 10001 10001 10001 10001 01110", "P": "11110 10001 10001 11110 10000 10000 10000",
+    "Q": "01110 10001 10001 10001 10101 10010 01101", "R": "11110 10001 10001 11110 10100 10010 10001",
+    "S": "01111 10000 10000 01110 00001 00001 11110", "T": "11111 00100 00100 00100 00100 00100 00100",
+    "U": "10001 10001 10001 10001 10001 10001 01110", "V": "10001 10001 10001 10001 10001 01010 00100",
+    "W": "10001 10001 10001 10101 10101 10101 01010", "X": "10001 10001 01010 00100 01010 10001 10001",
+    "Y": "10001 10001 10001 01010 00100 00100 00100", "Z": "11111 00001 00010 00100 01000 10000 11111",
+    "0": "01110 10001 10011 10101 11001 10001 01110", "1": "00100 01100 00100 00100 00100 00100 01110",
+    "2": "01110 10001 00001 00010 00100 01000 11111", "3": "11111 00010 00100 00010 00001 10001 01110",
+    "4": "00010 00110 01010 10010 11111 00010 00010", "5": "11111 10000 11110 00001 00001 10001 01110",
+    "6": "00110 01000 10000 11110 10001 10001 01110", "7": "11111 00001 00010 00100 01000 01000 01000",
+    "8": "01110 10001 10001 01110 10001 10001 01110", "9": "01110 10001 10001 01111 00001 00010 01100",
+    ".": "00000 00000 00000 00000 00000 01100 01100", "-": "00000 00000 00000 11111 00000 00000 00000",
+    ":": "00000 01100 01100 00000 01100 01100 00000", " ": "00000 00000 00000 00000 00000 00000 00000",
+}
+TABLE_TITLE = "Table 1: speculative decoding"
+TABLE_PNG_SIZE = 1080          # the guide's reference image for the two-end check is 1080x1080
+TABLE_PNG_GRID = {"x0": 60, "y0": 260, "col": 320, "row": 120, "scale": 3, "line": 3}
+
+
+def _draw_text(rows, x, y, text, scale):
+    for ch in text.upper():
+        glyph = FONT[ch].split()
+        for gy, bits in enumerate(glyph):
+            for gx, bit in enumerate(bits):
+                if bit == "1":
+                    for dy in range(scale):
+                        rows[y + gy * scale + dy][x + gx * scale:x + (gx + 1) * scale] = b"\x00" * scale
+        x += 6 * scale
+
+
+def text_width(text: str, scale: int) -> int:
+    return len(text) * 6 * scale - scale
+
+
+def table_png() -> bytes:
+    """The table page as the guide's 1080x1080 image: the title, a ruled 3x3 grid and TABLE's cells."""
+    n, g = TABLE_PNG_SIZE, TABLE_PNG_GRID
+    rows = [bytearray(b"\xff" * n) for _ in range(n)]
+    _draw_text(rows, g["x0"], g["y0"] - 100, TABLE_TITLE, 4)
+    cols, nrows = len(TABLE[0]), len(TABLE)
+    right, bottom = g["x0"] + cols * g["col"], g["y0"] + nrows * g["row"]
+    for r in range(nrows + 1):
+        for dy in range(g["line"]):
+            rows[g["y0"] + r * g["row"] + dy][g["x0"]:right + g["line"]] = b"\x00" * (right + g["line"] - g["x0"])
+    for k in range(cols + 1):
+        x = g["x0"] + k * g["col"]
+        for y in range(g["y0"], bottom + g["line"]):
+            rows[y][x:x + g["line"]] = b"\x00" * g["line"]
+    for r, row in enumerate(TABLE):
+        for k, cell in enumerate(row):
+            x = g["x0"] + k * g["col"] + (g["col"] - text_width(cell, g["scale"])) // 2
+            y = g["y0"] + r * g["row"] + (g["row"] - 7 * g["scale"]) // 2
+            _draw_text(rows, x, y, cell, g["scale"])
+    return _png(rows, n, n)

@@ -9,11 +9,13 @@ is restarted once, then with --enforce-eager (the MiniCPM-OCR guide, section 4.4
 from __future__ import annotations
 
 import json
+import math
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import HostError
+from ..terminal import safe
 from . import hostside
 from ..provision.command import Secret, remote_python
 from ..provision.connection import LineStream
@@ -87,8 +89,9 @@ def wait_ready(conn, workdir, inst, served_name, timeout, show=None, unit=False)
                      timeout=timeout + 60, out_stream=PhaseStream(show) if show else None)
 
 
-def stop_service(conn, workdir, name, grace=30.0) -> dict:
-    return host_call(conn, {"action": "stop", "workdir": workdir, "name": name, "grace": grace},
+def stop_service(conn, workdir, name, grace=30.0, failed: dict | None = None) -> dict:
+    """failed: the start failed; its record stays, marked with this (reason, phase), for diagnose --fix."""
+    return host_call(conn, {"action": "stop", "workdir": workdir, "name": name, "grace": grace, "failed": failed},
                      timeout=grace + 60)
 
 
@@ -120,7 +123,13 @@ def serve_with_retries(conn, host, workdir, inst: Instance, served_name, timeout
         ids = {f["id"] for f in findings}
         graph = GRAPH_FAILURE in ids or (waited.get("reason") == "timeout" and
                                          waited.get("phase") == "capturing CUDA graphs")
-        stop_service(conn, workdir, inst.name, grace=10)
+        last = not (graph and (attempt == 1 or (attempt == 2 and "--enforce-eager" not in inst.argv and
+                                                 inst.kind != "transformers")))
+        stopped = stop_service(conn, workdir, inst.name, grace=10,
+                               failed={"reason": waited.get("reason"), "phase": waited.get("phase"),
+                                       "findings": sorted(ids)} if last else None)
+        if stopped.get("kept"):
+            waited["kept"] = stopped["kept"]
         if graph and attempt == 1:
             inst.restarts.append("restart once: the compile cache now exists (the guide, section 4.4)")
             continue
@@ -143,13 +152,32 @@ def systemd_unit(inst: Instance, user: str | None, env_file: str | None = None) 
     bad = [v for v in values if "\n" in v or "\r" in v]
     if bad:
         raise ValueError(f"a line break in {bad[0]!r} would inject a line into the systemd unit")
-    env = "".join(f"Environment={shlex.quote(f'{k}={v}')}\n" for k, v in public.items())
-    secrets = f"EnvironmentFile={env_file}\n" if env_file else ""
-    argv = " ".join(shlex.quote(str(a)) for a in inst.argv)
+    env = "".join(f"Environment={systemd_quote(f'{k}={v}')}\n" for k, v in public.items())
+    secrets = f"EnvironmentFile={systemd_path(env_file)}\n" if env_file else ""
+    argv = " ".join(systemd_quote(str(a), exec_line=True) for a in inst.argv)
     return (f"[Unit]\nDescription=ocrdeploy {inst.name} (MiniCPM-OCR, {inst.kind})\nAfter=network.target\n\n"
             f"[Service]\nType=simple\n{'User=' + user + chr(10) if user else ''}{env}{secrets}"
-            f"ExecStart={argv}\nStandardOutput=append:{inst.log}\nStandardError=append:{inst.log}\n"
+            f"ExecStart={argv}\nStandardOutput=append:{systemd_path(inst.log)}\n"
+            f"StandardError=append:{systemd_path(inst.log)}\n"
             f"Restart=no\n\n[Install]\nWantedBy=multi-user.target\n")
+
+
+def systemd_quote(value: str, exec_line: bool = False) -> str:
+    """One word as systemd reads it (systemd.syntax(7); systemd.service(5), "Command lines"): in double
+    quotes with C-style escapes for \\ and ", `%` doubled (else a specifier: %h, %u) and, on an
+    ExecStart= line, `$` doubled (else a variable: $VAR, ${VAR}).  shlex.quote knows none of these."""
+    out = value.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
+    if exec_line:
+        out = out.replace("$", "$$")
+    return f'"{out}"'
+
+
+def systemd_path(path: str) -> str:
+    """A path setting (StandardOutput=append:, EnvironmentFile=) is read unquoted: `%` doubled, and a
+    path that whitespace, a quote or a backslash would change is refused."""
+    if any(c.isspace() or c in "\"'\\" for c in path):
+        raise ValueError(f"{path!r}: a path with whitespace, quotes or backslashes cannot go in a systemd unit")
+    return path.replace("%", "%%")
 
 
 def systemd_env_file(inst: Instance) -> str | None:
@@ -160,17 +188,27 @@ def systemd_env_file(inst: Instance) -> str | None:
     return "".join(f"{k}={shlex.quote(str(v))}\n" for k, v in secrets.items()) or None
 
 
+MAX_METRICS = 8 << 20
+
+
 def accept_length(metrics_text: str | None) -> dict:
     """DSpark's mean accept length from vLLM's counters: 1 + accepted / drafts."""
     if not metrics_text:
         return {"state": "no metrics"}
     from prometheus_client.parser import text_string_to_metric_families
 
+    if len(metrics_text) > MAX_METRICS:
+        return {"state": "malformed /metrics", "error": f"over {MAX_METRICS >> 20} MiB"}
     totals = {}
-    for family in text_string_to_metric_families(metrics_text):
-        for sample in family.samples:
-            if sample.name in ("vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_drafts_total"):
-                totals[sample.name] = totals.get(sample.name, 0.0) + sample.value
+    try:
+        for family in text_string_to_metric_families(metrics_text):
+            for sample in family.samples:
+                if sample.name in ("vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_drafts_total"):
+                    if not math.isfinite(sample.value) or sample.value < 0:
+                        raise ValueError(f"{sample.name} is {sample.value}")
+                    totals[sample.name] = totals.get(sample.name, 0.0) + sample.value
+    except Exception as exc:  # noqa: BLE001 - the parser raises what it meets; any of it means malformed
+        return {"state": "malformed /metrics", "error": safe(f"{type(exc).__name__}: {exc}"[:200])}
     acc = totals.get("vllm:spec_decode_num_accepted_tokens_total")
     drafts = totals.get("vllm:spec_decode_num_drafts_total")
     if acc is None or drafts is None:

@@ -10,8 +10,13 @@ whose /v1/models lists the hub cache, not the directory it serves), polled from 
 start-up phase read from the log (loading weights, compiling, capturing CUDA graphs).
 
 A pid alone names a process only until it dies: the kernel hands the number to the next
-one.  So the record keeps what tells the process apart (the boot, its start time, its
-command line), and nothing is signalled or called alive unless they still match.
+one.  So the record keeps what tells the process apart (the boot, its start time) and a
+random token the service carries in its environment (OCRDEPLOY_SERVICE).  The start time
+survives exec (a venv whose bin/python is a wrapper script that execs the real one), the
+command line does not; the environment is readable only by the process's owner, so a
+record forged from world-readable /proc data names no process of ours.  Nothing is
+signalled or called alive unless they still match, and a record is read only when the
+user running the command owns it and nobody else can write it or its directory.
 """
 
 import fcntl
@@ -19,6 +24,7 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import signal
 import socket
 import subprocess
@@ -37,6 +43,10 @@ PHASES = (
 
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+
+
+TOKEN_ENV = "OCRDEPLOY_SERVICE"     # <name>/<token> in the service's environment (and its children's)
+MAX_RECORD = 1 << 20
 
 
 class BadRecord(Exception):
@@ -63,15 +73,34 @@ def record_path(workdir, name):
     return os.path.join(state_dir(workdir), name + ".json")
 
 
+def _trusted(path):
+    """Why a record (or its directory) may have been written by someone else; None when it cannot."""
+    for where in (os.path.dirname(path), path):
+        st = os.stat(where)
+        if st.st_uid != os.geteuid():
+            return "%s is owned by uid %d, not by uid %d running this: not trusted (it could name any " \
+                   "process)" % (where, st.st_uid, os.geteuid())
+        if st.st_mode & 0o022:
+            return "%s is writable by others (mode %o): not trusted; `chmod go-w %s`" % (
+                where, st.st_mode & 0o777, where)
+    return None
+
+
 def read_record(workdir, name):
-    """The record, None when there is none; BadRecord when one is there but unusable."""
+    """The record, None when there is none; BadRecord when one is there but unusable or untrusted."""
     path = record_path(workdir, name)
     try:
-        with open(path) as fh:
-            rec = json.load(fh)
+        with open(path, "rb") as fh:
+            why = _trusted(path)
+            raw = fh.read(MAX_RECORD + 1)
+        if why:
+            raise BadRecord(why)
+        if len(raw) > MAX_RECORD:
+            raise ValueError("over %d bytes" % MAX_RECORD)
+        rec = json.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise BadRecord("%s is unreadable (%s)" % (path, exc))
     if not isinstance(rec, dict):
         raise BadRecord("%s is not a service record (a JSON %s)" % (path, type(rec).__name__))
@@ -84,10 +113,21 @@ def read_record(workdir, name):
     return rec
 
 
+def make_state_dir(workdir):
+    """The services directory, 0700: its records name processes to signal."""
+    d = state_dir(workdir)
+    os.makedirs(d, mode=0o700, exist_ok=True)
+    st = os.stat(d)
+    if st.st_uid == os.geteuid() and st.st_mode & 0o077:
+        os.chmod(d, 0o700)
+    return d
+
+
 def write_record(workdir, name, rec):
-    os.makedirs(state_dir(workdir), exist_ok=True)
+    make_state_dir(workdir)
     tmp = record_path(workdir, name) + ".%d.tmp" % os.getpid()
-    with open(tmp, "w") as fh:
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
         json.dump(rec, fh, indent=2, sort_keys=True)
     os.replace(tmp, record_path(workdir, name))
 
@@ -144,22 +184,48 @@ def group_left(pgid):
     return left
 
 
-def identity(pid):
-    """What tells this process from a later one with the same pid; None when it is gone."""
+def _stat(pid):
+    """(state, ppid, pgid, start ticks) of a process, None when it is gone."""
     try:
         with open("/proc/%d/stat" % pid, "rb") as fh:
             fields = fh.read().rsplit(b")", 1)[1].split()
+        # field 22 of /proc/PID/stat (the 20th after the command name) is the start time in clock ticks
+        return fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _carries(pid, token):
+    """Whether the process's environment holds the service's token (readable by its owner only)."""
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as fh:
+            env = fh.read(1 << 20)
+    except OSError:
+        return False
+    return ("%s=%s" % (TOKEN_ENV, token)).encode() in env.split(b"\0")
+
+
+def identity(pid, token=None):
+    """What tells this process from a later one with the same pid; None when it is gone.
+
+    boot and start survive exec; token (the value of OCRDEPLOY_SERVICE the service was started
+    with) is what a forger cannot choose.  cmdline and exe are kept for reading only."""
+    st = _stat(pid)
+    if st is None:
+        return None
+    try:
         with open("/proc/%d/cmdline" % pid, "rb") as fh:
             cmdline = fh.read()
-    except (OSError, IndexError):
-        return None
+    except OSError:
+        cmdline = b""
     try:
         exe = os.readlink("/proc/%d/exe" % pid)
     except OSError:
         exe = None
-    # field 22 of /proc/PID/stat (the 20th after the command name) is the start time in clock ticks
-    return {"boot": _boot_id(), "start": int(fields[19]), "cmdline": hashlib.sha256(cmdline).hexdigest(),
-            "exe": exe}
+    out = {"boot": _boot_id(), "start": st[3], "cmdline": hashlib.sha256(cmdline).hexdigest(), "exe": exe}
+    if token:
+        out["token"] = token
+    return out
 
 
 def same_process(rec):
@@ -167,17 +233,75 @@ def same_process(rec):
     pid, want = rec.get("pid"), rec.get("identity")
     if not alive(pid):
         return False, "not running"
-    if not want:
+    if not want or not isinstance(want.get("token"), str):
         return False, ("the record has no process identity (written by an older ocrdeploy): pid %d is not "
                        "signalled; check it with `ps -p %d -o args` and stop it yourself" % (pid, pid))
-    have = identity(pid)
+    have = _stat(pid)
     if have is None:
         return False, "not running"
-    if have["boot"] != want.get("boot") or have["start"] != want.get("start"):
+    if _boot_id() != want.get("boot") or have[3] != want.get("start"):
         return False, "stale record: pid %d is now another process (started later)" % pid
-    if have["cmdline"] != want.get("cmdline") and (have["exe"] is None or have["exe"] != want.get("exe")):
-        return False, "stale record: pid %d now runs another program" % pid
+    if not _carries(pid, want["token"]):
+        return False, ("stale record: pid %d is not the service this record names (its environment does not "
+                       "carry the service's token)" % pid)
     return True, None
+
+
+def _pids():
+    try:
+        return [int(d) for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        return []
+
+
+def service_processes(rec):
+    """{pid: start ticks} of every live process of the service: the leader's process group, every
+    descendant of its members (a child that left the group with setsid is still a child, or was:
+    it carries the token) and every process that carries the service's token."""
+    want = rec.get("identity") or {}
+    token = want.get("token")
+    pid = rec.get("pid")
+    leader_ok = same_process(rec)[0]
+    table = {}
+    for p in _pids():
+        st = _stat(p)
+        if st and st[0] != "Z":
+            table[p] = st
+    found = {}
+    if leader_ok:
+        for p, st in table.items():
+            if st[2] == pid:
+                found[p] = st[3]
+    if token:
+        for p, st in table.items():
+            if p not in found and p != os.getpid() and _carries(p, token):
+                found[p] = st[3]
+    children = {}
+    for p, st in table.items():
+        children.setdefault(st[1], []).append(p)
+    todo = list(found)
+    while todo:
+        for c in children.get(todo.pop(), []):
+            if c not in found:
+                found[c] = table[c][3]
+                todo.append(c)
+    return found
+
+
+def runs(rec):
+    """The service still runs: its leader, or (a wrapper that forked the server and ended) a process
+    that carries its token."""
+    return same_process(rec)[0] or bool(service_processes(rec))
+
+
+def still_running(procs):
+    """Those of {pid: start ticks} that still run as the same process."""
+    left = []
+    for p, start in sorted(procs.items()):
+        st = _stat(p)
+        if st and st[0] != "Z" and st[3] == start:
+            left.append(p)
+    return left
 
 
 def port_open(port, host="127.0.0.1"):
@@ -188,11 +312,17 @@ def port_open(port, host="127.0.0.1"):
         return False
 
 
+MAX_BODY = 8 << 20      # /v1/models, /health, /metrics: a few KB to a few hundred KB
+
+
 def get(url, timeout=3.0, key=None):
     req = urllib.request.Request(url, headers={"Authorization": "Bearer " + key} if key else {})
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))   # never through a proxy
     with opener.open(req, timeout=timeout) as resp:
-        return resp.status, resp.read().decode("utf-8", "replace")
+        body = resp.read(MAX_BODY + 1)
+        if len(body) > MAX_BODY:
+            raise ValueError("%s: the answer is over %d MiB" % (url, MAX_BODY >> 20))
+        return resp.status, body.decode("utf-8", "replace")
 
 
 def model_ids(port, key=None):
@@ -208,6 +338,19 @@ def readiness(rec, key=None):
         return ok, [rec.get("served_name")] if ok else []
     ids = model_ids(rec["port"], key)
     return rec.get("served_name") in ids, ids
+
+
+def uptime(started_at):
+    """Seconds since the start, None when the recorded time is not one this boot could have seen."""
+    if not isinstance(started_at, (int, float)) or isinstance(started_at, bool):
+        return None
+    try:
+        with open("/proc/uptime") as fh:
+            booted = time.time() - float(fh.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        booted = 0.0
+    now = time.time()
+    return now - started_at if booted - 5 <= started_at <= now + 5 else None
 
 
 def tail(path, nbytes=16384):
@@ -256,7 +399,7 @@ def start_log(base, name):
 def _lock(workdir, port):
     """Held while one start checks the record and the port, launches and records: two starts of one
     service (or two services on one port) can never both be accepted."""
-    os.makedirs(state_dir(workdir), exist_ok=True)
+    make_state_dir(workdir)
     fd = os.open(os.path.join(state_dir(workdir), ".port-%d.lock" % port), os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX)
     return fd
@@ -294,8 +437,10 @@ def start(req):
         if port_open(port):
             return {"ok": False, "error": "port %d is already taken on this host: %s" % (port, who_listens(port))}
         log = start_log(req["log"], name)
+        token = "%s/%s" % (name, secrets.token_hex(16))
         env = dict(os.environ)
         env.update(req.get("env") or {})
+        env[TOKEN_ENV] = token
         with open(log, "ab") as out:
             out.write(("\n==== %s starting %s\n" % (time.strftime("%Y-%m-%dT%H:%M:%S"), name)).encode())
             out.flush()
@@ -304,7 +449,7 @@ def start(req):
         rec = {"name": name, "pid": proc.pid, "port": port, "log": log, "argv": req.get("shown") or req["argv"],
                "started_at": time.time(), "kind": req.get("kind"), "gpu": req.get("gpu"), "bind": req.get("bind"),
                "served_name": req.get("served_name"), "has_key": bool(req.get("has_key")),
-               "options": req.get("options") or {}, "identity": identity(proc.pid),
+               "options": req.get("options") or {}, "identity": identity(proc.pid, token),
                "ready": req.get("ready") or "models"}
         write_record(wd, name, rec)
         return {"ok": True, "pid": proc.pid, "record": rec}
@@ -343,7 +488,7 @@ def wait(req):
     last_phase = None
     while True:
         elapsed = time.time() - start_t
-        if rec and not same_process(rec)[0]:
+        if rec and not runs(rec):
             return {"ready": False, "reason": "exited", "phase": phase(tail(log)), "elapsed": elapsed}
         try:
             ok, ids = readiness(probe, req.get("key"))
@@ -382,9 +527,12 @@ def status(req):
         if not rec:
             continue
         live, why = same_process(rec)
+        if not live and why == "not running" and service_processes(rec):
+            live, why = True, None           # the leader (a wrapper) ended; the server it started runs on
         s = {"name": name, "pid": rec.get("pid"), "port": rec.get("port"), "log": rec.get("log"),
+             "failed": rec.get("failed") if isinstance(rec.get("failed"), dict) else None,
              "kind": rec.get("kind"), "alive": live, "started_at": rec.get("started_at"),
-             "uptime": time.time() - rec["started_at"] if isinstance(rec.get("started_at"), (int, float)) else None,
+             "uptime": uptime(rec.get("started_at")),
              "gpu": rec.get("gpu"), "bind": rec.get("bind"), "served_name": rec.get("served_name"),
              "has_key": rec.get("has_key"), "options": rec.get("options"),
              "ready_by": rec.get("ready") or "models"}
@@ -409,7 +557,25 @@ def status(req):
     return {"services": out}
 
 
+def _signal(procs, pgid, sig):
+    """Signal the group (its leader was verified) and every other process of the service by pid."""
+    if pgid:
+        try:
+            os.killpg(pgid, sig)        # the whole group: vLLM's engine core too
+        except (ProcessLookupError, PermissionError):
+            pass
+    for p in still_running(procs):
+        st = _stat(p)
+        if st and st[2] != pgid:
+            try:
+                os.kill(p, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
 def stop(req):
+    """SIGTERM to the service (its group, and what left the group: by descent or by its token), the grace
+    period, SIGKILL to what is left; what still runs after that, or still holds the port, is said."""
     wd, name, grace = req["workdir"], req["name"], float(req.get("grace", 30))
     try:
         rec = read_record(wd, name)
@@ -420,40 +586,46 @@ def stop(req):
         return {"ok": False, "error": "no service %s recorded on this host" % name}
     pid = rec["pid"]
     live, why = same_process(rec)
-    result = {"ok": True, "pid": pid, "was_alive": live}
-    if not live and why != "not running":
+    procs = service_processes(rec)
+    result = {"ok": True, "pid": pid, "was_alive": live or bool(procs)}
+    if not live and not procs and why != "not running":
         if why.startswith("stale record"):
             os.unlink(record_path(wd, name))
             result["stale"] = why + "; nothing signalled, record removed"
         else:
             result.update({"ok": False, "error": why})
         return result
-    if live:
-        try:
-            os.killpg(pid, signal.SIGTERM)        # the whole group: vLLM's engine core too
-        except (ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGTERM)
-        # the leader was verified above, so the group is the service's (its leader, a session leader,
-        # is one of its members): wait for all of it; the kernel hands out no pid that is still some
-        # group's id, so the group cannot be another's
+    if procs:
+        # the leader was verified, so the group is the service's (the kernel hands out no pid that is
+        # still some group's id); the others carry its token or descend from it
+        pgid = pid if live and _stat(pid) and _stat(pid)[2] == pid else None
+        _signal(procs, pgid, signal.SIGTERM)
         deadline = time.time() + grace
-        while group_left(pid) and time.time() < deadline:
+        while time.time() < deadline:
+            procs.update(service_processes(rec))
+            if not still_running(procs):
+                break
             time.sleep(0.2)
-        if group_left(pid):
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        if still_running(procs):
+            _signal(procs, pgid, signal.SIGKILL)
             result["killed"] = True
             end = time.time() + 5
-            while group_left(pid) and time.time() < end:
+            while still_running(procs) and time.time() < end:
                 time.sleep(0.1)
-        left = group_left(pid)
+        left = still_running(procs)
         result["stopped"] = not left
         if left:
             result["left"] = left
-    if not same_process(rec)[0]:
-        os.unlink(record_path(wd, name))
+    if isinstance(rec.get("port"), int) and port_open(rec["port"]):
+        result["port_held"] = "port %d still answers: %s" % (rec["port"], who_listens(rec["port"]))
+    if not runs(rec):
+        if isinstance(req.get("failed"), dict):
+            # a start that failed: its record stays, marked, so `inv diagnose --service --fix` finds its log
+            # and its options (the OOM remedy restarts it); a later start or `inv stop` replaces it
+            write_record(wd, name, {**rec, "failed": {**req["failed"], "at": time.time()}})
+            result["kept"] = "failed"
+        else:
+            os.unlink(record_path(wd, name))
     return result
 
 

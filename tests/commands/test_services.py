@@ -159,7 +159,7 @@ def test_standard_has_no_spec_counters_and_public_needs_a_key(site):
     record = wd / ".ocrdeploy" / "services" / f"minicpm-ocr-{port}.json"
     assert "s3cret" not in record.read_text() and json.loads(record.read_text())["has_key"] is True
     s = json.loads(cli("status", ["--json", "--api-key", "s3cret"], inv).stdout)["hosts"]["localhost"]["services"][0]
-    assert s["ready"] and s["spec_decode"]["state"] == "not started with --speculative-config"
+    assert s["ready"] and s["spec_decode"]["state"] == "not applicable"       # never meant to have counters
 
 
 def test_instances_one_per_free_gpu(site):
@@ -420,11 +420,30 @@ def test_a_connection_lost_during_the_readiness_wait_is_unreachable(lab, tmp_pat
     (["--backend", "transformers", "--speculative-config", '{"method": "ngram"}'], "is for the vLLM backends"),
     (["--model-dir", "models/mine"], "--model-dir models/mine: give the model directory's absolute path"),
     (["--backend", "deepseek", "--model-dir", "/m"], "--model-dir is for the MiniCPM-OCR backends"),
+    # red team M5: nesting that json's recursive parser dies on (RecursionError), closed or not
+    (["--speculative-config", '{"method":"ngram","x":' + "[" * 30000 + "]" * 30000 + "}"], "nested more than 8 deep"),
+    (["--speculative-config", '{"method":"ngram","x":' + "[" * 60000], "nested more than 8 deep"),
+    (["--speculative-config", '{"method":"ngram","x":[[[[[[[[[1]]]]]]]]]}'], "nested more than 8 deep"),
+    # red team L6: non-standard JSON numbers vLLM would be handed
+    (["--speculative-config", '{"method":"ngram","num_speculative_tokens":NaN}'], "NaN is not a JSON number"),
+    (["--speculative-config", '{"method":"ngram","prompt_lookup_max":-Infinity}'], "-Infinity is not a JSON number"),
+    (["--speculative-config", '{"method":"ngram","prompt_lookup_max":1e999}'], "a number out of range"),
+    # red team L8: the second instance would be planned on port 65536
+    (["--port", "65535", "--instances", "2"], "the last instance would listen on port 65536, above 65535"),
+    (["--port", "65530", "--instances", "7"], "port 65536, above 65535"),
 ])
 def test_serve_option_errors_are_one_line_exit_2(site, args, says):
     wd, inv = site
     p = cli("serve", args, inv)
-    assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert len(p.stderr.strip().splitlines()) == 1 and len(p.stderr) < 400, p.stderr[-2000:]
+
+
+def test_the_last_port_and_a_flat_speculative_config_are_taken():
+    from ocrdeploy.commands.services import parse_speculative_config
+
+    spec = parse_speculative_config('{"method":"ngram","num_speculative_tokens":3,"x":[[[[[[[1]]]]]]],"s":"[[[[[[[[[["}')
+    assert spec["num_speculative_tokens"] == 3 and spec["s"] == "[[[[[[[[[["     # brackets in a string are text
 
 
 def test_serve_names_what_is_missing_on_the_host(site, tmp_path):
@@ -435,3 +454,52 @@ def test_serve_names_what_is_missing_on_the_host(site, tmp_path):
     inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd), "vllm_env": str(tmp_path / "no-env")}}}))
     p = cli("serve", ["--standard", "--gpu", "none"], inv)
     assert p.returncode == 1 and f"inventory var vllm_env: {tmp_path / 'no-env'} has no bin/python" in p.stdout
+
+
+def test_a_start_that_died_of_oom_is_kept_for_diagnose_fix(site):
+    """Audit M40: the failed start's record stays (marked failed, its log and options), so `inv diagnose
+    --service --fix` finds it and restarts it at --gpu-memory-utilization 0.7; the MiniCPM serve failure
+    shows the MiniCPM-OCR fix, not DeepSeek's config.py ones."""
+    wd, inv = site
+    provision(wd, {"oom_above": 0.7})
+    port = free_port()
+    name = f"minicpm-ocr-{port}"
+    p = cli("serve", ["--port", str(port)], inv)
+    out = " ".join(p.stdout.split())
+    assert p.returncode == 1 and "diagnosis cuda-oom" in out, p.stdout + p.stderr
+    assert "--gpu-memory-utilization 0.7" in out and "DeepSeek" not in out and "config.py" not in out
+    assert "inv diagnose --service --fix" in out
+    record = json.loads((wd / ".ocrdeploy" / "services" / f"{name}.json").read_text())
+    assert record["failed"]["reason"] == "exited" and "cuda-oom" in record["failed"]["findings"]
+    p = cli("status", [], inv)
+    assert p.returncode == 1 and "the last start failed" in " ".join(p.stdout.split())
+    p = cli("diagnose", ["--service", "--fix", "--yes"], inv)
+    assert f"ok: {name} ready again with --gpu-memory-utilization 0.7" in p.stdout, p.stdout + p.stderr
+    after = json.loads((wd / ".ocrdeploy" / "services" / f"{name}.json").read_text())
+    assert "failed" not in after and after["options"]["tuning"]["gpu_memory_utilization"] == 0.7
+    assert "--gpu-memory-utilization 0.7" in " ".join(after["argv"])
+    p = cli("stop", [], inv)
+    assert p.returncode == 0 and not list((wd / ".ocrdeploy" / "services").glob("*.json"))
+
+
+def test_a_wrapper_bin_python_serves_and_stops(site, tmp_path):
+    """Red team M4 through the CLI: a vllm_env whose bin/python is a shell script that execs the real one."""
+    wd, inv = site
+    provision(wd, {"ready_after": 0.5})
+    env = tmp_path / "wrapped-env"
+    (env / "bin").mkdir(parents=True)
+    site_dir = wd / "vllm-ocr-env" / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    (env / "bin" / "python").write_text(f'#!/bin/sh\nsleep 0.3\nPYTHONPATH={site_dir} exec '
+                                        f'{os.path.realpath(sys.executable)} "$@"\n')
+    (env / "bin" / "python").chmod(0o755)
+    inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd), "vllm_env": str(env)}}}))
+    port = free_port()
+    p = cli("serve", ["--standard", "--port", str(port), "--gpu", "none", "--json"], inv)
+    assert p.returncode == 0, p.stdout + p.stderr
+    pid = json.loads(p.stdout)["hosts"]["localhost"]["instances"][0]["pid"]
+    s = json.loads(cli("status", ["--json"], inv).stdout)["hosts"]["localhost"]["services"][0]
+    assert s["alive"] and s["ready"]
+    p = cli("stop", [], inv)
+    assert p.returncode == 0 and f"pid {pid} stopped" in p.stdout
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()

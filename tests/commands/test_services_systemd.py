@@ -30,6 +30,50 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_services import cli, free_port, provision  # noqa: E402
 
 
+C_ESCAPES = {"\\": "\\", '"': '"', "'": "'", "n": "\n", "t": "\t", "s": " ", "a": "\a", "b": "\b",
+             "f": "\f", "r": "\r", "v": "\v"}
+
+
+def systemd_words(value, exec_line=False, specifiers=None, env=None):
+    """What systemd makes of a setting's value (systemd.syntax(7), systemd.service(5) "Command lines"):
+    words split at whitespace, "..." and '...' quoting with C escapes, then every %X a specifier (%% is
+    %; an unknown one fails the unit), then on an ExecStart= line $$ is $ and $VAR / ${VAR} a variable."""
+    import re
+
+    words, word, quote, i, started = [], "", None, 0, False
+    while i < len(value):
+        ch = value[i]
+        if quote is None and ch.isspace():
+            if started:
+                words.append(word)
+            word, started = "", False
+        elif ch in "\"'" and quote is None and not started:
+            quote, started = ch, True
+        elif quote is not None and ch == quote:
+            quote = None
+        elif ch == "\\":
+            i += 1
+            word += C_ESCAPES[value[i]]
+            started = True
+        else:
+            word += ch
+            started = True
+        i += 1
+    assert quote is None, f"unterminated quote in {value!r}"
+    if started:
+        words.append(word)
+    spec = {"h": "/root", "u": "root", "n": "unit.service", **(specifiers or {})}
+
+    def expand(w):
+        out = re.sub(r"%(.)", lambda m: "%" if m.group(1) == "%" else spec[m.group(1)], w)
+        if exec_line:
+            out = re.sub(r"\$\$|\$\{(\w+)\}|\$(\w+)", lambda m: "$" if m.group(0) == "$$" else
+                         (env or {}).get(m.group(1) or m.group(2), ""), out)
+        return out
+
+    return [expand(w) for w in words]
+
+
 class SystemdStandIn(LocalConnection):
     def __init__(self, host):
         super().__init__(host)
@@ -52,14 +96,14 @@ class SystemdStandIn(LocalConnection):
         for line in unit.splitlines():
             key, _, value = line.partition("=")
             if key == "Environment":
-                k, _, v = shlex.split(value)[0].partition("=")
+                k, _, v = systemd_words(value)[0].partition("=")
                 env[k] = v
             elif key == "EnvironmentFile":
                 for kv in self.installed[value][1].splitlines():
                     k, _, v = kv.partition("=")
                     env[k] = shlex.split(v)[0]
             elif key == "ExecStart":
-                argv = shlex.split(value)
+                argv = systemd_words(value, exec_line=True, env=env)
             elif key == "StandardOutput":
                 log = value.split(":", 1)[1]
         with open(log, "ab") as out:
@@ -79,7 +123,7 @@ def test_unit_runs_exactly_the_servers_argv_and_keeps_the_key_out(tmp_path):
     inst = instance(tmp_path, 18499, key="s3cret")
     unit = systemd_unit(inst, "ocr", "/etc/ocrdeploy/minicpm-ocr-18499.env")
     lines = dict(line.split("=", 1) for line in unit.splitlines() if "=" in line and not line.startswith("["))
-    assert shlex.split(lines["ExecStart"]) == [str(a) for a in inst.argv]
+    assert systemd_words(lines["ExecStart"], exec_line=True) == [str(a) for a in inst.argv]
     assert lines["EnvironmentFile"] == "/etc/ocrdeploy/minicpm-ocr-18499.env" and lines["User"] == "ocr"
     assert "s3cret" not in unit and "VLLM_API_KEY" not in unit
     assert systemd_env_file(inst) == "VLLM_API_KEY=s3cret\n"
@@ -141,3 +185,28 @@ def test_gpu_refused_on_the_command_line(tmp_path):
     inv.write_text(json.dumps({"all": {"vars": {"workdir": str(tmp_path / "wd")}}}))
     p = cli("serve", ["--gpu", "0\nExecStartPre=/bin/sh -c id", "--systemd"], inv)
     assert p.returncode == 2 and p.stderr.startswith("error: --gpu '0\\nExecStartPre=/bin/sh -c id'")
+
+
+@pytest.mark.parametrize("path", ["/home/u/models/50%h-off", "/srv/$HOME/m", "/srv/${VLLM_API_KEY}/m",
+                                  '/srv/a "quoted" dir/m', "/srv/back\\slash/m", "/srv/it's/m", "/srv/%%u/m"])
+def test_unit_words_are_quoted_for_systemd_not_for_a_shell(tmp_path, path):
+    """Red team L18: shlex.quote leaves %h, $VAR and ${VAR} for systemd to expand, so a model path
+    with them would be served as another path; the unit must give systemd back exactly the argv."""
+    inst = instance(tmp_path, 18499)
+    inst.argv[inst.argv.index("--model") + 1] = path
+    inst.env["OCR_NOTE"] = path
+    unit = systemd_unit(inst, None)
+    lines = dict(line.split("=", 1) for line in unit.splitlines() if "=" in line and not line.startswith("["))
+    env = {"HOME": "/root", "VLLM_API_KEY": "leaked"}
+    assert systemd_words(lines["ExecStart"], exec_line=True, env=env) == [str(a) for a in inst.argv]
+    envs = [systemd_words(line.split("=", 1)[1])[0] for line in unit.splitlines() if line.startswith("Environment=")]
+    assert f"OCR_NOTE={path}" in envs
+
+
+def test_a_log_path_systemd_would_read_otherwise_is_refused(tmp_path):
+    inst = instance(tmp_path, 18499)
+    inst.log = str(tmp_path / "my logs" / "x.log")
+    with pytest.raises(ValueError, match="cannot go in a systemd unit"):
+        systemd_unit(inst, None)
+    inst.log = str(tmp_path / "50%u.log")
+    assert f"StandardOutput=append:{tmp_path}/50%%u.log" in systemd_unit(inst, None)

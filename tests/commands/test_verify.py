@@ -163,6 +163,19 @@ def test_two_end_verification_in_the_merged_env_on_a_free_gpu(site, tmp_path):
     assert ran["vllm"]["env"]["CUDA_HOME"] == cu and ran["vllm"]["env"]["PATH"].startswith(f"{merged}/bin:{cu}/bin:")
     assert ran["tf"]["env"]["CUDA_HOME"] is None or ran["tf"]["env"]["CUDA_HOME"] != cu
     assert "--attn" in ran["tf"]["argv"] and "--max-tokens" in ran["vllm"]["argv"]
+    # audit M37: a table page at the guide's 1080x1080, the same file for both ends
+    images = {side["argv"][side["argv"].index("--image") + 1] for side in ran.values()}
+    (image,) = images
+    head = Path(image).read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n" and head[16:24] == (1080).to_bytes(4, "big") * 2
+    mine = tmp_path / "my-table.png"
+    mine.write_bytes(head)
+    p = cli("verify", ["--json", "--verify-transformers", str(tf), "--verify-vllm", str(vl), "--image", str(mine)],
+            inv, env=env)
+    ran = json.loads(Path(f"{tf}.json").read_text())
+    assert ran["argv"][ran["argv"].index("--image") + 1] == str(mine)
+    p = cli("verify", ["--image", "rel.png", "--verify-transformers", str(tf), "--verify-vllm", str(vl)], inv)
+    assert p.returncode == 2 and "--image rel.png: give the image's absolute path" in p.stderr
 
 
 @pytest.mark.parametrize("tf_log, tf_prompt, says", [
@@ -380,4 +393,99 @@ def test_parse_first_page_then_all(site, tmp_path):
     assert [s["pages"] for s in steps] == ["first", "all"] and out.exists()
     argvs = [json.loads(line)["argv"] for line in calls.read_text().splitlines()]
     assert "input.limit=1" in argvs[0] and "input.limit=1" not in argvs[1]
+    for argv in argvs:                # the ready DSpark service's config, not --server-url's openai default
+        assert argv[argv.index("--config") + 1].endswith("/configs/backends/vllm.yaml")
+        assert argv[argv.index("--model") + 1] == "minicpm-ocr" and not any("extra_body" in a for a in argv)
     assert cli("parse", ["--input", "rel.pdf", "--output", str(out)], inv).returncode == 2
+
+
+# transformers serve as the audit's R2 saw it (tests/commands/test_services_engines.py shows the real one):
+# /health answers {"status": "ok"}, and a chat request naming anything but the directory it was given is a
+# 400 "Server is pinned to ...".
+TF_SERVE = r'''#!{python}
+import json, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+args = sys.argv[1:]
+assert args[0] == "serve"
+pinned, port = args[1], int(args[args.index("--port") + 1])
+class H(BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def send(self, code, doc):
+        data = json.dumps(doc).encode()
+        self.send_response(code); self.send_header("Content-Length", str(len(data))); self.end_headers()
+        self.wfile.write(data)
+    def do_GET(self):
+        self.send(200, {{"status": "ok"}}) if self.path == "/health" else self.send(500, {{"error": "no hub cache"}})
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if body.get("model") != pinned:
+            return self.send(400, {{"error": {{"message": "Server is pinned to '%s'" % pinned}}}})
+        self.send(200, {{"choices": [{{"message": {{"content": "The quick brown fox."}}}}]}})
+HTTPServer(("127.0.0.1", port), H).serve_forever()
+'''
+
+
+def tf_serve_env(wd):
+    b = wd / "tf-ocr-env" / "bin"
+    b.mkdir(parents=True)
+    (wd / "tf-ocr-env" / "pyvenv.cfg").write_text("version = 3.13.9\n")
+    (b / "transformers").write_text(TF_SERVE.format(python=sys.executable))
+    (b / "transformers").chmod(0o755)
+
+
+def test_a_transformers_service_gives_the_sdk_its_config_and_pinned_name(site, tmp_path):
+    """Audit M27 and the wrong edit in parse.py: a ready transformers service means openai.yaml, thinking off
+    and --model the directory transformers serve pins, for verify's pages and for inv parse."""
+    wd, inv = site
+    provision(wd)
+    tf_serve_env(wd)
+    calls = sdk_env(wd)
+    port = free_port()
+    p = cli("serve", ["--backend", "transformers", "--port", str(port), "--gpu", "none"], inv)
+    assert p.returncode == 0, p.stdout + p.stderr
+    main = f"{wd}/models/MiniCPM-OCR-1.0"
+    assert f"--model {main}" in p.stdout
+    p = cli("verify", ["--json"], inv)
+    c = checks_of(p)
+    assert c["smoke request"]["status"] == "passed", c["smoke request"]
+    doc = tmp_path / "text.pdf"
+    doc.write_bytes(samples.text_page())
+    p = cli("parse", ["--input", str(doc), "--output", str(tmp_path / "text.md")], inv)
+    argvs = [json.loads(line)["argv"] for line in calls.read_text().splitlines()]
+    assert len(argvs) == 4
+    for argv in argvs:
+        assert argv[argv.index("--config") + 1] == f"{wd}/minicpmvocr-sdk/configs/backends/openai.yaml"
+        assert argv[argv.index("--model") + 1] == main
+        assert 'engine.extra_body={"chat_template_kwargs":{"enable_thinking":false}}' in argv
+        assert argv[argv.index("--server-url") + 1] == f"http://127.0.0.1:{port}"
+
+
+def test_parse_with_a_server_url_defaults_to_openai_like_verify_and_takes_model(site, tmp_path):
+    """Audit M31: `inv parse --server-url` used vllm.yaml where `inv verify --server-url` uses openai; --model."""
+    wd, inv = site
+    provision(wd)
+    calls = sdk_env(wd)
+    doc = tmp_path / "text.pdf"
+    doc.write_bytes(samples.text_page())
+    out = str(tmp_path / "text.md")
+    p = cli("parse", ["--input", str(doc), "--output", out, "--server-url", "http://127.0.0.1:9"], inv)
+    p = cli("parse", ["--input", str(doc), "--output", out, "--server-url", "http://127.0.0.1:9", "--backend",
+                      "vllm", "--model", "my-ocr"], inv)
+    first, second = [json.loads(line)["argv"] for line in calls.read_text().splitlines()]
+    assert first[first.index("--config") + 1].endswith("/openai.yaml") and first[first.index("--model") + 1] == \
+        "minicpm-ocr"
+    assert second[second.index("--config") + 1].endswith("/vllm.yaml") and second[second.index("--model") + 1] == \
+        "my-ocr"
+    for bad, says in ((["--model", "x"], "--model goes with --server-url"),
+                      (["--server-url", "http://h:1", "--backend", "tgi"], "--backend 'tgi': choose")):
+        p = cli("parse", ["--input", str(doc), "--output", out, *bad], inv)
+        assert p.returncode == 2 and says in p.stderr, p.stderr
+
+
+def test_the_sdk_gets_loopback_in_no_proxy_merged_with_the_users():
+    """Audit M33: with a proxy set on the host the SDK's requests to 127.0.0.1 would go through it."""
+    job = parse_job("/w/m", "/w/s", "dspark", ["http://127.0.0.1:1"], "/i.pdf", "/o.md", layout_dir="/l",
+                    no_proxy="corp.example, 127.0.0.1")
+    assert job.env["no_proxy"] == job.env["NO_PROXY"] == "corp.example,127.0.0.1,localhost,::1"
+    job = parse_job("/w/m", "/w/s", "dspark", ["http://127.0.0.1:1"], "/i.pdf", "/o.md", layout_dir="/l")
+    assert job.env["no_proxy"] == "127.0.0.1,localhost,::1"

@@ -238,6 +238,8 @@ def test_readiness_needs_the_served_id_not_any_answer(tmp_path, procs):
     or the wrong --served-model-name): the wait runs out its time instead of reporting ready."""
     port = _free_port()
     body = json.dumps({"object": "list", "data": [{"id": "some-other-model"}]})
+    token = "minicpm-ocr-1/" + "7" * 32            # what start() gives a service it launches
+    os.environ[service_host.TOKEN_ENV] = token
     server = procs(sys.executable, "-c", (
         "import http.server, sys\n"
         "class H(http.server.BaseHTTPRequestHandler):\n"
@@ -246,12 +248,13 @@ def test_readiness_needs_the_served_id_not_any_answer(tmp_path, procs):
         "        self.end_headers(); self.wfile.write(sys.argv[2].encode())\n"
         "    def log_message(self, *a): pass\n"
         "http.server.HTTPServer(('127.0.0.1', int(sys.argv[1])), H).serve_forever()\n"), str(port), body)
+    del os.environ[service_host.TOKEN_ENV]
     deadline = time.time() + 10
     while not service_host.port_open(port) and time.time() < deadline:
         time.sleep(0.05)
     wd = tmp_path
     rec = {"name": "minicpm-ocr-1", "pid": server.pid, "port": port, "log": str(wd / "x.log"),
-           "identity": service_host.identity(server.pid)}
+           "identity": service_host.identity(server.pid, token)}
     service_host.write_record(str(wd), "minicpm-ocr-1", rec)
     out = service_host.wait({"workdir": str(wd), "name": "minicpm-ocr-1", "served_name": "minicpm-ocr",
                              "timeout": 1.5, "interval": 0.2})
