@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..errors import HostError
-from .command import Command, PythonCommand, to_shell
+from .command import Command, PythonCommand, secret_input, to_shell
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
 # paramiko logs a failed handshake as a traceback through logging's last resort; the HostError says it
@@ -97,6 +97,9 @@ class Connection:
         command = self.prepare(command)
         if stdin is None:
             stdin = command.stdin
+        secrets = secret_input(command.env)
+        if secrets:
+            stdin = secrets + (stdin or "")
         text, shown = self.shell(command), self.shell(command, mask=True)
         if self.verbosity >= 1:
             self._note(f"$ {shown}")

@@ -31,8 +31,10 @@ def probe_request(workdir: str, paths=(), venvs=(), net_timeout: float = 1.0, gi
 def probe_command(request: dict) -> Command:
     source = Path(probe_module.__file__).read_text(encoding="utf-8")
     fallback = (_HERE / "probe_fallback.sh").read_text(encoding="utf-8")
-    return remote_python(source, json.dumps(request), "facts probe", fallback=fallback,
-                         fallback_args=[request["workdir"]])
+    # the request goes on stdin ("-"): it holds the proxy vars, passwords included, and a command line
+    # is readable by every user of the host
+    return remote_python(source, "-", "facts probe", fallback=fallback, fallback_args=[request["workdir"]],
+                         show_argument=True, stdin=json.dumps(request))
 
 
 def gather(conn, request: dict, timeout: float = 120.0) -> dict:

@@ -15,7 +15,7 @@ from packaging.version import InvalidVersion, Version
 from ..checks.requirements import PythonRule
 from ..errors import HostFailed
 from .command import Command, Script, Secret
-from .pip_index import own_index, pip_args, url_arg
+from .pip_index import own_index, pip_options, url_arg
 from .step import (Decision, NotYet, Request, Step, StepError, absolute, dist, file_fact, fingerprint, venv,
                    venv_request, wd)
 
@@ -217,16 +217,14 @@ class PipInstall(Step):
             return Decision(True, "; ".join(bad) + note)
         return Decision(False, "already " + ", ".join(msg for _, msg in results) + note)
 
-    def pip(self, facts, v) -> list:
-        """`python -m pip install` with this step's index options."""
-        return [venv_python(facts, self.venv_name), "-m", "pip", "install",
-                *pip_args(v, own_index(v, self.index_var, self.index_url), self.extra_index_urls)]
+    def pip_command(self, facts, v, *more) -> Command:
+        """`python -m pip install ...more` with this step's index options."""
+        opts = pip_options(v, own_index(v, self.index_var, self.index_url), self.extra_index_urls)
+        return Command([venv_python(facts, self.venv_name), "-m", "pip", "install", *opts.args, *more],
+                       env=opts.env)
 
     def commands(self, facts, v):
-        argv = self.pip(facts, v)
-        if self.no_deps:
-            argv.append("--no-deps")
-        return [Command(argv + self.raw)]
+        return [self.pip_command(facts, v, *(["--no-deps"] if self.no_deps else []), *self.raw)]
 
 
 class UvForPython(PipInstall):
@@ -317,10 +315,11 @@ class PipEditable(Step):
             error = NotYet if self.src.startswith("@/") else StepError  # under the work dir: a clone makes it
             raise error(f"source {absolute(facts, self.src)}{var} not found on the host")
         target = absolute(facts, self.src) + (f"[{self.extras}]" if self.extras else "")
-        argv = [venv_python(facts, self.venv_name), "-m", "pip", "install", *pip_args(v)]
+        opts = pip_options(v)
+        argv = [venv_python(facts, self.venv_name), "-m", "pip", "install", *opts.args]
         if self.no_deps:
             argv.append("--no-deps")
-        return [Command(argv + ["-e", target])]
+        return [Command(argv + ["-e", target], env=opts.env)]
 
 
 # ------------------------------------------------------------------ git

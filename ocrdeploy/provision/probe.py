@@ -691,7 +691,10 @@ def _user():
 
 
 def main(argv):
-    request = json.loads(argv[1]) if len(argv) > 1 else {}
+    if len(argv) > 1 and argv[1] == "-":        # the request on stdin: it may hold proxy passwords
+        request = json.loads(sys.stdin.read() or "{}")
+    else:
+        request = json.loads(argv[1]) if len(argv) > 1 else {}
     facts = collect(request)
     sys.stdout.write(MARKER + "\n" + json.dumps(facts) + "\n")
     sys.stdout.flush()

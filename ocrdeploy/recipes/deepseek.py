@@ -14,7 +14,6 @@ import re
 from packaging.requirements import InvalidRequirement, Requirement
 
 from ..errors import UsageError
-from ..provision.command import Command
 from ..provision.kinds import (TOOLS_ENV, GitClone, ManagedPython, PipInstall, RecordedCheck, Venv, satisfied,
                                venv_python)
 from ..provision.pip_index import index_urls, masked, own_index
@@ -98,7 +97,7 @@ class RequirementsFile(PipInstall):
     def commands(self, facts, v):
         if self.parsed(facts) is None:
             raise NotYet(f"{absolute(facts, self.path)} not there yet")
-        return [Command(self.pip(facts, v) + ["-r", absolute(facts, self.path)])]
+        return [self.pip_command(facts, v, "-r", absolute(facts, self.path))]
 
 
 class FlashAttn(PipInstall):

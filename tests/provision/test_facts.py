@@ -169,7 +169,7 @@ def test_probe_command_is_one_quoted_argument_list():
     assert text.startswith("env FALLBACK=")
     assert "'~/my dir; rm -rf x'" in text
     # the command really runs the probe through sh -> python3 and returns facts
-    out = subprocess.run(["sh", "-c", text], capture_output=True, text=True, check=True)
+    out = subprocess.run(["sh", "-c", text], capture_output=True, text=True, check=True, input=cmd.stdin)
     facts = facts_mod.parse_probe_output("h", out.stdout, out.stderr, 0)
     assert facts["probe"]["kind"] == "python" and facts["workdir"]["path"].endswith("my dir; rm -rf x")
 
