@@ -240,3 +240,38 @@ def test_max_jobs_that_is_not_a_number_fails_the_step_in_one_line(tmp_path):
     (step,) = json.loads(p.stdout)["hosts"]["localhost"]["steps"]
     assert (step["status"], step["reason"]) == (
         "failed", "max_jobs must be a whole number of compile jobs (1 or more), got 'abc'")
+
+
+def test_a_facts_file_is_a_bounded_regular_file_of_the_right_shape(tmp_path):
+    """--facts FILE (red team M19): a FIFO no one writes, /dev/zero, a file past the size bound, 100000-deep
+    JSON and values of the wrong type are each one line naming the file, exit 2, at once."""
+    import copy
+
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(tmp_path / "wd"), "sdk_repo": "x"}}}))
+    fifo = tmp_path / "facts.fifo"
+    os.mkfifo(fifo)
+    big = tmp_path / "big.json"
+    with open(big, "wb") as fh:
+        fh.truncate(17 * 2**20)
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100000 + "]" * 100000)
+    good = json.loads((ROOT / "tests" / "fixtures" / "facts" / "ubuntu2204-rtx5090-bare.json").read_text())
+    cases = {fifo: "not a regular file", "/dev/zero": "not a regular file", big: "larger than 16 MiB",
+             deep: "JSON nested too deeply"}
+    for i, (key, value) in enumerate([("workdir", 5), ("gpu", "x"), ("venvs", {"sdk-env": 3}),
+                                      ("workdir", {"path": "/w", "free": "lots"}), ("pythons", [5])]):
+        doc = copy.deepcopy(good)
+        doc[key] = value
+        f = tmp_path / f"wrong{i}.json"
+        f.write_text(json.dumps({"localhost": {"facts": doc}}))
+        cases[f] = "not a facts document"
+    for path, needle in cases.items():
+        e = dict(os.environ, COLUMNS="200")
+        e.pop("OCRDEPLOY_INVENTORY", None)
+        p = subprocess.run([sys.executable, "-m", "ocrdeploy", "install", "--inventory", str(inv), "--recipe",
+                            "sdk-only", "--check", "--facts", str(path)], capture_output=True, text=True, env=e,
+                           cwd=ROOT, timeout=60)
+        assert p.returncode == 2, (path, p.stdout, p.stderr)
+        assert f"{path}: {needle}" in p.stderr and "Traceback" not in p.stderr, (path, p.stderr)
+        assert len(p.stderr.strip().splitlines()) == 1, p.stderr
