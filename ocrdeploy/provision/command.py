@@ -125,9 +125,13 @@ PYTHON_ENV = "OCRDEPLOY_PYTHON"  # the host's ansible_python_interpreter, set by
 # The inventory's ansible_python_interpreter when the connection set one (and nothing else then:
 # Ansible fails when the named interpreter is missing), else the host's system Python first: a
 # pyenv/conda shim found on PATH costs a shell script per call.
-_PYTHON_LAUNCH = ('if [ -n "${OCRDEPLOY_PYTHON:-}" ]; then command -v "$OCRDEPLOY_PYTHON" >/dev/null 2>&1 || '
+# The interpreter is a command line as Ansible takes it ("/usr/bin/env python3" included): split into
+# words without globbing; with env in front, the program env would run is the one that must exist.
+_PYTHON_LAUNCH = ('if [ -n "${OCRDEPLOY_PYTHON:-}" ]; then src=$1; arg=$2; set -f; set -- $OCRDEPLOY_PYTHON; '
+                  'set +f; want=$1; case "$1" in */env|env) [ "$#" -gt 1 ] && want=$2;; esac; '
+                  'command -v "$1" >/dev/null 2>&1 && command -v "$want" >/dev/null 2>&1 || '
                   '{ echo "ansible_python_interpreter $OCRDEPLOY_PYTHON: not found on this host" >&2; exit 127; }; '
-                  'exec "$OCRDEPLOY_PYTHON" -c "$1" "$2"; fi; '
+                  'exec "$@" -c "$src" "$arg"; fi; '
                   'for p in /usr/bin/python3 /usr/local/bin/python3 python3 python; do '
                   'if command -v "$p" >/dev/null 2>&1; then exec "$p" -c "$1" "$2"; fi; done; shift 2; ')
 _NO_PYTHON = 'echo "no python3 on this host" >&2; exit 127'

@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 
-from ..errors import HostError
+from ..errors import HostError, HostFailed
 from . import probe as probe_module
 from .command import Command, remote_python
 
@@ -64,6 +64,9 @@ def parse_probe_output(host: str, stdout: str, stderr: str, exit_code) -> dict:
     if SH_MARKER in stdout:
         return parse_sh_output(stdout.split(SH_MARKER, 1)[1])
     tail = (stderr or stdout).strip().splitlines()[-3:]
+    missing = next((line for line in tail if line.startswith("ansible_python_interpreter ")), None)
+    if missing:       # the host answered: it lacks the interpreter the inventory names
+        raise HostFailed(host, missing)
     raise HostError(host, f"facts probe failed (exit code {exit_code}): {' | '.join(tail) or 'no output'}")
 
 

@@ -412,7 +412,7 @@ class GitClone(Step):
         if not head:
             if file_fact(facts, self.dest)["exists"]:
                 raise StepError(f"{dest} exists and is not a git checkout; move it away first")
-            cmds.append(self._git("clone", self.url, dest))
+            cmds.append(self._git("clone", "--", self.url, dest))   # a URL starting with - is no option
         elif self.commit:
             cmds.append(self._git("-C", dest, "fetch", "--all", "--tags"))
         if self.commit:

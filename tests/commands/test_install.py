@@ -39,7 +39,7 @@ def test_install_one_step_then_rerun_is_ok(tmp_path):
     step = json.loads(p.stdout)["hosts"]["localhost"]["steps"][0]
     assert (step["step"], step["status"]) == ("sdk-clone", "changed")
     assert (tmp_path / "wd" / "minicpmvocr-sdk" / "sdk" / "README.md").exists()
-    assert Path(step["log"]).read_text().startswith(f"\n$ git clone {repo} {tmp_path}/wd/minicpmvocr-sdk")
+    assert Path(step["log"]).read_text().startswith(f"\n$ git clone -- {repo} {tmp_path}/wd/minicpmvocr-sdk")
     p = run(args)
     doc = json.loads(p.stdout)["hosts"]["localhost"]
     assert p.returncode == 0 and doc["steps"][0]["status"] == "ok" and doc["commands_run"] == 0
@@ -275,3 +275,15 @@ def test_a_facts_file_is_a_bounded_regular_file_of_the_right_shape(tmp_path):
         assert p.returncode == 2, (path, p.stdout, p.stderr)
         assert f"{path}: {needle}" in p.stderr and "Traceback" not in p.stderr, (path, p.stderr)
         assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_check_force_on_a_clean_sdk_env_has_nothing_to_refuse(tmp_path):
+    """L3: the guard, forced on an sdk-env without torch or vLLM, said "it holds , and ..." and failed."""
+    facts = ROOT / "tests" / "fixtures" / "facts" / "ubuntu2204-rtx5090-bare.json"
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(tmp_path / "wd"), "sdk_repo": "x"}}}))
+    p = run(["--inventory", str(inv), "--recipe", "sdk-only", "--check", "--force", "--facts", str(facts),
+             "--step", "sdk-venv-guard", "--json"])
+    assert p.returncode == 0, p.stdout + p.stderr
+    (step,) = json.loads(p.stdout)["hosts"]["localhost"]["steps"]
+    assert step["status"] == "changed" and step["commands"] == [] and "holds ," not in json.dumps(step)

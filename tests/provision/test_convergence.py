@@ -93,3 +93,16 @@ def test_a_step_that_ran_but_did_not_do_its_job_fails_and_its_dependants_are_ski
     assert status == {"first": "failed", "second": "skipped"}
     assert reason == {"first": "ran, but verification failed: the marker is still missing",
                       "second": "not run: first did not succeed"}
+
+
+def test_a_repository_url_that_looks_like_an_option_is_a_repository_to_git(tmp_path, index):
+    """L14: `git clone -- URL DEST`; without the `--`, git would parse --upload-pack=... as its option."""
+    from ocrdeploy.provision.kinds import GitClone
+
+    canary = tmp_path / "CANARY"
+    url = f"--upload-pack=touch {canary};"
+    status, reason = apply(tmp_path / "wd", index, [GitClone("clone", url, "@/src")])
+    assert status == {"clone": "failed"}
+    assert "git clone -- '--upload-pack=" in reason["clone"], reason
+    log = next((tmp_path / "wd" / ".ocrdeploy" / "logs").rglob("clone.log")).read_text()
+    assert f"repository '{url}' does not exist" in log and not canary.exists()
