@@ -8,7 +8,6 @@ import sys
 import time
 
 from ..errors import UsageError
-from ..diagnose.engine import log_findings
 from ..provision.apply import Applier, summarize
 from ..provision.connection import Connection
 
@@ -152,7 +151,7 @@ def run_install(*, host, group, inventory, recipe, check, step, from_, force, ve
     def one(conn, h):
         return Applier(conn, h, selected[h.name], h.vars, check=check, force=force, verbose=verbose >= 2,
                        run_id=run_id, reporter=reporter, requirements=chosen.requirements,
-                       skip_preflight=skip_preflight, facts=recorded, diagnose=log_findings).apply()
+                       skip_preflight=skip_preflight, facts=recorded, diagnose=_log_findings).apply()
 
     with session:
         if recorded is not None:
@@ -172,6 +171,13 @@ def run_install(*, host, group, inventory, recipe, check, step, from_, force, ve
             con.print("[dim](check mode: nothing was run)[/dim]")
     sys.stdout.flush()
     return 1 if failed else 0
+
+
+def _log_findings(conn, host, log):
+    """The diagnosis of a failed step's log: its rules are loaded only when a step fails."""
+    from ..diagnose.engine import log_findings
+
+    return log_findings(conn, host, log)
 
 
 def _plan_recorded(one, host, recorded, path):

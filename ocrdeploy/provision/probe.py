@@ -670,17 +670,20 @@ def _proxy(overrides=None):
     """Proxy variables as the host's commands get them (the inventory's over the environment's), in either
     spelling (the lower case wins, as in urllib), and whether loopback bypasses them by the standard
     library's no_proxy rules (urllib.request.proxy_bypass_environment: '*', suffixes, ports)."""
-    try:
-        from urllib.request import proxy_bypass_environment
-    except ImportError:                       # Python 2 hosts
-        from urllib import proxy_bypass_environment
     env = dict(os.environ)
     env.update(overrides or {})
     values = {}
     for name in ("http_proxy", "https_proxy", "no_proxy"):
         v = env.get(name) or env.get(name.upper())
         values[name] = mask_url(v) if name != "no_proxy" else v
-    values["loopback_bypassed"] = {h: bool(proxy_bypass_environment(h, {"no": values["no_proxy"] or ""}))
+    if not values["no_proxy"]:      # nothing bypasses: no need for urllib.request (and http, email, ssl)
+        values["loopback_bypassed"] = {"127.0.0.1": False, "localhost": False}
+        return values
+    try:
+        from urllib.request import proxy_bypass_environment
+    except ImportError:                       # Python 2 hosts
+        from urllib import proxy_bypass_environment
+    values["loopback_bypassed"] = {h: bool(proxy_bypass_environment(h, {"no": values["no_proxy"]}))
                                    for h in ("127.0.0.1", "localhost")}
     return values
 
