@@ -124,14 +124,14 @@ def test_a_token_in_the_sdk_url_is_never_shown_or_logged(tmp_path):
                                                     "sdk_repo": "https://oauth2:TOK3N@127.0.0.1:9/org/sdk.git"}}}))
     base = ["--inventory", str(inv), "--recipe", "sdk-only", "--step", "sdk-clone", "--skip-preflight"]
     check = run([*base, "--check"])
-    assert "clone https://127.0.0.1:9/org/sdk.git " in check.stdout       # the credentials go on stdin
+    assert "clone -- https://127.0.0.1:9/org/sdk.git " in check.stdout       # the credentials go on stdin
     ran = run([*base, "--json"])
     assert ran.returncode == 1
     (step,) = json.loads(ran.stdout)["hosts"]["localhost"]["steps"]
-    assert "clone https://127.0.0.1:9/org/sdk.git " in step["reason"] and "exited with" in step["reason"]
+    assert "clone -- https://127.0.0.1:9/org/sdk.git " in step["reason"] and "exited with" in step["reason"]
     assert "localhost | sdk-clone: running (not cloned yet (https://***@127.0.0.1:9/org/sdk.git))" in ran.stderr
     log = Path(step["log"])
-    assert "clone https://127.0.0.1:9/org/sdk.git " in log.read_text()
+    assert "clone -- https://127.0.0.1:9/org/sdk.git " in log.read_text()
     assert (log.stat().st_mode & 0o777, log.parent.stat().st_mode & 0o777) == (0o600, 0o700)
     for text in (check.stdout, check.stderr, ran.stdout, ran.stderr, log.read_text()):
         assert "TOK3N" not in text
@@ -188,7 +188,7 @@ def test_a_token_in_the_sdk_url_clones_without_reaching_argv_or_git_config(tmp_p
                  "--json"], env={"GIT_TERMINAL_PROMPT": "0"})
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
     (step,) = json.loads(p.stdout)["hosts"]["localhost"]["steps"]
-    assert step["status"] == "changed" and f"clone {url} " in step["commands"][0]
+    assert step["status"] == "changed" and f"clone -- {url} " in step["commands"][0]
     checkout = tmp_path / "wd" / "minicpmvocr-sdk"
     assert (checkout / "sdk" / "README.md").read_text() == "sdk\n"
     config = (checkout / ".git" / "config").read_text()
