@@ -64,6 +64,7 @@ class PlainConsole:
             return self.rich.print(*objects, markup=markup, end=end, sep=sep, soft_wrap=soft_wrap, **kw)
         stream = sys.stderr if self.stderr else sys.stdout
         stream.write(sep.join(plain(o) if markup else o for o in objects) + end)
+        stream.flush()          # as rich does: a step line shows as it happens, in a pipe or a file too
 
     def __getattr__(self, name):
         return getattr(self.rich, name)
