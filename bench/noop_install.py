@@ -131,12 +131,23 @@ def provision(wd: Path, src: Path):
     return v
 
 
+CPU: dict = {}     # argv[-1] of each timed command -> median CPU seconds (user + system) of the command
+
+
 def timed(argv, env, repeat):
-    times, out = [], None
+    """Median wall time; the median CPU time of the command (and what it waited for) goes to CPU: on a
+    loaded machine the wall time measures the scheduler, the CPU time still measures the work."""
+    import resource
+
+    times, cpus, out = [], [], None
     for _ in range(repeat):
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
         out = subprocess.run(argv, env=env, capture_output=True, text=True)
         times.append(time.perf_counter() - t)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
+    CPU[" ".join(argv)] = statistics.median(cpus)
     return statistics.median(times), out
 
 
@@ -168,7 +179,10 @@ def main():
         doc = json.loads(out.stdout)["hosts"]["localhost"]
         assert set(doc["counts"]) and doc["counts"]["changed"] == 0 and doc["commands_run"] == 0, doc["counts"]
         n_steps = sum(doc["counts"].values())
-        print(f"no-op install, local: {t_local:.2f} s for {n_steps} steps, all ok, 0 commands")
+        t_python, _ = timed([sys.executable, "-c", "pass"], env, args.repeat)
+        print(f"no-op install, local: {t_local:.2f} s for {n_steps} steps, all ok, 0 commands "
+              f"(target <= 0.30 s; a bare `python -c pass` here: {t_python:.2f} s); CPU "
+              f"{CPU[' '.join(cli)]:.2f} s, `python -c pass` {CPU[sys.executable + ' -c pass']:.2f} s")
 
         from sshlab import SSHLab
         lab = SSHLab(tmp / "lab")
@@ -191,8 +205,13 @@ def main():
                 d = json.loads(out.stdout)["hosts"]["h"]
                 assert d.get("counts", {}).get("changed") == 0 and d["commands_run"] == 0, d
                 results[user] = t
+                # the OpenSSH floor of the same run: one ssh and one python3 start on the host
+                floor, _ = timed(["ssh", "-q", "-i", str(lab.client_key), "-o", "BatchMode=yes", "-o",
+                                  f"UserKnownHostsFile={lab.known_hosts}", "-p", str(h.port), f"{user}@{h.ip}",
+                                  "python3 -c pass"], e, args.repeat)
                 label = "root, ~/.bashrc runs pyenv init" if user == "root" else "plain user, no shell hooks"
-                print(f"no-op install over SSH ({label}): {t:.2f} s, one facts round trip, 0 commands")
+                print(f"no-op install over SSH ({label}): {t:.2f} s, one facts round trip, 0 commands; OpenSSH "
+                      f"floor {floor:.2f} s: {t / floor:.2f}x (target <= 1.5x)")
             if not args.no_ansible:
                 ansible(tmp, wd, v, lab, h, t_local, results, args.repeat)
         finally:

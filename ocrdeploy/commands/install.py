@@ -8,7 +8,6 @@ import sys
 import time
 
 from ..errors import UsageError
-from ..diagnose.engine import log_findings
 from ..provision.apply import Applier, summarize
 from ..provision.connection import Connection
 
@@ -28,28 +27,101 @@ def parse_sets(sets) -> dict:
     return out
 
 
+FACTS_FILE_MAX = 16 * 2**20     # a facts document is tens of KB; a file past this is not one
+FACTS_FILE_DEPTH = 32           # the probe's output nests 6 deep
+
+# what a facts document's sections are, where the checks and steps read them
+_SECTIONS = {"host": dict, "cpu": dict, "memory": dict, "workdir": dict, "gpu": dict, "proxy": dict, "tools": dict,
+             "compilers": dict, "network": dict, "venvs": dict, "files": dict, "git": dict, "globs": dict,
+             "reads": dict, "dirs": dict, "imports": dict, "probe": dict, "pythons": list}
+_NESTED = {"workdir": {"path": (str, type(None)), "free": (int, type(None)), "total": (int, type(None))},
+           "gpu": {"gpus": list, "driver": (str, type(None))}, "host": {"uid": (int, type(None))},
+           "memory": {"total": (int, type(None)), "available": (int, type(None))}}
+
+
+def _depth(doc) -> int:
+    deepest, todo = 0, [(doc, 1)]
+    while todo:
+        node, d = todo.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, d)
+            if deepest > FACTS_FILE_DEPTH:
+                return deepest
+            todo.extend((v, d + 1) for v in (node.values() if isinstance(node, dict) else node))
+    return deepest
+
+
+def _shape_problem(facts: dict) -> str | None:
+    for key, kind in _SECTIONS.items():
+        if key in facts and not isinstance(facts[key], kind):
+            return f"{key!r} is a {type(facts[key]).__name__}, not a {kind.__name__}"
+    for key, fields in _NESTED.items():
+        for field, kinds in fields.items():
+            section = facts.get(key) or {}
+            value = section.get(field)
+            if field in section and (not isinstance(value, kinds) or isinstance(value, bool)):
+                return f"{key}.{field} is a {type(value).__name__}"
+    for section in ("venvs", "files"):
+        for name, value in (facts.get(section) or {}).items():
+            if not isinstance(value, dict):
+                return f"{section}[{name!r}] is a {type(value).__name__}, not an object"
+    if not all(isinstance(g, dict) for g in facts["gpu"].get("gpus") or []):
+        return "gpu.gpus holds something other than objects"
+    return None
+
+
 def load_facts_file(path: str) -> dict:
+    """--facts FILE: a regular file (a FIFO would block, /dev/zero never ends), bounded in size and depth,
+    shaped like `inv facts --json --raw` output; anything else is one line naming the file."""
+    import stat
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = _json.load(fh)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
         raise UsageError(f"{path}: facts file not found")
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a directory, expected the JSON of `inv facts --json --raw`")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read the facts file ({exc})")
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the facts file ({exc.strerror or exc})")
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise UsageError(f"{path}: is a directory, expected the JSON of `inv facts --json --raw`")
+        raise UsageError(f"{path}: not a regular file (a pipe or device?): the facts file must be a file")
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            data = fh.read(FACTS_FILE_MAX + 1)
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot read the facts file ({exc.strerror or exc})")
+    if len(data) > FACTS_FILE_MAX:
+        raise UsageError(f"{path}: larger than {FACTS_FILE_MAX // 2**20} MiB: not a facts file")
+    try:
+        doc = _json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})")
+    except RecursionError:
+        raise UsageError(f"{path}: JSON nested too deeply: not a facts file")
     except ValueError as exc:
         raise UsageError(f"{path}: not JSON ({exc})")
-    # accept both a bare facts document and `inv facts --json --raw` output ({"hosts": {host: {"facts": ...}}})
+    if _depth(doc) > FACTS_FILE_DEPTH:
+        raise UsageError(f"{path}: JSON nested more than {FACTS_FILE_DEPTH} deep: not a facts file")
+    # accept a bare facts document and `inv facts --json --raw` output ({"hosts": {host: {"facts": ...}}},
+    # or the older {host: {"facts": ...}})
+    facts = None
     if isinstance(doc, dict) and "workdir" in doc and "gpu" in doc:
-        return doc
-    if isinstance(doc, dict) and list(doc) == ["hosts"] and isinstance(doc["hosts"], dict):
+        facts = doc
+    if facts is None and isinstance(doc, dict) and list(doc) == ["hosts"] and isinstance(doc["hosts"], dict):
         doc = doc["hosts"]
-    if isinstance(doc, dict) and len(doc) == 1:
+    if facts is None and isinstance(doc, dict) and len(doc) == 1:
         inner = next(iter(doc.values()))
         if isinstance(inner, dict) and isinstance(inner.get("facts"), dict):
-            return inner["facts"]
-    raise UsageError(f"{path}: not a facts document (expected the output of `inv facts --json --raw`)")
+            facts = inner["facts"]
+    if facts is None or "workdir" not in facts or "gpu" not in facts:
+        raise UsageError(f"{path}: not a facts document (expected the output of `inv facts --json --raw`)")
+    problem = _shape_problem(facts)
+    if problem:
+        raise UsageError(f"{path}: not a facts document ({problem}; expected the output of "
+                         f"`inv facts --json --raw`)")
+    return facts
 
 
 def run_install(*, host, group, inventory, recipe, check, step, from_, force, verbose, skip_preflight, deps_dir,
@@ -82,11 +154,11 @@ def run_install(*, host, group, inventory, recipe, check, step, from_, force, ve
     def one(conn, h):
         return Applier(conn, h, selected[h.name], h.vars, check=check, force=force, verbose=verbose >= 2,
                        run_id=run_id, reporter=reporter, requirements=chosen.requirements,
-                       skip_preflight=skip_preflight, facts=recorded, diagnose=log_findings).apply()
+                       skip_preflight=skip_preflight, facts=recorded, diagnose=_log_findings).apply()
 
     with session:
         if recorded is not None:
-            outcomes = {h.name: _Outcome(h, one(_NoConnection(h, recorded), h)) for h in session.hosts}
+            outcomes = {h.name: _Outcome(h, _plan_recorded(one, h, recorded, facts_file)) for h in session.hosts}
         else:
             outcomes = session.map(one)
     rows, hosts, failed = summarize(outcomes)
@@ -102,6 +174,23 @@ def run_install(*, host, group, inventory, recipe, check, step, from_, force, ve
             con.print("[dim](check mode: nothing was run)[/dim]")
     sys.stdout.flush()
     return 1 if failed else 0
+
+
+def _log_findings(conn, host, log):
+    """The diagnosis of a failed step's log: its rules are loaded only when a step fails."""
+    from ..diagnose.engine import log_findings
+
+    return log_findings(conn, host, log)
+
+
+def _plan_recorded(one, host, recorded, path):
+    """Planning from a file: a value of the wrong type deeper than load_facts_file looks is still the
+    file's fault, said in one line."""
+    try:
+        return one(_NoConnection(host, recorded), host)
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
+        raise UsageError(f"{path}: not a facts document (planning from it failed: {type(exc).__name__}: "
+                         f"{exc}; expected the output of `inv facts --json --raw`)")
 
 
 class _Outcome:

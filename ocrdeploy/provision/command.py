@@ -11,6 +11,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
+from ..errors import UsageError
 from .probe import mask_url
 
 
@@ -69,17 +70,49 @@ def _q(part, mask: bool) -> str:
     return shlex.quote(mask_url(str(part)) if mask else str(part))
 
 
+def _check_name(key: str):
+    if not key or not key.replace("_", "a").isalnum() or key[0].isdigit():
+        raise ValueError(f"bad environment variable name {key!r}")
+
+
+def secret_env(env: Mapping[str, str] | None) -> dict:
+    """The environment values that are secrets: they travel on the command's stdin, never its argv."""
+    return {k: v for k, v in (env or {}).items() if isinstance(v, Secret)}
+
+
+def secret_input(env: Mapping[str, str] | None) -> str:
+    """What the command's stdin starts with: one line per secret, read and exported by to_shell's
+    reader before the command itself starts (and reads the rest of stdin, if it has any)."""
+    lines = []
+    for key, value in secret_env(env).items():
+        if "\n" in value or "\0" in value:
+            raise UsageError(f"environment variable {key}: a secret cannot hold a line break or NUL")
+        lines.append(f"{value}\n")
+    return "".join(lines)
+
+
 def to_shell(argv: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | None = None,
              sudo: Sequence[str] | None = None, mask: bool = False) -> str:
+    """The shell text of a command.  A command line is readable by every local user (/proc/PID/cmdline)
+    for as long as the command runs; a process's environment only by its owner.  So a secret in `env`
+    is never written here as K=V: unmasked, the text starts a small sh that reads the secrets from stdin
+    (secret_input, in the same order), exports them and execs the command, under sudo too.  Masked (for
+    showing) it reads as the plain env form with the value hidden."""
     parts: list[str] = []
     if sudo:
         parts.extend(_q(p, mask) for p in sudo)
-    if env:
+    env = dict(env or {})
+    hidden = {} if mask else secret_env(env)
+    plain = {k: v for k, v in env.items() if k not in hidden}
+    for key in env:
+        _check_name(key)
+    if plain:
         parts.append("env")
-        for key, value in env.items():
-            if not key.replace("_", "a").isalnum() or key[0].isdigit():
-                raise ValueError(f"bad environment variable name {key!r}")
-            parts.append(f"{key}={_q(value, mask)}")
+        parts.extend(f"{key}={_q(value, mask)}" for key, value in plain.items())
+    if hidden:
+        names = list(hidden)
+        reader = " && ".join(f"IFS= read -r {k}" for k in names)
+        parts += ["sh", "-c", shlex.quote(f"{reader} && export {' '.join(names)} && exec \"$@\""), "sh"]
     parts.extend(_q(a, mask) for a in argv)
     text = " ".join(parts)
     if cwd:
@@ -92,9 +125,13 @@ PYTHON_ENV = "OCRDEPLOY_PYTHON"  # the host's ansible_python_interpreter, set by
 # The inventory's ansible_python_interpreter when the connection set one (and nothing else then:
 # Ansible fails when the named interpreter is missing), else the host's system Python first: a
 # pyenv/conda shim found on PATH costs a shell script per call.
-_PYTHON_LAUNCH = ('if [ -n "${OCRDEPLOY_PYTHON:-}" ]; then command -v "$OCRDEPLOY_PYTHON" >/dev/null 2>&1 || '
+# The interpreter is a command line as Ansible takes it ("/usr/bin/env python3" included): split into
+# words without globbing; with env in front, the program env would run is the one that must exist.
+_PYTHON_LAUNCH = ('if [ -n "${OCRDEPLOY_PYTHON:-}" ]; then src=$1; arg=$2; set -f; set -- $OCRDEPLOY_PYTHON; '
+                  'set +f; want=$1; case "$1" in */env|env) [ "$#" -gt 1 ] && want=$2;; esac; '
+                  'command -v "$1" >/dev/null 2>&1 && command -v "$want" >/dev/null 2>&1 || '
                   '{ echo "ansible_python_interpreter $OCRDEPLOY_PYTHON: not found on this host" >&2; exit 127; }; '
-                  'exec "$OCRDEPLOY_PYTHON" -c "$1" "$2"; fi; '
+                  'exec "$@" -c "$src" "$arg"; fi; '
                   'for p in /usr/bin/python3 /usr/local/bin/python3 python3 python; do '
                   'if command -v "$p" >/dev/null 2>&1; then exec "$p" -c "$1" "$2"; fi; done; shift 2; ')
 _NO_PYTHON = 'echo "no python3 on this host" >&2; exit 127'
@@ -111,7 +148,7 @@ class PythonCommand(Command):
 
 
 def remote_python(source: str, argument: str, label: str, fallback: str | None = None,
-                  fallback_args=(), show_argument: bool = False) -> PythonCommand:
+                  fallback_args=(), show_argument: bool = False, stdin: str | None = None) -> PythonCommand:
     """One command that runs a stdlib-only Python script with the host's python3 and one argument.
 
     Without any Python it runs the POSIX-sh `fallback` (with `fallback_args`), or fails saying so.
@@ -121,4 +158,4 @@ def remote_python(source: str, argument: str, label: str, fallback: str | None =
     env = {"FALLBACK": Script(fallback, "sh fallback")} if fallback else None
     arg = argument if show_argument else Script(argument, f"{label} input")
     return PythonCommand(["sh", "-c", Script(launch, "find python3"), "sh", Script(source, label), arg,
-                          *fallback_args], env=env)
+                          *fallback_args], env=env, stdin=stdin)

@@ -8,9 +8,11 @@ HostError with one line that says what happened.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import os
+import signal
 import socket
 import sys
 import threading
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..errors import HostError
-from .command import Command, PythonCommand, to_shell
+from .command import Command, PythonCommand, secret_input, to_shell
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
 # paramiko logs a failed handshake as a traceback through logging's last resort; the HostError says it
@@ -96,6 +98,9 @@ class Connection:
         command = self.prepare(command)
         if stdin is None:
             stdin = command.stdin
+        secrets = secret_input(command.env)
+        if secrets:
+            stdin = secrets + (stdin or "")
         text, shown = self.shell(command), self.shell(command, mask=True)
         if self.verbosity >= 1:
             self._note(f"$ {shown}")
@@ -103,7 +108,13 @@ class Connection:
             out_stream = LineStream(lambda line: self._note(f"| {line}"))
         if INTERRUPTED.is_set():
             raise KeyboardInterrupt
-        result = self._run_text(text, shown, timeout=timeout, stdin=stdin, echo=echo, out_stream=out_stream)
+        try:
+            result = self._run_text(text, shown, timeout=timeout, stdin=stdin, echo=echo, out_stream=out_stream)
+        except KeyboardInterrupt:
+            # Ctrl-C outside invoke's own wait (as the command starts, or while its output is read): the
+            # command ends all the same, whoever called run
+            interrupt_all()
+            raise
         if INTERRUPTED.is_set():          # Ctrl-C while another host's command ran: this one stops too
             raise KeyboardInterrupt
         if self.prefix(command) and result.exit_code == 1 and _sudo_wants_password(result.stderr):
@@ -203,19 +214,56 @@ class _Feed(io.StringIO):
         return super().read()
 
 
+class _WholeLine:
+    """One of a command's two output streams on their way to one shared stream: invoke reads stdout and
+    stderr in two threads, in chunks that end anywhere, so each gets its own buffer and passes on only
+    whole lines, one at a time (a stdout line never breaks into the middle of a stderr line)."""
+
+    def __init__(self, target, lock):
+        self.target, self.lock, self.buf = target, lock, ""
+
+    def write(self, data):
+        self.buf += data
+        if "\n" in self.buf:
+            lines, _, self.buf = self.buf.rpartition("\n")
+            with self.lock:
+                self.target.write(lines + "\n")
+
+    def flush(self):
+        pass
+
+    def close(self):
+        """The last line, if it had no line break."""
+        if self.buf:
+            text, self.buf = self.buf, ""
+            with self.lock:
+                self.target.write(text + "\n")
+
+
+def _whole_lines(stream) -> tuple:
+    lock = threading.Lock()
+    return _WholeLine(stream, lock), _WholeLine(stream, lock)
+
+
 def _invoke_run(runner_owner, text, shown, timeout, stdin, echo, out_stream) -> CommandResult:
     from invoke.exceptions import CommandTimedOut
 
     start = time.monotonic()
     kwargs = dict(warn=True, hide=not echo, timeout=timeout,
                   in_stream=_Feed(stdin) if stdin is not None else False)
+    writers = ()
     if out_stream is not None:
-        kwargs.update(out_stream=out_stream, err_stream=out_stream, hide=False)
+        writers = _whole_lines(out_stream)
+        kwargs.update(out_stream=writers[0], err_stream=writers[1], hide=False)
     try:
         res = runner_owner.run(text, **kwargs)
     except CommandTimedOut as exc:
+        for w in writers:
+            w.close()
         res = exc.result
         return CommandResult(shown, None, res.stdout, res.stderr, time.monotonic() - start)
+    for w in writers:
+        w.close()
     elapsed = time.monotonic() - start
     exited = res.exited
     if timeout and exited in (None, -1) and elapsed >= timeout * 0.95:
@@ -349,19 +397,44 @@ class _StopsOnInterrupt:
         return 2 if INTERRUPTED.is_set() else super()._thread_join_timeout(target)
 
 
+@contextlib.contextmanager
+def _sigint_deferred():
+    """Ctrl-C waits while a command starts and is registered: a KeyboardInterrupt between the fork and
+    the registration would leave a command that nothing ends.  Only the main thread receives it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got = []
+    old = signal.signal(signal.SIGINT, lambda *a: got.append(a))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+        if got and callable(old):
+            old(*got[0])
+
+
 def _interruptible_runner():
     from invoke.runners import Local
 
     class InterruptibleLocal(_StopsOnInterrupt, Local):
         def start(self, command, shell, env):
-            super().start(command, shell, env)
-            with _running_lock:
-                _RUNNING.add(self.process.pid)
+            with _sigint_deferred():
+                super().start(command, shell, env)
+                with _running_lock:
+                    _RUNNING.add(self.process.pid)
 
         def stop(self):
             super().stop()
+            # still running when its runner stops: abandoned by a Ctrl-C outside invoke's wait (as it
+            # started, or while its output readers started); nothing else would end it
+            process = getattr(self, "process", None)
+            if process is None:
+                return
+            if process.poll() is None:
+                _end_tree(process.pid)
             with _running_lock:
-                _RUNNING.discard(self.process.pid)
+                _RUNNING.discard(process.pid)
 
     return InterruptibleLocal
 
@@ -384,9 +457,10 @@ def _interruptible_remote():
 
         def send_start_message(self, command):
             # through sh, so that a login shell of any syntax (fish has no $$, csh no >&2) runs it
-            super().send_start_message(f"sh -c 'echo \"{PGID_MARK.decode()}$PPID\" >&2'; {command}")
-            with _running_lock:
-                _REMOTES.add(self)
+            with _sigint_deferred():
+                super().send_start_message(f"sh -c 'echo \"{PGID_MARK.decode()}$PPID\" >&2'; {command}")
+                with _running_lock:
+                    _REMOTES.add(self)
 
         def read_proc_stderr(self, num_bytes):
             if self._marker_read:
@@ -422,6 +496,11 @@ def _interruptible_remote():
                 _signal_channel(self.channel, name)
 
         def stop(self):
+            # the same for a remote command left running by its runner (a Ctrl-C outside invoke's wait, a
+            # timeout): closing the channel alone would leave it running on the host
+            channel = getattr(self, "channel", None)
+            if channel is not None and self.pgid is not None and not channel.exit_status_ready():
+                self.signal("TERM")
             with _running_lock:
                 _REMOTES.discard(self)
             super().stop()

@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 
-from ..errors import HostError
+from ..errors import HostError, HostFailed
 from . import probe as probe_module
 from .command import Command, remote_python
 
@@ -31,8 +31,10 @@ def probe_request(workdir: str, paths=(), venvs=(), net_timeout: float = 1.0, gi
 def probe_command(request: dict) -> Command:
     source = Path(probe_module.__file__).read_text(encoding="utf-8")
     fallback = (_HERE / "probe_fallback.sh").read_text(encoding="utf-8")
-    return remote_python(source, json.dumps(request), "facts probe", fallback=fallback,
-                         fallback_args=[request["workdir"]])
+    # the request goes on stdin ("-"): it holds the proxy vars, passwords included, and a command line
+    # is readable by every user of the host
+    return remote_python(source, "-", "facts probe", fallback=fallback, fallback_args=[request["workdir"]],
+                         show_argument=True, stdin=json.dumps(request))
 
 
 def gather(conn, request: dict, timeout: float = 120.0) -> dict:
@@ -62,6 +64,9 @@ def parse_probe_output(host: str, stdout: str, stderr: str, exit_code) -> dict:
     if SH_MARKER in stdout:
         return parse_sh_output(stdout.split(SH_MARKER, 1)[1])
     tail = (stderr or stdout).strip().splitlines()[-3:]
+    missing = next((line for line in tail if line.startswith("ansible_python_interpreter ")), None)
+    if missing:       # the host answered: it lacks the interpreter the inventory names
+        raise HostFailed(host, missing)
     raise HostError(host, f"facts probe failed (exit code {exit_code}): {' | '.join(tail) or 'no output'}")
 
 

@@ -15,7 +15,7 @@ from packaging.version import InvalidVersion, Version
 from ..checks.requirements import PythonRule
 from ..errors import HostFailed
 from .command import Command, Script, Secret
-from .pip_index import own_index, pip_args, url_arg
+from .pip_index import own_index, pip_options, url_arg
 from .step import (Decision, NotYet, Request, Step, StepError, absolute, dist, file_fact, fingerprint, venv,
                    venv_request, wd)
 
@@ -217,16 +217,19 @@ class PipInstall(Step):
             return Decision(True, "; ".join(bad) + note)
         return Decision(False, "already " + ", ".join(msg for _, msg in results) + note)
 
-    def pip(self, facts, v) -> list:
-        """`python -m pip install` with this step's index options."""
-        return [venv_python(facts, self.venv_name), "-m", "pip", "install",
-                *pip_args(v, own_index(v, self.index_var, self.index_url), self.extra_index_urls)]
+    def pip_options(self, v):
+        return pip_options(v, own_index(v, self.index_var, self.index_url), self.extra_index_urls)
+
+    def pip_command(self, facts, v, *more) -> Command:
+        """`python -m pip install ...more` with this step's index options."""
+        opts = self.pip_options(v)
+        return Command([venv_python(facts, self.venv_name), "-m", "pip", "install", *opts.args, *more],
+                       env=opts.env)
 
     def commands(self, facts, v):
-        argv = self.pip(facts, v)
-        if self.no_deps:
-            argv.append("--no-deps")
-        return [Command(argv + self.raw)]
+        broken = [r.name for r in self.reqs if not (dist(facts, self.venv_name, r.name) or {}).get("complete", True)]
+        repair = [_drop_unrecorded(venv_python(facts, self.venv_name), *broken)] if broken else []
+        return repair + [self.pip_command(facts, v, *(["--no-deps"] if self.no_deps else []), *self.raw)]
 
 
 class UvForPython(PipInstall):
@@ -273,10 +276,34 @@ class ExistingEnv(Step):
 
 
 def editable_source(d: dict | None) -> str | None:
+    """The source dir of an editable install: pip writes it to direct_url.json as a file URL, so a space
+    in the path reads %20 there (PEP 610)."""
     src = (d or {}).get("source")
     if src and src.startswith("file://"):
-        return src[len("file://"):]
+        from urllib.parse import unquote, urlsplit
+
+        return unquote(urlsplit(src).path)
     return src
+
+
+_DROP_UNRECORDED = """import os, re, shutil, sys, sysconfig
+want = set(re.sub(r"[-_.]+", "-", n).lower() for n in sys.argv[1:])
+for site in sorted(set(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))):
+    for entry in os.listdir(site) if os.path.isdir(site) else ():
+        path = os.path.join(site, entry)
+        name = re.sub(r"[-_.]+", "-", entry[:-len(".dist-info")].partition("-")[0]).lower()
+        if entry.endswith(".dist-info") and name in want and not os.path.exists(os.path.join(path, "RECORD")):
+            shutil.rmtree(path)
+            print("removed %s (no RECORD: an interrupted install)" % path)
+"""
+
+
+def _drop_unrecorded(python: str, *names) -> Command:
+    """An interrupted pip install leaves a dist-info without RECORD: pip then answers a plain install
+    "Requirement already satisfied" and refuses --force-reinstall ("Cannot uninstall ..., RECORD file not
+    found"), so the step would never converge.  Without that dist-info the next install is a fresh one
+    over the files it left."""
+    return Command([python, "-c", Script(_DROP_UNRECORDED, "drop dist-info without RECORD"), *names])
 
 
 class PipEditable(Step):
@@ -317,10 +344,14 @@ class PipEditable(Step):
             error = NotYet if self.src.startswith("@/") else StepError  # under the work dir: a clone makes it
             raise error(f"source {absolute(facts, self.src)}{var} not found on the host")
         target = absolute(facts, self.src) + (f"[{self.extras}]" if self.extras else "")
-        argv = [venv_python(facts, self.venv_name), "-m", "pip", "install", *pip_args(v)]
+        opts = pip_options(v)
+        python = venv_python(facts, self.venv_name)
+        d = dist(facts, self.venv_name, self.dist_name)
+        repair = [_drop_unrecorded(python, self.dist_name)] if d is not None and not d.get("complete", True) else []
+        argv = [python, "-m", "pip", "install", *opts.args]
         if self.no_deps:
             argv.append("--no-deps")
-        return [Command(argv + ["-e", target])]
+        return repair + [Command(argv + ["-e", target], env=opts.env)]
 
 
 # ------------------------------------------------------------------ git
@@ -381,7 +412,7 @@ class GitClone(Step):
         if not head:
             if file_fact(facts, self.dest)["exists"]:
                 raise StepError(f"{dest} exists and is not a git checkout; move it away first")
-            cmds.append(self._git("clone", self.url, dest))
+            cmds.append(self._git("clone", "--", self.url, dest))   # a URL starting with - is no option
         elif self.commit:
             cmds.append(self._git("-C", dest, "fetch", "--all", "--tags"))
         if self.commit:

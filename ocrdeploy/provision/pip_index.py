@@ -7,13 +7,15 @@ builds) keeps it, overridable by its own var (`torch_index_url`, `paddle_index_u
 still gets the extra indexes and trusted hosts.  Every pip command of every recipe, the
 tools venv and the Dockerfile take their options from here.
 
-An index URL may carry credentials (https://user:token@mirror/simple): pip gets them as they
-are; wherever a command is shown (--check, logs, errors) they read as ***.
+An index URL may carry credentials (https://user:token@mirror/simple): pip gets them through its
+environment, never its command line; wherever a command is shown (--check, logs, errors) they read
+as ***.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from ..errors import UsageError
@@ -69,15 +71,38 @@ def own_index(v: dict, var: str | None, default: str | None) -> str | None:
     return default
 
 
-def pip_args(v: dict, index_url: str | None = None, extra=()) -> list:
-    """--index-url/--extra-index-url/--trusted-host for one pip command; `index_url` is the step's own."""
+@dataclass(frozen=True)
+class PipOptions:
+    """One pip command's index options: `args` for its command line, `env` for what must not be on it."""
+    args: list
+    env: dict
+
+
+def pip_options(v: dict, index_url: str | None = None, extra=()) -> PipOptions:
+    """--index-url/--extra-index-url/--trusted-host for one pip command; `index_url` is the step's own.
+
+    An index URL with credentials goes to pip through PIP_INDEX_URL / PIP_EXTRA_INDEX_URL instead (a
+    Secret, which the connection hands over on stdin: a command line is world-readable in /proc for
+    the whole install).  pip takes PIP_EXTRA_INDEX_URL in place of a pip.conf extra-index-url, and
+    --extra-index-url on the command line in addition to it."""
     index, extras, hosts = index_urls(v)
     args: list = []
+    env: dict = {}
     chosen = index_url or index
     if chosen:
-        args += ["--index-url", url_arg(chosen)]
+        if _USERINFO.match(chosen):
+            env["PIP_INDEX_URL"] = url_arg(chosen)
+        else:
+            args += ["--index-url", chosen]
+    secret_extras = []
     for url in [*extra, *extras]:
-        args += ["--extra-index-url", url_arg(url)]
+        if _USERINFO.match(url):
+            secret_extras.append(url)
+        else:
+            args += ["--extra-index-url", url]
+    if secret_extras:
+        joined = " ".join(secret_extras)
+        env["PIP_EXTRA_INDEX_URL"] = Secret(joined, shown=" ".join(masked(u) for u in secret_extras))
     for host in hosts:
         args += ["--trusted-host", host]
-    return args
+    return PipOptions(args, env)

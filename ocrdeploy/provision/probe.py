@@ -309,14 +309,48 @@ def _sudo(out):
     out["sudo_nopasswd"] = r["rc"] == 0
 
 
+class _Late(Exception):
+    """A network probe ran past its bound (a name lookup included)."""
+
+
+def _bounded(seconds, fn, *args):
+    """fn(*args) in a daemon thread, given up after `seconds`: a socket timeout does not bound the name
+    lookup (getaddrinfo blocks as long as the resolver takes: a dead nameserver is 5 s per attempt),
+    so the probe's stated bound holds only when the whole call is bounded.  A thread given up on is
+    left to the resolver; the probe process ends without waiting for it."""
+    box = {}
+
+    def run():
+        try:
+            box["value"] = fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            box["error"] = exc
+
+    t = threading.Thread(target=run)
+    t.daemon = True
+    t.start()
+    t.join(seconds)
+    if t.is_alive():
+        raise _Late()
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+def _connect(address, timeout):
+    socket.create_connection(address, timeout=timeout).close()
+
+
 def _network(out, timeout, proxy_set):
     if timeout <= 0:
         out["network"] = {"github": "unknown", "detail": "not tested (--no-network-check)"}
         return
     start = time.time()
     try:
-        sock = socket.create_connection(("github.com", 443), timeout=timeout)
-        sock.close()
+        try:
+            _bounded(timeout, _connect, ("github.com", 443), timeout)
+        except _Late:
+            raise socket.timeout("timed out")
         out["network"] = {"github": "reachable", "detail": "connected in %.0f ms" % ((time.time() - start) * 1000)}
     except socket.gaierror as exc:
         state = "unknown" if proxy_set else "unreachable"
@@ -331,6 +365,18 @@ def _network(out, timeout, proxy_set):
 
 
 SOURCE_GIVE_UP = 3.0   # a source gets this many times --network-timeout before it counts as closed
+
+
+def _proxy_for(url):
+    """The proxy a request to `url` goes through, by the environment's proxy vars and no_proxy."""
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    if proxy and urllib.request.proxy_bypass(parts.hostname or ""):
+        return None
+    return proxy
 
 
 def _source(url, timeout):
@@ -349,9 +395,7 @@ def _source(url, timeout):
         headers["Authorization"] = "Basic " + base64.b64encode(cred.encode()).decode()
         netloc = host + (":%d" % parts.port if parts.port else "")
         url = urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
-    proxy = urllib.request.getproxies().get(parts.scheme)
-    if proxy and urllib.request.proxy_bypass(host):
-        proxy = None
+    proxy = _proxy_for(url)
     out = {"proxy": mask_url(proxy) if proxy else None}
     start = time.time()
     try:
@@ -376,8 +420,18 @@ def _sources(out, sources, net_timeout):
         return
     results = [None] * len(sources)
 
+    give_up = net_timeout * SOURCE_GIVE_UP
+
     def one(i, src):
-        results[i] = dict(src, url=mask_url(src["url"]), **_source(src["url"], net_timeout * SOURCE_GIVE_UP))
+        start = time.time()
+        try:
+            found = _bounded(give_up, _source, src["url"], give_up)
+        except _Late:
+            proxy = _proxy_for(src["url"])
+            found = {"proxy": mask_url(proxy) if proxy else None, "reachable": False,
+                     "ms": round((time.time() - start) * 1000),
+                     "error": "no answer within %.1f s (name lookup included)" % give_up}
+        results[i] = dict(src, url=mask_url(src["url"]), **found)
 
     threads = [threading.Thread(target=one, args=(i, s)) for i, s in enumerate(sources)]
     for t in threads:
@@ -616,17 +670,20 @@ def _proxy(overrides=None):
     """Proxy variables as the host's commands get them (the inventory's over the environment's), in either
     spelling (the lower case wins, as in urllib), and whether loopback bypasses them by the standard
     library's no_proxy rules (urllib.request.proxy_bypass_environment: '*', suffixes, ports)."""
-    try:
-        from urllib.request import proxy_bypass_environment
-    except ImportError:                       # Python 2 hosts
-        from urllib import proxy_bypass_environment
     env = dict(os.environ)
     env.update(overrides or {})
     values = {}
     for name in ("http_proxy", "https_proxy", "no_proxy"):
         v = env.get(name) or env.get(name.upper())
         values[name] = mask_url(v) if name != "no_proxy" else v
-    values["loopback_bypassed"] = {h: bool(proxy_bypass_environment(h, {"no": values["no_proxy"] or ""}))
+    if not values["no_proxy"]:      # nothing bypasses: no need for urllib.request (and http, email, ssl)
+        values["loopback_bypassed"] = {"127.0.0.1": False, "localhost": False}
+        return values
+    try:
+        from urllib.request import proxy_bypass_environment
+    except ImportError:                       # Python 2 hosts
+        from urllib import proxy_bypass_environment
+    values["loopback_bypassed"] = {h: bool(proxy_bypass_environment(h, {"no": values["no_proxy"]}))
                                    for h in ("127.0.0.1", "localhost")}
     return values
 
@@ -691,7 +748,10 @@ def _user():
 
 
 def main(argv):
-    request = json.loads(argv[1]) if len(argv) > 1 else {}
+    if len(argv) > 1 and argv[1] == "-":        # the request on stdin: it may hold proxy passwords
+        request = json.loads(sys.stdin.read() or "{}")
+    else:
+        request = json.loads(argv[1]) if len(argv) > 1 else {}
     facts = collect(request)
     sys.stdout.write(MARKER + "\n" + json.dumps(facts) + "\n")
     sys.stdout.flush()

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from rich.markup import escape
-
-from .report import STATUS_STYLE
+from .report import STATUS_STYLE, escape
 
 
 class Reporter:
@@ -70,7 +68,8 @@ class Reporter:
                 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
                 self._progress = Progress(TextColumn("{task.description}"), BarColumn(), _Amount(),
-                                          TimeElapsedColumn(), console=self.con, transient=True)
+                                          TimeElapsedColumn(), console=getattr(self.con, "rich", self.con),
+                                          transient=True)
                 self._progress.start()
             key = (host.name, step)
             if key not in self._tasks:

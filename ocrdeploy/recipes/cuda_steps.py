@@ -11,7 +11,7 @@ import posixpath
 
 from ..provision.command import Command
 from ..provision.kinds import editable_source, venv_python
-from ..provision.pip_index import pip_args
+from ..provision.pip_index import pip_options
 from ..provision.step import Decision, NotYet, Request, Step, StepError, absolute, dist, file_fact, wd
 from .cuda_layout import LINKS, link_commands, link_target
 
@@ -227,8 +227,9 @@ class VllmCompile(Step):
                             "--deps-dir (an existing vLLM source's .deps) for the offline *_SRC_DIR variables")
         if self.deps_dir and not file_fact(facts, self.deps_dir)["exists"]:
             raise StepError(f"deps dir {self.deps_dir} not found on the host")
-        return Command([venv_python(facts, self.venv_name), "-m", "pip", "install", *pip_args(v), "-e", ".",
-                        "--no-build-isolation", "--progress-bar", "off"], env=self.env(facts, jobs),
+        opts = pip_options(v)
+        return Command([venv_python(facts, self.venv_name), "-m", "pip", "install", *opts.args, "-e", ".",
+                        "--no-build-isolation", "--progress-bar", "off"], env={**self.env(facts, jobs), **opts.env},
                        cwd=absolute(facts, self.src))
 
     def commands(self, facts, v):

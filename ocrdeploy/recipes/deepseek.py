@@ -16,7 +16,6 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from ..checks.requirements import DEEPSEEK_PYTHON
 from ..errors import UsageError
-from ..provision.command import Command
 from ..provision.kinds import (TOOLS_ENV, GitClone, ManagedPython, PipInstall, RecordedCheck, Venv, satisfied,
                                venv_python)
 from ..provision.pip_index import check_url, index_urls, masked, own_index
@@ -100,7 +99,7 @@ class RequirementsFile(PipInstall):
     def commands(self, facts, v):
         if self.parsed(facts) is None:
             raise NotYet(f"{absolute(facts, self.path)} not there yet")
-        return [Command(self.pip(facts, v) + ["-r", absolute(facts, self.path)])]
+        return [self.pip_command(facts, v, "-r", absolute(facts, self.path))]
 
 
 # One flash-attn compile job peaks at 8-9 GiB with its default NVCC_THREADS=4 (flash-attention's setup.py:

@@ -64,6 +64,8 @@ class SdkVenvGuard(Step):
         from ..provision.step import StepError
 
         bad = [n for n in TORCH_VENV_DISTS if dist(facts, SDK_ENV, n)]
+        if not bad:           # forced (--force) on an env that holds neither: nothing to refuse, nothing to run
+            return []
         raise StepError(f"refusing to install the SDK into {SDK_ENV}: it holds {', '.join(bad)}, and the SDK's "
                         f"numpy/opencv pins conflict with them; remove {SDK_ENV} (or give the SDK another venv)")
 

@@ -29,6 +29,15 @@ def run(args, env=None, cwd=ROOT):
                           env=e, cwd=cwd, timeout=300)
 
 
+HEAVY = {"rich", "httpx", "huggingface_hub", "modelscope", "paramiko", "fabric", "urllib.request",
+         "ocrdeploy.diagnose.scanner"}
+
+
+def imported(stderr: str) -> set:
+    """The modules a `python -X importtime` run loaded, from its report on stderr."""
+    return {line.split("|")[-1].strip() for line in stderr.splitlines() if line.startswith("import time:")}
+
+
 def test_install_one_step_then_rerun_is_ok(tmp_path):
     repo = make_repo(tmp_path)
     inv = tmp_path / "inv.yml"
@@ -39,10 +48,16 @@ def test_install_one_step_then_rerun_is_ok(tmp_path):
     step = json.loads(p.stdout)["hosts"]["localhost"]["steps"][0]
     assert (step["step"], step["status"]) == ("sdk-clone", "changed")
     assert (tmp_path / "wd" / "minicpmvocr-sdk" / "sdk" / "README.md").exists()
-    assert Path(step["log"]).read_text().startswith(f"\n$ git clone {repo} {tmp_path}/wd/minicpmvocr-sdk")
+    assert Path(step["log"]).read_text().startswith(f"\n$ git clone -- {repo} {tmp_path}/wd/minicpmvocr-sdk")
     p = run(args)
     doc = json.loads(p.stdout)["hosts"]["localhost"]
     assert p.returncode == 0 and doc["steps"][0]["status"] == "ok" and doc["commands_run"] == 0
+    # a local no-op loads nothing it does not use (issue 21: the CLI's imports were most of its time); its
+    # step line and recap are plain text here, as rich would print them without a terminal
+    p = run([a for a in args if a != "--json"], env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert p.returncode == 0 and "RECAP\nlocalhost : ok=1  changed=0  failed=0  skipped=0" in p.stdout, p.stdout
+    assert "sdk-clone              ok           cloned at" in p.stdout
+    assert imported(p.stderr) & HEAVY == set()
 
 
 @pytest.mark.parametrize("args,needle", [
@@ -78,9 +93,11 @@ def test_install_over_ssh_then_no_op(lab, tmp_path):
     args = ["--inventory", str(inv), "--host", "inst", "--recipe", "sdk-only", "--step", "sdk-clone"]
     p = run(args, env=env)
     assert p.returncode == 0 and "changed" in p.stdout, p.stdout + p.stderr
-    p = run(args + ["--json"], env=env)
+    p = run(args + ["--json"], env={**env, "PYTHONPROFILEIMPORTTIME": "1"})
     doc = json.loads(p.stdout)["hosts"]["inst"]
     assert doc["steps"][0]["status"] == "ok" and doc["commands_run"] == 0
+    # the host probes its own GPUs: the controller needs no NVML for a remote-only run
+    assert imported(p.stderr) & (HEAVY | {"pynvml"}) == {"paramiko", "fabric"}
 
 
 def test_docker_takes_the_guides_pip_mirror_as_a_build_argument(tmp_path):
@@ -107,14 +124,14 @@ def test_a_token_in_the_sdk_url_is_never_shown_or_logged(tmp_path):
                                                     "sdk_repo": "https://oauth2:TOK3N@127.0.0.1:9/org/sdk.git"}}}))
     base = ["--inventory", str(inv), "--recipe", "sdk-only", "--step", "sdk-clone", "--skip-preflight"]
     check = run([*base, "--check"])
-    assert "clone https://127.0.0.1:9/org/sdk.git " in check.stdout       # the credentials go on stdin
+    assert "clone -- https://127.0.0.1:9/org/sdk.git " in check.stdout       # the credentials go on stdin
     ran = run([*base, "--json"])
     assert ran.returncode == 1
     (step,) = json.loads(ran.stdout)["hosts"]["localhost"]["steps"]
-    assert "clone https://127.0.0.1:9/org/sdk.git " in step["reason"] and "exited with" in step["reason"]
+    assert "clone -- https://127.0.0.1:9/org/sdk.git " in step["reason"] and "exited with" in step["reason"]
     assert "localhost | sdk-clone: running (not cloned yet (https://***@127.0.0.1:9/org/sdk.git))" in ran.stderr
     log = Path(step["log"])
-    assert "clone https://127.0.0.1:9/org/sdk.git " in log.read_text()
+    assert "clone -- https://127.0.0.1:9/org/sdk.git " in log.read_text()
     assert (log.stat().st_mode & 0o777, log.parent.stat().st_mode & 0o777) == (0o600, 0o700)
     for text in (check.stdout, check.stderr, ran.stdout, ran.stderr, log.read_text()):
         assert "TOK3N" not in text
@@ -171,7 +188,7 @@ def test_a_token_in_the_sdk_url_clones_without_reaching_argv_or_git_config(tmp_p
                  "--json"], env={"GIT_TERMINAL_PROMPT": "0"})
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
     (step,) = json.loads(p.stdout)["hosts"]["localhost"]["steps"]
-    assert step["status"] == "changed" and f"clone {url} " in step["commands"][0]
+    assert step["status"] == "changed" and f"clone -- {url} " in step["commands"][0]
     checkout = tmp_path / "wd" / "minicpmvocr-sdk"
     assert (checkout / "sdk" / "README.md").read_text() == "sdk\n"
     config = (checkout / ".git" / "config").read_text()
@@ -240,3 +257,50 @@ def test_max_jobs_that_is_not_a_number_fails_the_step_in_one_line(tmp_path):
     (step,) = json.loads(p.stdout)["hosts"]["localhost"]["steps"]
     assert (step["status"], step["reason"]) == (
         "failed", "max_jobs must be a whole number of compile jobs (1 or more), got 'abc'")
+
+
+def test_a_facts_file_is_a_bounded_regular_file_of_the_right_shape(tmp_path):
+    """--facts FILE (red team M19): a FIFO no one writes, /dev/zero, a file past the size bound, 100000-deep
+    JSON and values of the wrong type are each one line naming the file, exit 2, at once."""
+    import copy
+
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(tmp_path / "wd"), "sdk_repo": "x"}}}))
+    fifo = tmp_path / "facts.fifo"
+    os.mkfifo(fifo)
+    big = tmp_path / "big.json"
+    with open(big, "wb") as fh:
+        fh.truncate(17 * 2**20)
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100000 + "]" * 100000)
+    good = json.loads((ROOT / "tests" / "fixtures" / "facts" / "ubuntu2204-rtx5090-bare.json").read_text())
+    cases = {fifo: "not a regular file", "/dev/zero": "not a regular file", big: "larger than 16 MiB",
+             deep: "JSON nested too deeply"}
+    for i, (key, value) in enumerate([("workdir", 5), ("gpu", "x"), ("venvs", {"sdk-env": 3}),
+                                      ("workdir", {"path": "/w", "free": "lots"}), ("pythons", [5])]):
+        doc = copy.deepcopy(good)
+        doc[key] = value
+        f = tmp_path / f"wrong{i}.json"
+        f.write_text(json.dumps({"localhost": {"facts": doc}}))
+        cases[f] = "not a facts document"
+    for path, needle in cases.items():
+        e = dict(os.environ, COLUMNS="200")
+        e.pop("OCRDEPLOY_INVENTORY", None)
+        p = subprocess.run([sys.executable, "-m", "ocrdeploy", "install", "--inventory", str(inv), "--recipe",
+                            "sdk-only", "--check", "--facts", str(path)], capture_output=True, text=True, env=e,
+                           cwd=ROOT, timeout=60)
+        assert p.returncode == 2, (path, p.stdout, p.stderr)
+        assert f"{path}: {needle}" in p.stderr and "Traceback" not in p.stderr, (path, p.stderr)
+        assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_check_force_on_a_clean_sdk_env_has_nothing_to_refuse(tmp_path):
+    """L3: the guard, forced on an sdk-env without torch or vLLM, said "it holds , and ..." and failed."""
+    facts = ROOT / "tests" / "fixtures" / "facts" / "ubuntu2204-rtx5090-bare.json"
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(tmp_path / "wd"), "sdk_repo": "x"}}}))
+    p = run(["--inventory", str(inv), "--recipe", "sdk-only", "--check", "--force", "--facts", str(facts),
+             "--step", "sdk-venv-guard", "--json"])
+    assert p.returncode == 0, p.stdout + p.stderr
+    (step,) = json.loads(p.stdout)["hosts"]["localhost"]["steps"]
+    assert step["status"] == "changed" and step["commands"] == [] and "holds ," not in json.dumps(step)

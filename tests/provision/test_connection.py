@@ -58,6 +58,7 @@ def test_ctrl_c_ends_the_command_and_the_run(tmp_path, script, late_survives):
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=20)
         took = time.monotonic() - t0
+        assert late.exists() and late.read_text().strip(), "the trap never ran: nothing forked while ending"
         late_pid = int(late.read_text())
         assert proc.returncode == 130
         assert took < 10                 # 2 s of grace for SIGTERM, 2 s at most for the output readers
@@ -70,6 +71,46 @@ def test_ctrl_c_ends_the_command_and_the_run(tmp_path, script, late_survives):
             pid = int(f.read_text()) if f.exists() and f.read_text().strip() else None
             if pid and _running(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+# Ctrl-C in the moment between the command's fork and its registration (the window that made the test above
+# fail under load): the runner's Local.start is wrapped so that the SIGINT arrives right there, every time
+RACE_RUNNER = """import os, signal, sys, time
+sys.path.insert(0, {root!r})
+import invoke.runners
+from ocrdeploy.inventory import Host
+from ocrdeploy.provision.connection import LocalConnection
+start = invoke.runners.Local.start
+def started_then_interrupted(self, command, shell, env):
+    start(self, command, shell, env)
+    with open(sys.argv[1], "w") as fh:
+        fh.write(str(self.process.pid))
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(1)
+invoke.runners.Local.start = started_then_interrupted
+try:
+    LocalConnection(Host("localhost")).run(["sleep", "300"], timeout=300)
+except KeyboardInterrupt:
+    sys.exit(130)
+sys.exit(0)
+"""
+
+
+def test_ctrl_c_as_the_command_starts_still_ends_it(tmp_path):
+    runner, pid_file = tmp_path / "runner.py", tmp_path / "pid"
+    runner.write_text(RACE_RUNNER.format(root=str(ROOT)))
+    proc = subprocess.run([sys.executable, str(runner), str(pid_file)], capture_output=True, text=True, timeout=60,
+                          start_new_session=True)
+    pid = int(pid_file.read_text())
+    try:
+        assert proc.returncode == 130, proc.stderr
+        deadline = time.monotonic() + 5
+        while _running(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _running(pid)
+    finally:
+        if _running(pid):
+            os.kill(pid, signal.SIGKILL)
 
 
 SSH_RUNNER = """import sys
@@ -127,3 +168,23 @@ def test_ctrl_c_ends_the_remote_commands_process_group(lab, tmp_path, n_hosts):
         for p in pids.values():
             for q in group_left(p):
                 os.kill(q, signal.SIGKILL)
+
+
+def test_stdout_and_stderr_lines_stay_whole_on_one_stream():
+    """A command writing long lines to both streams at once: invoke reads each in its own thread, in chunks,
+    into the one stream a caller passes (deepseek-run showed `... set to '0')CUDA_VISIBLE_DEVICES=0`)."""
+    from ocrdeploy.inventory import Host
+    from ocrdeploy.provision.connection import LineStream, LocalConnection
+
+    writer = ("import os, threading\n"
+              "def w(fd, c):\n"
+              "    for _ in range(300):\n"
+              "        os.write(fd, (c * 3000 + '\\n').encode())\n"
+              "ts = [threading.Thread(target=w, args=a) for a in ((1, 'o'), (2, 'e'))]\n"
+              "[t.start() for t in ts]; [t.join() for t in ts]\n"
+              "os.write(1, b'last line without a break')\n")
+    lines = []
+    LocalConnection(Host("localhost")).run([sys.executable, "-c", writer], out_stream=LineStream(lines.append))
+    assert lines[-1] == "last line without a break"
+    body = lines[:-1]
+    assert sorted(body) == sorted(["o" * 3000] * 300 + ["e" * 3000] * 300)

@@ -169,7 +169,7 @@ def test_probe_command_is_one_quoted_argument_list():
     assert text.startswith("env FALLBACK=")
     assert "'~/my dir; rm -rf x'" in text
     # the command really runs the probe through sh -> python3 and returns facts
-    out = subprocess.run(["sh", "-c", text], capture_output=True, text=True, check=True)
+    out = subprocess.run(["sh", "-c", text], capture_output=True, text=True, check=True, input=cmd.stdin)
     facts = facts_mod.parse_probe_output("h", out.stdout, out.stderr, 0)
     assert facts["probe"]["kind"] == "python" and facts["workdir"]["path"].endswith("my dir; rm -rf x")
 
@@ -211,3 +211,32 @@ def test_inventory_proxies_reach_the_commands_and_the_checks(monkeypatch, tmp_pa
     facts = facts_mod.gather(conn, facts_mod.probe_request(str(tmp_path), net_timeout=0))
     result = check_no_proxy(facts, req)
     assert result.status == "warn" and "127.0.0.1, localhost not in no_proxy" in result.message
+
+
+def test_network_probes_keep_their_bound_when_name_lookups_hang(monkeypatch, tmp_path):
+    """getaddrinfo is not bounded by a socket timeout (a dead nameserver: 5 s per attempt; issue 21 saw
+    sources given up on after 3 s take 11 s).  Here every lookup of a non-loopback name hangs for 30 s."""
+    import socket
+    import time
+
+    real = socket.getaddrinfo
+
+    def hanging(host, *a, **kw):
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            time.sleep(30)
+        return real(host, *a, **kw)
+
+    for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(socket, "getaddrinfo", hanging)
+    request = facts_mod.probe_request(str(tmp_path / "wd"), net_timeout=0.2,
+                                      sources=[{"name": "mirror", "url": "https://mirror.example.com/simple/",
+                                                "var": "pip_index_url"}])
+    start = time.monotonic()
+    raw = probe.collect(request)
+    took = time.monotonic() - start
+    assert took < 15, took                                 # 30 s per lookup without the bound
+    assert raw["network"]["github"] == "unreachable" and "no answer within 0.2 s" in raw["network"]["detail"]
+    (src,) = raw["sources"]["results"]
+    assert src["reachable"] is False and src["error"] == "no answer within 0.6 s (name lookup included)"
+    assert src["ms"] < 5000

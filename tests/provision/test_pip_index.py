@@ -10,7 +10,7 @@ import pytest
 
 from ocrdeploy.errors import UsageError
 from ocrdeploy.provision.command import Command
-from ocrdeploy.provision.pip_index import masked, pip_args
+from ocrdeploy.provision.pip_index import PipOptions, masked, pip_options
 
 ROOT = Path(__file__).parents[2]
 FACTS = ROOT / "tests" / "fixtures" / "facts" / "ubuntu2204-rtx5090-bare.json"
@@ -21,22 +21,24 @@ def test_vars_become_pip_options_in_order():
     v = {"pip_index_url": "https://pypi.tuna.tsinghua.edu.cn/simple",
          "pip_extra_index_url": "https://a.example/simple, https://b.example/simple",
          "pip_trusted_host": ["a.example", "10.0.0.5:8080"]}
-    assert [str(a) for a in pip_args(v)] == [
+    assert pip_options(v).args == [
         "--index-url", "https://pypi.tuna.tsinghua.edu.cn/simple",
         "--extra-index-url", "https://a.example/simple", "--extra-index-url", "https://b.example/simple",
         "--trusted-host", "a.example", "--trusted-host", "10.0.0.5:8080"]
     # a step's own index replaces the main one and keeps the extras and trusted hosts
-    own = [str(a) for a in pip_args(v, "https://download.pytorch.org/whl/cu118")]
+    own = pip_options(v, "https://download.pytorch.org/whl/cu118").args
     assert own[:2] == ["--index-url", "https://download.pytorch.org/whl/cu118"]
     assert "https://pypi.tuna.tsinghua.edu.cn/simple" not in own and own.count("--trusted-host") == 2
-    assert pip_args({}) == []                       # no vars: pip keeps the host's own configuration
+    assert pip_options({}) == PipOptions([], {})    # no vars: pip keeps the host's own configuration
 
 
 def test_credentials_run_unmasked_and_show_masked():
-    cmd = Command(["pip", "install", *pip_args({"pip_index_url": MIRROR, "pip_extra_index_url": MIRROR}), "x"])
+    opts = pip_options({"pip_index_url": MIRROR, "pip_extra_index_url": MIRROR})
+    cmd = Command(["pip", "install", *opts.args, "x"], env=opts.env)
     shown = str(cmd)
     assert "t0ken-s3cret" not in shown and shown.count("https://***@mirror.example.com/simple") == 2
-    assert MIRROR in cmd.shell(mask=False)
+    # run: through the environment (on stdin, see test_secrets_off_argv), never the command line
+    assert MIRROR not in cmd.shell(mask=False) and opts.env == {"PIP_INDEX_URL": MIRROR, "PIP_EXTRA_INDEX_URL": MIRROR}
     assert masked("http://user@host/simple") == "http://***@host/simple"
     assert masked("https://host/simple") == "https://host/simple"
 
@@ -49,7 +51,7 @@ def test_credentials_run_unmasked_and_show_masked():
 ])
 def test_bad_values_are_one_clear_line(var, value, needle):
     with pytest.raises(UsageError) as exc:
-        pip_args({var: value})
+        pip_options({var: value})
     assert needle in str(exc.value) and "pw@" not in str(exc.value)
 
 
@@ -77,7 +79,7 @@ def test_every_pip_step_of_a_recipe_uses_the_mirror_and_its_own_index_override()
             assert "--index-url https://mirror.example.com/pytorch/whl/cu118" in cmds[0]
             assert "***" not in cmds[0]
         else:
-            assert "--index-url 'https://***@mirror.example.com/simple'" in cmds[0], step
+            assert "PIP_INDEX_URL='https://***@mirror.example.com/simple'" in cmds[0], step
 
 
 def test_uv_gets_its_python_build_from_the_mirror_var():

@@ -2,6 +2,8 @@
 
 import io
 
+import pytest
+
 from rich.console import Console
 
 from ocrdeploy.inventory.model import Host
@@ -26,3 +28,16 @@ def test_reached_but_failed_is_not_unreachable():
     lines = out.getvalue().splitlines()
     assert any(line.startswith("a : unreachable") for line in lines)
     assert any(line.startswith("b : failed") for line in lines)
+
+
+@pytest.mark.parametrize("text", ["[rank0]: CUDA error", "[/]", "a\\", "x \\[bold] y", "[red]a[/red]", "path\\",
+                                  "[link=https://x]y", "\\\\[b]", "no brackets", "[0/8] ninja", "[@click]"])
+def test_plain_output_is_what_rich_prints_and_escape_is_richs(text):
+    """PlainConsole writes markup without rich (a no-op install's start-up): it must read as rich renders it."""
+    from rich.markup import escape as rich_escape, render
+
+    from ocrdeploy.provision.report import escape, plain
+
+    assert escape(text) == rich_escape(text)
+    markup = f"[red bold]{escape(text)}[/red bold] and [dim]{escape(text)}[/]"
+    assert plain(markup) == render(markup).plain

@@ -80,11 +80,17 @@ def test_python_interpreter_is_what_the_probe_and_the_helpers_run_with(lab, pair
     _, inner = pair
     venv_python = sys.executable   # a real interpreter, not the /usr/bin/python3 the probe would pick
     inv = write(tmp_path, lab, ini_host(lab, "named", inner, ansible_python_interpreter=venv_python),
-                ini_host(lab, "missing", inner, ansible_python_interpreter="/nonexistent/bin/python3"))
+                ini_host(lab, "missing", inner, ansible_python_interpreter="/nonexistent/bin/python3"),
+                ini_host(lab, "envpy", inner, ansible_python_interpreter='"/usr/bin/env python3"'),
+                ini_host(lab, "envmissing", inner, ansible_python_interpreter='"/usr/bin/env python3.0"'))
     p = cli(["facts", "--json", "--raw", "-H", "lab"], inv)
     doc = json.loads(p.stdout)["hosts"]
     assert doc["named"]["facts"]["probe"]["python"] == venv_python
+    assert doc["envpy"]["facts"]["probe"]["kind"] == "python"          # Ansible's `/usr/bin/env python3` form
     assert "ansible_python_interpreter /nonexistent/bin/python3: not found on this host" in doc["missing"]["error"]
+    assert "ansible_python_interpreter /usr/bin/env python3.0: not found" in doc["envmissing"]["error"]
+    # the host answered: it lacks the interpreter, it is not unreachable
+    assert doc["missing"]["reachable"] is True and doc["envmissing"]["reachable"] is True
     assert p.returncode == 1
     p = cli(["status", "--json", "-H", "missing"], inv)      # the service helper goes through it too
     assert p.returncode == 1 and "/nonexistent/bin/python3: not found" in p.stdout + p.stderr
@@ -135,3 +141,21 @@ def test_become_and_the_interpreter_apply_to_a_local_host_too(tmp_path, become):
     probe = json.loads(p.stdout)["hosts"]["localhost"]["facts"]
     assert probe["host"]["uid"] == (65534 if become else os.getuid())
     assert (probe["probe"]["python"] == python) is not become
+
+
+def test_become_prefix_always_has_sudo_never_prompt():
+    """Connection.prefix() for a become host, without any sudo on the machine: -n is what keeps a password
+    prompt from ever being answered over the wire (the become test above needs a real sudo)."""
+    from ocrdeploy.inventory import Host
+    from ocrdeploy.provision.connection import Connection
+
+    conn = Connection(Host("gpu1", vars={"ansible_host": "10.0.0.1", "ansible_become": True,
+                                         "ansible_become_user": "ocr"}))
+    assert conn.prefix(Command(["id"])) == ("sudo", "-n", "-H", "-u", "ocr")
+    assert conn.prefix(Command(["id"], sudo=True)) == ("sudo", "-n")
+    root = Connection(Host("gpu2", vars={"ansible_host": "10.0.0.2", "ansible_become": True}))
+    assert root.prefix(Command(["id"])) == root.prefix(Command(["id"], sudo=True)) == ("sudo", "-n", "-H", "-u", "root")
+    plain = Connection(Host("gpu3", vars={"ansible_host": "10.0.0.3"}))
+    assert plain.prefix(Command(["id"], sudo=True)) == ("sudo", "-n") and plain.prefix(Command(["id"])) == ()
+    plain.set_uid(0)
+    assert plain.prefix(Command(["id"], sudo=True)) == ()       # root needs no sudo for root's commands
