@@ -69,6 +69,20 @@ def fix_context(host=None, facts: dict | None = None) -> dict:
     return ctx
 
 
+def with_home(ctx: dict, home: str) -> dict:
+    """The context with `~/...` paths made absolute with the host's home: a remedy's argv is quoted
+    word by word, so a shell never expands the `~` of the default workdir (`~/ocrdeploy`)."""
+    if not home or not home.startswith("/"):
+        return dict(ctx)
+    home = home.rstrip("/") or "/"
+    out = {}
+    for key, value in ctx.items():
+        if isinstance(value, str) and (value == "~" or value.startswith("~/")):
+            value = home + value[1:] if home != "/" else "/" + value[2:]
+        out[key] = value
+    return out
+
+
 def annotate(reports: list[dict], rules: list[Rule], ctx: dict) -> list[dict]:
     by_id = {r.id: r for r in rules}
     for rep in reports:
