@@ -32,6 +32,17 @@ def load() -> dict:
     return out
 
 
+def load_file(path: Path) -> dict:
+    """One corpus-shaped file alone (a held-out batch: never part of load())."""
+    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    out = {"cases": [], "near_misses": [], "unrecognised": [], "benign": [], "note": doc.get("note", "")}
+    for key in ("cases", "near_misses", "unrecognised", "benign"):
+        for item in doc.get(key) or []:
+            item["_file"] = path.name
+            out[key].append(item)
+    return out
+
+
 def text_of(item) -> bytes:
     if "file" in item:
         return (LOGS / item["file"]).read_bytes()

@@ -92,6 +92,7 @@ def _apply_remedies(conn, host, reports, ctx, yes, quiet_json, api_key=None) -> 
     from ..diagnose.engine import with_home
     from ..recipes.remedies import SERVE_REMEDIES, plan_remedy, remedy_for, stack_of_log
     from ..provision.connection import CommandFailed
+    from ..terminal import safe
 
     out = sys.stderr if quiet_json else sys.stdout
     if any(isinstance(v, str) and v.startswith("~") for v in ctx.values()):
@@ -147,7 +148,7 @@ def _apply_remedies(conn, host, reports, ctx, yes, quiet_json, api_key=None) -> 
             else:
                 failed = True
                 why = r.get("error") or f"{r.get('reason')} during {r.get('phase') or 'start-up'}"
-                out.write(f"  FAILED: {p.restart['service']} with {p.restart['says']}: {why}\n")
+                out.write(f"  FAILED: {p.restart['service']} with {p.restart['says']}: {safe(why)}\n")
             continue
         for cmd in p.commands:
             try:
@@ -155,6 +156,6 @@ def _apply_remedies(conn, host, reports, ctx, yes, quiet_json, api_key=None) -> 
                 out.write(f"  ok: {cmd}\n")
             except CommandFailed as exc:
                 failed = True
-                out.write(f"  FAILED (exit code {exc.result.exit_code}): {cmd}\n{exc.result.tail(10)}\n")
+                out.write(f"  FAILED (exit code {exc.result.exit_code}): {cmd}\n{safe(exc.result.tail(10))}\n")
                 break
     return failed

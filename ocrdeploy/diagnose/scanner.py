@@ -25,6 +25,11 @@ import sys
 import tempfile
 import zlib
 
+try:  # the colour codes stripped before matching: one regex, ocrdeploy.terminal's
+    from ..terminal import COLOUR as ANSI
+except ImportError:  # run alone on a host (python3 -c): the request carries it (see run_request)
+    ANSI = None
+
 try:  # the compiled multi-pattern prefilter; optional, never needed for correctness
     import hyperscan
 except Exception:  # noqa: BLE001 - any failure to import means: not available
@@ -36,9 +41,11 @@ MAX_LINE = 16384          # a line is cut here before matching and reporting
 MAX_CANDIDATES = 2000000  # lines past this many candidates are counted, not examined
 MAX_WINDOWS = 2000        # neighbour-line lookups of multi-line rules per log
 SNIFF_BYTES = 8192        # the start of a log that must look like text
-ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\^\[\[[0-9;]*m")
 LEVEL = re.compile(r"(?<![\w/.-])(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)(?![\w/.-])")
 QUIET_LEVELS = ("DEBUG", "INFO", "WARNING")
+# A request echoed into a server's log at INFO/DEBUG (vLLM's "Received request ...: prompt: '...'") carries
+# someone's text, not the server's state: no entry matches such a line, whatever the prompt says.
+ECHO = re.compile(r"\b(?:Received|Added|Finished) request\b|\bprompt(?:_token_ids)?: ?['\"\[]|\bparams: SamplingParams\(")
 EXC_NAME = r"(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)"
 # The safety net: lines any failing tool prints.  A line of one of these classes that no
 # entry explains is reported as unrecognised (exit 3), so such a log is never "clean".
@@ -54,8 +61,22 @@ GENERIC_CLASSES = (
     ("validation-error", re.compile(r"\bValue error, ")),          # pydantic, as vLLM's config checks word it
     ("connection-refused", re.compile(r"\bECONNREFUSED\b")),
 )
+# Fatal ends whatever the tool: signals, non-zero exit statuses, the kernel's GPU and OOM-killer lines.
+# They count at WARNING level too (a supervisor logs a child's death as a warning), and a harmless entry
+# matching elsewhere on the same line never absorbs them.
+FATAL_CLASSES = (
+    ("fatal-signal", re.compile(r"(?i)\bsegmentation fault\b|\bcore dumped\b|\bSIG(?:SEGV|ABRT|BUS|ILL|FPE|KILL)\b"
+                                r"|\b(?:killed|terminated) by signal\b|\bsignal (?:6|9|11)\b|\bfatal python error\b")),
+    ("exit-status", re.compile(r"(?i)\bexit(?:ed)? (?:status|code)\s*[:=]?\s*(?!0\b)-?\d+\b"
+                               r"|\breturned non-zero exit status\b|\bexited with (?:code|status) (?!0\b)-?\d+\b")),
+    ("kernel-gpu", re.compile(r"\bNVRM: Xid\b|\bXid \(PCI:|(?i:\bout of memory: killed process\b|\boom-kill:"
+                              r"|\binvoked oom-killer\b)")),
+)
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
-                    "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused")
+                    "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused",
+                    "segmentation fault", "core dumped", "sigsegv", "sigabrt", "sigbus", "sigill", "sigfpe", "sigkill",
+                    "by signal", "signal 6", "signal 9", "signal 11", "exit status", "exit code", "exited with",
+                    "nvrm: xid", "xid (pci:", "out of memory: killed", "oom-kill")
 TRACEBACK = "Traceback (most recent call last)"
 EXC_LINE = re.compile(r"(?<![\w.])((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::\s*(.*))?$")
 
@@ -97,15 +118,26 @@ def line_level(text):
 
 
 def generic_class(text):
-    """The safety-net class of an error-looking line, or None (quiet log levels never count)."""
+    """The safety-net class of an error-looking line, or None (quiet log levels never count, but a
+    fatal end counts at WARNING too)."""
     level = line_level(text)
-    if level in QUIET_LEVELS:
-        return None
-    for name, rx in GENERIC_CLASSES:
-        if rx.search(text):
-            return name
+    if level not in QUIET_LEVELS:
+        for name, rx in GENERIC_CLASSES:
+            if rx.search(text):
+                return name
+    if level not in ("DEBUG", "INFO"):
+        cls = fatal_class(text)
+        if cls:
+            return cls
     if level in ("ERROR", "CRITICAL"):
         return "error-level"
+    return None
+
+
+def fatal_class(text):
+    for name, rx in FATAL_CLASSES:
+        if rx.search(text):
+            return name
     return None
 
 
@@ -114,7 +146,9 @@ def clean(raw):
     text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
     if len(text) > MAX_LINE:
         text = text[:MAX_LINE]
-    text = ANSI.sub("", text.rstrip("\n"))
+    text = text.rstrip("\n")
+    if ANSI is not None:
+        text = ANSI.sub("", text)
     if "\r" in text:
         segs = [s for s in text.split("\r") if s.strip()]
         return segs or [""]
@@ -715,6 +749,10 @@ def match_line(rules, segs):
         low = seg.lower()
         level = None
         level_known = False
+        if ("request" in low or "prompt" in low or "params" in low) and ECHO.search(seg):
+            level, level_known = line_level(seg), True
+            if level in ("INFO", "DEBUG"):
+                continue
         for rule in rules:
             for lit in rule.literals:
                 if lit in low:
@@ -931,7 +969,15 @@ def scan(path, rules, context=2, engine="auto"):
             if any(r.severity != "harmless" for r, _ in hits):
                 net.explainer(lineno, known=True)
             elif hits:
-                net.explainer(lineno, known=False)
+                rest = text
+                for rule, _ in hits:
+                    for p in rule.patterns:
+                        rest = p.sub(" ", rest)
+                cls = fatal_class(rest) if line_level(text) not in ("DEBUG", "INFO") else None
+                if cls:     # a harmless match never absorbs a fatal end beside it
+                    net.generic(lineno, text, cls)
+                else:
+                    net.explainer(lineno, known=False)
             else:
                 cls = generic_class(text)
                 if cls:
@@ -1039,6 +1085,9 @@ def scan_one(path, rules, context=2, engine="auto", label=None):
 
 
 def run_request(req):
+    global ANSI
+    if req.get("ansi"):
+        ANSI = re.compile(req["ansi"])
     paths = list(req.get("paths") or [])
     out = []
     if req.get("services"):
