@@ -70,13 +70,17 @@ FATAL_CLASSES = (
     ("exit-status", re.compile(r"(?i)\bexit(?:ed)? (?:status|code)\s*[:=]?\s*(?!0\b)-?\d+\b"
                                r"|\breturned non-zero exit status\b|\bexited with (?:code|status) (?!0\b)-?\d+\b")),
     ("kernel-gpu", re.compile(r"\bNVRM: Xid\b|\bXid \(PCI:|(?i:\bout of memory: killed process\b|\boom-kill:"
-                              r"|\binvoked oom-killer\b)")),
+                              r"|\binvoked oom-killer\b|\bfallen off the bus\b)")),
+    # a package manager that found no set of versions: pip, uv, conda
+    ("resolution-failed", re.compile(r"(?i)\bNo solution found when resolving dependencies\b|\bResolutionImpossible\b"
+                                     r"|\bUnsatisfiableError\b|\bPackagesNotFoundError\b")),
 )
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
                     "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused",
                     "segmentation fault", "core dumped", "sigsegv", "sigabrt", "sigbus", "sigill", "sigfpe", "sigkill",
                     "by signal", "signal 6", "signal 9", "signal 11", "exit status", "exit code", "exited with",
-                    "nvrm: xid", "xid (pci:", "out of memory: killed", "oom-kill")
+                    "nvrm: xid", "xid (pci:", "out of memory: killed", "oom-kill", "fallen off the bus",
+                    "no solution found", "resolutionimpossible", "unsatisfiableerror", "packagesnotfounderror")
 TRACEBACK = "Traceback (most recent call last)"
 EXC_LINE = re.compile(r"(?<![\w.])((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::\s*(.*))?$")
 
