@@ -92,8 +92,10 @@ file files exception traceback most recent call last warning info debug none tru
 lib64 usr local home root self return raise code exit status killed signal process module named import value type
 runtime runtimeerror valueerror oserror importerror modulenotfounderror while when into have has was were are
 been unable invalid missing does support supported available using use version versions build building make
-install installing installed running run main bin tmp env venv pip setup""".split())
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_+-]{2,}")
+install installing installed running run main bin tmp env venv pip setup shared object directory such
+requirements txt command complete successfully solve output above note see lines following""".split())
+# words, and numbers of three digits or more: an exit status (137) or an error's number (209) is a key token
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_+-]{2,}|(?<![\w.])\d{3,}(?![\w.])")
 
 
 def _words(text: str) -> set:
@@ -106,7 +108,7 @@ def _entry_words(rule: Rule) -> set:
         out |= _words(lit)
     for pattern in rule.patterns:
         out |= _words(re.sub(r"\\[A-Za-z]|\(\?[A-Za-z]+\)", " ", pattern))
-    return {w for w in out if len(w) >= 4}
+    return {w for w in out if len(w) >= 4 or w.isdigit()}
 
 
 def looks_like(text: str, rules: list[Rule], limit: int = 3) -> list[str]:

@@ -137,7 +137,7 @@ def diagnose_stdin(tmp_path, source, limit_bytes=None, spool_max=None):
 def test_endless_stdin_stops_at_the_spool_limit_and_leaves_nothing(tmp_path):
     p, left = diagnose_stdin(tmp_path, [sys.executable, "-c", "import sys\nwhile True: sys.stdout.write('INFO still "
                                                               "running\\n' * 4096)"],
-                             spool_max=8 << 20)
+                             spool_max=8 << 20, limit_bytes=64 << 20)   # the cap: a regression cannot fill the disk
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
     assert "standard input" in p.stdout + p.stderr and "save it to a file" in p.stdout + p.stderr
     assert left == []
@@ -153,6 +153,6 @@ def test_a_full_disk_while_spooling_stdin_is_an_input_error(tmp_path):
 
 def test_binary_stdin_is_refused_at_once(tmp_path):
     t = time.monotonic()
-    p, left = diagnose_stdin(tmp_path, ["cat", "/dev/zero"])
+    p, left = diagnose_stdin(tmp_path, ["cat", "/dev/zero"], limit_bytes=64 << 20)
     assert p.returncode == 2 and "not a text log" in p.stdout + p.stderr and left == []
     assert time.monotonic() - t < 60
