@@ -43,13 +43,13 @@ def peak_of_scan(path, engine):
 
 
 def test_memory_does_not_grow_with_an_error_dense_log(tmp_path):
-    """Every line an ERROR line (the red team's 506 MB log took 680 MB, every candidate kept): a log four
+    """Every line an ERROR line (the red team's 506 MB log took 680 MB, every candidate kept): a log eight
     times larger costs no more memory than the small one, beyond a few MB. (grep streams line by line;
     the in-process engines hold one 8 MiB chunk at a time, whatever the log's size.)"""
     engine = "grep"
     import random
 
-    sizes = {"small": 1000, "large": 4000}         # lines of ~4 KB: 4 MB and 16 MB
+    sizes = {"small": 1000, "large": 8000}         # lines of ~4 KB: 4 MB and 32 MB
     peaks = {}
     for name, n in sizes.items():
         log = tmp_path / f"{name}.log"
