@@ -138,7 +138,16 @@ def generic_class(text):
     return None
 
 
+# a word one of which every FATAL_CLASSES match holds: most error lines skip the regexes
+FATAL_HINTS = ("segmentation", "core dumped", "sig", "fatal python", "exit", "nvrm", "xid", "out of memory",
+               "oom-kill", "fallen off", "no solution found", "resolutionimpossible", "unsatisfiableerror",
+               "packagesnotfounderror")
+
+
 def fatal_class(text):
+    low = text.lower()
+    if not any(h in low for h in FATAL_HINTS):
+        return None
     for name, rx in FATAL_CLASSES:
         if rx.search(text):
             return name
