@@ -1,11 +1,15 @@
 """Write a large vLLM-like server log for the scanner benchmark (deterministic).
 
-Usage: python bench/gen_vllm_log.py OUT [--mib 512]
+Usage: python bench/gen_vllm_log.py OUT [--mib 512] [--error-dense]
 
 Mostly the lines a busy vLLM OpenAI server prints (engine-core prefixes, ANSI
 colours, metrics lines, uvicorn access lines, progress bars rewritten with CR),
 with a few hundred real failure lines from the diagnose corpus (tests/fixtures/diagnose/corpus) and
 tracebacks spread through it.
+
+--error-dense writes the red team's worst case instead (issue 19, M11): every line an ERROR line
+of about 1 KB, as a crash loop leaves for days, half of them the same message with another number,
+half with words of their own (distinct unrecognised errors); memory must not grow with it.
 """
 
 import argparse
@@ -47,8 +51,11 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--mib", type=int, default=512)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--error-dense", action="store_true")
     args = ap.parse_args()
     rnd = random.Random(args.seed)
+    if args.error_dense:
+        return error_dense(args.out, args.mib * 1024 * 1024, rnd)
     cases = [c for f in sorted((ROOT / "tests" / "fixtures" / "diagnose" / "corpus").glob("*.yaml"))
              for c in (yaml.safe_load(f.read_text()) or {}).get("cases") or [] if "log" in c]
     failures = [line.replace("\\e", "\x1b") for c in cases for line in c["log"].splitlines() if line.strip()]
@@ -74,6 +81,28 @@ def main():
             fh.write(data)
             written += len(data)
     print(f"wrote {written / 2**20:.0f} MiB to {args.out}")
+
+
+def error_dense_lines(n, rnd, width=1000):
+    """n ERROR lines of about `width` bytes: one message with a changing number, and messages of their own."""
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+    for i in range(n):
+        if i % 2:
+            own = " ".join(rnd.choice(words) + rnd.choice(words) for _ in range(4))
+            yield f"ERROR {i} worker {own} " + "x" * (width - 40)
+        else:
+            yield f"ERROR {i} " + "x" * width
+
+
+def error_dense(out, target, rnd):
+    written = 0
+    with open(out, "wb") as fh:
+        lines = error_dense_lines(1 << 62, rnd)
+        while written < target:
+            data = ("\n".join(next(lines) for _ in range(5000)) + "\n").encode()
+            fh.write(data)
+            written += len(data)
+    print(f"wrote {written / 2**20:.0f} MiB of ERROR lines to {out}")
 
 
 if __name__ == "__main__":

@@ -61,16 +61,42 @@ def _scan_on(conn, logs, table, context, services, service_name):
     return scan_remote(conn, logs, table, context=context, services=services, service_name=service_name)
 
 
+def _confirm(out, question: str) -> bool:
+    """Asked where the plan was printed (stderr under --json, so stdout stays one JSON document);
+    end of input (Ctrl-D) is a no."""
+    out.write(question)
+    out.flush()
+    answer = sys.stdin.readline()
+    if not answer:
+        out.write("\n")
+    return answer.strip().lower() in ("y", "yes")
+
+
+def _host_home(conn) -> str:
+    """The home directory of the user the remedies run as, asked of the host itself."""
+    from ..provision.command import Command
+    from ..provision.connection import CommandFailed
+
+    try:
+        return conn.run(Command(["sh", "-c", 'printf "%s" "$HOME"']), timeout=60).stdout.strip()
+    except CommandFailed:
+        return ""
+
+
 def _apply_remedies(conn, host, reports, ctx, yes, quiet_json, api_key=None) -> bool:
     """Print the remedy plan, ask, run it; True when a remedy command (or a restart) failed.
 
     A serve remedy (--enforce-eager, a lower --gpu-memory-utilization, VLLM_USE_FLASHINFER_SAMPLER=0)
     found in the log of a service `inv serve` started restarts that service with it; in the log of a
     DeepSeek-OCR run (inv deepseek-run) an out-of-memory gets DeepSeek's remedy instead."""
+    from ..diagnose.engine import with_home
     from ..recipes.remedies import SERVE_REMEDIES, plan_remedy, remedy_for, stack_of_log
     from ..provision.connection import CommandFailed
+    from ..terminal import safe
 
     out = sys.stderr if quiet_json else sys.stdout
+    if any(isinstance(v, str) and v.startswith("~") for v in ctx.values()):
+        ctx = with_home(ctx, _host_home(conn))
     libcuda = None
     services = None
     if any(f.get("remedy") in SERVE_REMEDIES for rep in reports for f in rep.get("findings", [])):
@@ -106,8 +132,7 @@ def _apply_remedies(conn, host, reports, ctx, yes, quiet_json, api_key=None) -> 
         if not sys.stdin.isatty():
             out.write("--fix: not run (no terminal to confirm on; add --yes)\n")
             return False
-        answer = input("Run these commands? [y/N] ").strip().lower()
-        if answer not in ("y", "yes"):
+        if not _confirm(out, "Run these commands? [y/N] "):
             out.write("--fix: nothing run\n")
             return False
     failed = False
@@ -123,7 +148,7 @@ def _apply_remedies(conn, host, reports, ctx, yes, quiet_json, api_key=None) -> 
             else:
                 failed = True
                 why = r.get("error") or f"{r.get('reason')} during {r.get('phase') or 'start-up'}"
-                out.write(f"  FAILED: {p.restart['service']} with {p.restart['says']}: {why}\n")
+                out.write(f"  FAILED: {p.restart['service']} with {p.restart['says']}: {safe(why)}\n")
             continue
         for cmd in p.commands:
             try:
@@ -131,6 +156,6 @@ def _apply_remedies(conn, host, reports, ctx, yes, quiet_json, api_key=None) -> 
                 out.write(f"  ok: {cmd}\n")
             except CommandFailed as exc:
                 failed = True
-                out.write(f"  FAILED (exit code {exc.result.exit_code}): {cmd}\n{exc.result.tail(10)}\n")
+                out.write(f"  FAILED (exit code {exc.result.exit_code}): {cmd}\n{safe(exc.result.tail(10))}\n")
                 break
     return failed

@@ -9,9 +9,11 @@ filled in.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from ..errors import HostError, UsageError
+from ..terminal import COLOUR
 from ..provision.command import remote_python
 from . import scanner as scanner_module
 from .table import Rule, fill
@@ -26,14 +28,15 @@ def wire_rules(rules: list[Rule]) -> list[dict]:
 
 def scan_local(paths, rules, *, context=2, engine="auto", services=None, service_name=None) -> list[dict]:
     return scanner_module.run_request({"paths": list(paths), "rules": wire_rules(rules), "context": context,
-                                       "engine": engine, "services": services, "service_name": service_name})
+                                       "engine": engine, "services": services, "service_name": service_name,
+                                       "ansi": COLOUR.pattern})
 
 
 def scan_remote(conn, paths, rules, *, context=2, services=None, service_name=None, timeout=3600) -> list[dict]:
     if "-" in paths:
         raise UsageError("--log - (stdin) only works for a local scan, not with --host")
     request = {"paths": list(paths), "rules": wire_rules(rules), "context": context, "engine": "auto",
-               "services": services, "service_name": service_name}
+               "services": services, "service_name": service_name, "ansi": COLOUR.pattern}
     source = Path(scanner_module.__file__).read_text(encoding="utf-8")
     result = conn.run(remote_python(source, json.dumps(request), "log scanner"), timeout=timeout,
                       ok_codes=range(0, 256))
@@ -69,9 +72,70 @@ def fix_context(host=None, facts: dict | None = None) -> dict:
     return ctx
 
 
+def with_home(ctx: dict, home: str) -> dict:
+    """The context with `~/...` paths made absolute with the host's home: a remedy's argv is quoted
+    word by word, so a shell never expands the `~` of the default workdir (`~/ocrdeploy`)."""
+    if not home or not home.startswith("/"):
+        return dict(ctx)
+    home = home.rstrip("/") or "/"
+    out = {}
+    for key, value in ctx.items():
+        if isinstance(value, str) and (value == "~" or value.startswith("~/")):
+            value = home + value[1:] if home != "/" else "/" + value[2:]
+        out[key] = value
+    return out
+
+
+# Words every failure shares: they say nothing about which entry is near.
+_COMMON = set("""error errors failed fail failure fatal cannot could not found with from this that the and for line
+file files exception traceback most recent call last warning info debug none true false python site packages lib
+lib64 usr local home root self return raise code exit status killed signal process module named import value type
+runtime runtimeerror valueerror oserror importerror modulenotfounderror while when into have has was were are
+been unable invalid missing does support supported available using use version versions build building make
+install installing installed running run main bin tmp env venv pip setup shared object directory such
+requirements txt command complete successfully solve output above note see lines following""".split())
+# words, and numbers of three digits or more: an exit status (137) or an error's number (209) is a key token
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_+-]{2,}|(?<![\w.])\d{3,}(?![\w.])")
+
+
+def _words(text: str) -> set:
+    return {w.lower().strip("-+_") for w in _WORD.findall(text)} - _COMMON - {""}
+
+
+def _entry_words(rule: Rule) -> set:
+    out = set()
+    for lit in rule.literals:
+        out |= _words(lit)
+    for pattern in rule.patterns:
+        out |= _words(re.sub(r"\\[A-Za-z]|\(\?[A-Za-z]+\)", " ", pattern))
+    return {w for w in out if len(w) >= 4 or w.isdigit()}
+
+
+def looks_like(text: str, rules: list[Rule], limit: int = 3) -> list[str]:
+    """The entries nearest to an unrecognised line by the key tokens they share (sonames, tools, enum
+    names), rarer tokens weighing more; a lead for the reader, never a finding."""
+    vocab = {r.id: _entry_words(r) for r in rules}
+    df: dict = {}
+    for words in vocab.values():
+        for w in words:
+            df[w] = df.get(w, 0) + 1
+    mine = _words(text)
+    scored = []
+    for r in rules:
+        shared = mine & vocab[r.id]
+        score = sum(1.0 / df[w] for w in shared)
+        if score >= 1.0 or len(shared) >= 2:
+            scored.append((-score, r.id))
+    return [rid for _, rid in sorted(scored)[:limit]]
+
+
 def annotate(reports: list[dict], rules: list[Rule], ctx: dict) -> list[dict]:
     by_id = {r.id: r for r in rules}
     for rep in reports:
+        for u in rep.get("unrecognised", []):
+            near = looks_like(u["text"], [r for r in rules if r.severity != "harmless"])
+            if near:
+                u["looks_like"] = near
         for f in rep.get("findings", []) + rep.get("harmless", []):
             rule = by_id.get(f["id"])
             f["title"] = rule.title if rule else f["id"]

@@ -13,6 +13,7 @@ Rules over several lines look at their neighbour lines only when their own line
 matched, by reading back (or ahead) from that line's byte offset.
 """
 
+import collections
 import gzip
 import json
 import os
@@ -23,6 +24,11 @@ import subprocess
 import sys
 import tempfile
 import zlib
+
+try:  # the colour codes stripped before matching: one regex, ocrdeploy.terminal's
+    from ..terminal import COLOUR as ANSI
+except ImportError:  # run alone on a host (python3 -c): the request carries it (see run_request)
+    ANSI = None
 
 try:  # the compiled multi-pattern prefilter; optional, never needed for correctness
     import hyperscan
@@ -35,9 +41,11 @@ MAX_LINE = 16384          # a line is cut here before matching and reporting
 MAX_CANDIDATES = 2000000  # lines past this many candidates are counted, not examined
 MAX_WINDOWS = 2000        # neighbour-line lookups of multi-line rules per log
 SNIFF_BYTES = 8192        # the start of a log that must look like text
-ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\^\[\[[0-9;]*m")
 LEVEL = re.compile(r"(?<![\w/.-])(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)(?![\w/.-])")
 QUIET_LEVELS = ("DEBUG", "INFO", "WARNING")
+# A request echoed into a server's log at INFO/DEBUG (vLLM's "Received request ...: prompt: '...'") carries
+# someone's text, not the server's state: no entry matches such a line, whatever the prompt says.
+ECHO = re.compile(r"\b(?:Received|Added|Finished) request\b|\bprompt(?:_token_ids)?: ?['\"\[]|\bparams: SamplingParams\(")
 EXC_NAME = r"(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)"
 # The safety net: lines any failing tool prints.  A line of one of these classes that no
 # entry explains is reported as unrecognised (exit 3), so such a log is never "clean".
@@ -53,8 +61,26 @@ GENERIC_CLASSES = (
     ("validation-error", re.compile(r"\bValue error, ")),          # pydantic, as vLLM's config checks word it
     ("connection-refused", re.compile(r"\bECONNREFUSED\b")),
 )
+# Fatal ends whatever the tool: signals, non-zero exit statuses, the kernel's GPU and OOM-killer lines.
+# They count at WARNING level too (a supervisor logs a child's death as a warning), and a harmless entry
+# matching elsewhere on the same line never absorbs them.
+FATAL_CLASSES = (
+    ("fatal-signal", re.compile(r"(?i)\bsegmentation fault\b|\bcore dumped\b|\bSIG(?:SEGV|ABRT|BUS|ILL|FPE|KILL)\b"
+                                r"|\b(?:killed|terminated) by signal\b|\bsignal (?:6|9|11)\b|\bfatal python error\b")),
+    ("exit-status", re.compile(r"(?i)\bexit(?:ed)? (?:status|code)\s*[:=]?\s*(?!0\b)-?\d+\b"
+                               r"|\breturned non-zero exit status\b|\bexited with (?:code|status) (?!0\b)-?\d+\b")),
+    ("kernel-gpu", re.compile(r"\bNVRM: Xid\b|\bXid \(PCI:|(?i:\bout of memory: killed process\b|\boom-kill:"
+                              r"|\binvoked oom-killer\b|\bfallen off the bus\b)")),
+    # a package manager that found no set of versions: pip, uv, conda
+    ("resolution-failed", re.compile(r"(?i)\bNo solution found when resolving dependencies\b|\bResolutionImpossible\b"
+                                     r"|\bUnsatisfiableError\b|\bPackagesNotFoundError\b")),
+)
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
-                    "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused")
+                    "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused",
+                    "segmentation fault", "core dumped", "sigsegv", "sigabrt", "sigbus", "sigill", "sigfpe", "sigkill",
+                    "by signal", "signal 6", "signal 9", "signal 11", "exit status", "exit code", "exited with",
+                    "nvrm: xid", "xid (pci:", "out of memory: killed", "oom-kill", "fallen off the bus",
+                    "no solution found", "resolutionimpossible", "unsatisfiableerror", "packagesnotfounderror")
 TRACEBACK = "Traceback (most recent call last)"
 EXC_LINE = re.compile(r"(?<![\w.])((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::\s*(.*))?$")
 
@@ -96,15 +122,35 @@ def line_level(text):
 
 
 def generic_class(text):
-    """The safety-net class of an error-looking line, or None (quiet log levels never count)."""
+    """The safety-net class of an error-looking line, or None (quiet log levels never count, but a
+    fatal end counts at WARNING too)."""
     level = line_level(text)
-    if level in QUIET_LEVELS:
-        return None
-    for name, rx in GENERIC_CLASSES:
-        if rx.search(text):
-            return name
+    if level not in QUIET_LEVELS:
+        for name, rx in GENERIC_CLASSES:
+            if rx.search(text):
+                return name
+    if level not in ("DEBUG", "INFO"):
+        cls = fatal_class(text)
+        if cls:
+            return cls
     if level in ("ERROR", "CRITICAL"):
         return "error-level"
+    return None
+
+
+# a word one of which every FATAL_CLASSES match holds: most error lines skip the regexes
+FATAL_HINTS = ("segmentation", "core dumped", "sig", "fatal python", "exit", "nvrm", "xid", "out of memory",
+               "oom-kill", "fallen off", "no solution found", "resolutionimpossible", "unsatisfiableerror",
+               "packagesnotfounderror")
+
+
+def fatal_class(text):
+    low = text.lower()
+    if not any(h in low for h in FATAL_HINTS):
+        return None
+    for name, rx in FATAL_CLASSES:
+        if rx.search(text):
+            return name
     return None
 
 
@@ -113,7 +159,9 @@ def clean(raw):
     text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
     if len(text) > MAX_LINE:
         text = text[:MAX_LINE]
-    text = ANSI.sub("", text.rstrip("\n"))
+    text = text.rstrip("\n")
+    if ANSI is not None:
+        text = ANSI.sub("", text)
     if "\r" in text:
         segs = [s for s in text.split("\r") if s.strip()]
         return segs or [""]
@@ -283,6 +331,72 @@ def _grep_stream(argv, path, env):
         raise InputProblem("grep failed on it (exit code %d)" % rc)
 
 
+def _merge_sorted(streams, depth=4096):
+    """Several line-sorted candidate streams as one, each line once (a match wins over context).
+
+    Each stream runs in a thread of its own behind a bounded queue, so the greps read the file
+    together while memory stays a few thousand lines, whatever the number of candidates.
+    """
+    import heapq
+    import queue
+    import threading
+
+    stop = threading.Event()
+    done = object()
+    queues = [queue.Queue(depth) for _ in streams]
+
+    def pump(stream, q):
+        try:
+            for item in stream:
+                while not stop.is_set():
+                    try:
+                        q.put(item, timeout=0.2)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    stream.close()
+                    return
+            q.put(done)
+        except BaseException as exc:  # noqa: BLE001 - handed to the reader, raised there
+            q.put(exc)
+
+    def drain(q):
+        while True:
+            item = q.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+    threads = [threading.Thread(target=pump, args=(st, q), daemon=True) for st, q in zip(streams, queues)]
+    for t in threads:
+        t.start()
+    try:
+        prev = None
+        for item in heapq.merge(*(drain(q) for q in queues), key=lambda it: it[0]):
+            if prev is not None and item[0] == prev[0]:
+                if item[2] and not prev[2]:
+                    prev = item
+                continue
+            if prev is not None:
+                yield prev
+            prev = item
+        if prev is not None:
+            yield prev
+    finally:
+        stop.set()
+        for q in queues:          # unblock a pump waiting on a full queue
+            try:
+                while True:
+                    q.get_nowait()
+            except queue.Empty:
+                pass
+        for t in threads:
+            t.join(5)
+
+
 def grep_candidates(path, literals, context):
     """Candidate lines through grep -F (several greps over literal subsets on big files); sorted by line."""
     grep = shutil.which("grep")
@@ -304,31 +418,9 @@ def grep_candidates(path, literals, context):
             for item in _grep_stream(base + ["-f", files[0]], path, env):
                 yield item
             return
-        import threading
-
-        merged, errors = {}, []
-        lock = threading.Lock()
-
-        def collect(name):
-            try:
-                for lineno, offset, is_match, raw in _grep_stream(base + ["-f", name], path, env):
-                    with lock:
-                        prev = merged.get(lineno)
-                        if prev is None or (is_match and not prev[1]):
-                            merged[lineno] = (offset, is_match, raw)
-            except (InputProblem, OSError) as exc:
-                errors.append(exc)
-
-        threads = [threading.Thread(target=collect, args=(name,)) for name in files]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        for lineno in sorted(merged):
-            offset, is_match, raw = merged[lineno]
-            yield lineno, offset, is_match, raw
-        if errors:
-            raise errors[0]
+        streams = [_grep_stream(base + ["-f", name], path, env) for name in files]
+        for item in _merge_sorted(streams):
+            yield item
     finally:
         for name in files:
             os.unlink(name)
@@ -535,51 +627,117 @@ def pick_engine(path, engine="auto"):
 
 # ------------------------------------------------------------ neighbour lines (multi-line rules)
 
-def read_window(path, offset, before, after):
-    """(lines before, lines after) the line starting at byte `offset`, each list of raw lines cut at MAX_LINE."""
-    try:
-        return _read_window(path, offset, before, after)
-    except (OSError, EOFError, zlib.error):
-        return [], []     # a truncated .gz: the neighbours past the break are unknown
+class Windows(object):
+    """Neighbour lines of multi-line rules, from one forward pass over the log.
 
+    Candidates come in file order, so their windows do too: the reader only moves forward and keeps
+    a bounded tail of what it read.  A .gz is decompressed once for all windows, not once per window;
+    a plain file is seeked over the stretches no window needs.
+    """
 
-def _read_window(path, offset, before, after):
-    with (gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")) as fh:
-        prev = []
-        if before and offset > 0:
-            span = 1 << 16
-            while True:
-                start = max(0, offset - span)
-                fh.seek(start)
-                data = fh.read(offset - start)
-                if data.count(b"\n") > before or start == 0 or span >= (64 << 20):
-                    break
-                span *= 4
-            lines = data.split(b"\n")[:-1]          # the data ends with the newline before the line
-            if start > 0:
-                lines = lines[1:]                   # the first one is only the end of a line
-            prev = [ln[:MAX_LINE] for ln in lines[-before:]]
+    KEEP = 16 << 20     # bytes kept before a window's line (and read after it) at most
+
+    def __init__(self, path):
+        self.path = path
+        self.fh = None
+        self.buf = bytearray()
+        self.at = 0             # file offset of buf[0]
+        self.eof = False
+        self.seekable = not path.endswith(".gz")
+
+    def close(self):
+        if self.fh is not None:
+            self.fh.close()
+            self.fh = None
+
+    def _read(self):
+        try:
+            chunk = self.fh.read(1 << 20)
+        except (OSError, EOFError, zlib.error, InputProblem):
+            chunk = b""     # a truncated .gz: the neighbours past the break are unknown
+        if not chunk:
+            self.eof = True
+        self.buf += chunk
+
+    def _move_to(self, start):
+        """Drop what lies before `start`; a plain file seeks over a gap, a .gz reads through it."""
+        start = max(0, start)
+        if self.seekable and (start < self.at or start >= self.at + len(self.buf)):
+            self.fh.seek(start)
+            self.buf, self.at, self.eof = bytearray(), start, False
+            return
+        if start <= self.at:
+            return
+        if start >= self.at + len(self.buf):
+            if self.seekable:
+                self.fh.seek(start)
+                self.buf, self.at, self.eof = bytearray(), start, False
+                return
+            self.at += len(self.buf)
+            self.buf = bytearray()
+            while not self.eof and self.at + len(self.buf) <= start:
+                self.at += len(self.buf)
+                self.buf = bytearray()
+                self._read()
+        del self.buf[:start - self.at]
+        self.at = start
+
+    def _newline(self, pos, limit):
+        """Index in buf of the first newline at or after pos, reading on up to `limit`; -1 if none."""
+        while True:
+            i = self.buf.find(b"\n", pos)
+            if i >= 0 or self.eof or self.at + len(self.buf) >= limit:
+                return i
+            pos = len(self.buf)
+            self._read()
+
+    def around(self, offset, before, after):
+        """(lines before, lines after) the line starting at byte `offset`, each raw and cut at MAX_LINE."""
+        if self.fh is None:
+            self.fh = _open(self.path)
+        if offset < self.at:
+            return [], []       # behind the pass (never for candidates in file order)
+        back = 1 << 16 if self.seekable else self.KEEP
+        while True:
+            self._move_to(offset - back)
+            while not self.eof and self.at + len(self.buf) <= offset:
+                self._read()
+            rel = offset - self.at
+            prev = []
+            q = rel
+            while len(prev) < before and q > 0:
+                r = self.buf.rfind(b"\n", 0, q - 1)
+                if r < 0 and self.at > 0:
+                    break       # the kept part starts inside this line: it is not whole
+                prev.append(bytes(self.buf[r + 1:min(q - 1, r + 1 + MAX_LINE)]))
+                q = r + 1
+            prev.reverse()
+            if len(prev) >= before or self.at == 0 or not self.seekable or back >= self.KEEP:
+                break
+            back *= 4           # long lines: look further back
         nxt = []
-        if after:
-            fh.seek(offset)
-            stream = _bounded_lines(fh)
-            next(stream, None)                      # the line itself
-            for ln in stream:
-                nxt.append(ln[:MAX_LINE])
-                if len(nxt) >= after:
-                    break
-    return prev, nxt
+        limit = offset + self.KEEP
+        e = self._newline(rel, limit) if after else -1
+        while e >= 0 and len(nxt) < after:
+            start = e + 1
+            e = self._newline(start, limit)
+            if e < 0:
+                if self.eof and start < len(self.buf):
+                    nxt.append(bytes(self.buf[start:start + MAX_LINE]))   # a last line without newline
+                break
+            nxt.append(bytes(self.buf[start:min(e, start + MAX_LINE)]))
+        return prev, nxt
 
 
 def _any(patterns, raw):
     return any(p.search(seg) for seg in clean(raw) for p in patterns)
 
 
-def window_ok(rule, path, offset):
+def window_ok(rule, windows, offset):
     """A multi-line rule's own line matched: do its neighbours match too?"""
     before = rule.within if rule.preceded_by else 0
     after = rule.within if rule.followed_by else 0
-    prev, nxt = read_window(path, offset, before, after)
+    prev, nxt = windows.around(offset, before, after)
     if rule.preceded_by:
         hit = None
         for i in range(len(prev) - 1, -1, -1):
@@ -604,6 +762,10 @@ def match_line(rules, segs):
         low = seg.lower()
         level = None
         level_known = False
+        if ("request" in low or "prompt" in low or "params" in low) and ECHO.search(seg):
+            level, level_known = line_level(seg), True
+            if level in ("INFO", "DEBUG"):
+                continue
         for rule in rules:
             for lit in rule.literals:
                 if lit in low:
@@ -639,8 +801,141 @@ def _norm(text):
     return re.sub(r"0x[0-9a-fA-F]+|\d+", "#", text.strip())[:300]
 
 
+class Context(object):
+    """The lines around a finding, from the last few lines seen and the next few to come: nothing
+    of the log is kept beyond that (memory does not grow with the log)."""
+
+    def __init__(self, context):
+        self.context = context
+        self.recent = collections.deque(maxlen=2 * context + 1)
+        self.waiting = []       # (last line wanted, list being filled)
+
+    def add(self, lineno, text):
+        self.recent.append((lineno, text))
+        if self.waiting:
+            still = []
+            for last, out in self.waiting:
+                if lineno <= last:
+                    out.append([lineno, text])
+                    if lineno < last:
+                        still.append((last, out))
+            self.waiting = still
+
+    def around(self, lineno):
+        out = [[n, t] for n, t in self.recent if lineno - self.context <= n <= lineno]
+        if self.context:
+            self.waiting.append((lineno + self.context, out))
+        return out
+
+
+MAX_GROUPS = 1000   # distinct unrecognised errors reported per log; more are counted
+
+
+class SafetyNet(object):
+    """Error-looking lines no entry explains, as blocks (a traceback is one block), repeats grouped;
+    decided while the log streams by, with a few lines of look-ahead.
+
+    A traceback is explained by the entry that matches its exception line (known or harmless: the
+    exception line is where the traceback ends); plain error lines by a known finding next to them
+    (within 3 lines before, inside, or 5 after).
+    """
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.cur = None
+        self.pending = []       # finished blocks whose 5 lines of look-ahead are not all seen
+        self.last_known = -10   # the last line of an error/warning finding
+        self.groups = {}
+        self.more = 0
+
+    def _new(self, lineno, text, cls):
+        tb = TRACEBACK in text
+        return {"start": lineno, "end": lineno, "traceback": tb, "closed": False, "first_after": None,
+                "explained": False, "known_before": self.last_known >= lineno - 3, "summary": None, "ctx": None}
+
+    def explainer(self, lineno, known):
+        """A line an entry matched (known: an error or warning, else harmless)."""
+        for b in self.pending + ([self.cur] if self.cur else []):
+            if b["first_after"] is None and lineno > b["end"]:
+                b["first_after"] = lineno
+            if known and lineno <= b["end"] + 5:
+                b["explained"] = True
+        if known:
+            self.last_known = lineno
+
+    def generic(self, lineno, text, cls):
+        cur = self.cur
+        if cur is None:
+            joins = False
+        elif TRACEBACK in text:
+            # "ERROR: Exception in ASGI application" and the like head the traceback that follows
+            joins = not cur["traceback"] and lineno - cur["end"] == 1
+        elif cur["traceback"]:
+            # a traceback ends at its exception line, which may be a finding
+            joins = not cur["closed"] and cur["first_after"] is None and lineno - cur["end"] <= 200
+        else:
+            joins = lineno - cur["end"] <= 3
+        if joins:
+            if self.last_known > cur["end"]:
+                cur["explained"] = True     # a known finding inside the block
+            cur["end"], cur["first_after"] = lineno, None
+        else:
+            if cur is not None:
+                cur["next"] = lineno
+                self.pending.append(cur)
+            cur = self.cur = self._new(lineno, text, cls)
+        stripped = text.strip()
+        if TRACEBACK in text:
+            cur["traceback"], cur["closed"] = True, False
+        elif cur["traceback"] and EXC_LINE.search(stripped):
+            cur["closed"] = True
+        if cur["summary"] is None or (EXC_LINE.search(stripped) and TRACEBACK not in text):
+            cur["summary"] = (lineno, text, cls)
+            cur["ctx"] = self.ctx.around(lineno)
+
+    def advance(self, lineno):
+        """Every line before `lineno` has been seen: judge the blocks that cannot change any more."""
+        if self.pending and self.pending[0]["end"] + 5 < lineno:
+            keep = []
+            for b in self.pending:
+                if b["end"] + 5 < lineno:
+                    self._judge(b)
+                else:
+                    keep.append(b)
+            self.pending = keep
+
+    def _judge(self, b):
+        if b["traceback"] and not b["closed"]:
+            # its exception line was not an error-looking line of its own: the next finding is it
+            k, nxt = b["first_after"], b.get("next")
+            if k is not None and k - b["end"] <= 200 and (nxt is None or k < nxt):
+                return
+        if b["explained"] or (b["known_before"] and not b["traceback"]):
+            return
+        line, text, cls = b["summary"]
+        key = _norm(text)
+        g = self.groups.get(key)
+        if g is not None:
+            g["count"] += 1
+        elif len(self.groups) >= MAX_GROUPS:
+            self.more += 1
+        else:
+            self.groups[key] = {"first_line": line, "count": 1, "text": text, "class": cls,
+                                "block": [b["start"], b["end"]], "context": b["ctx"]}
+
+    def finish(self):
+        for b in self.pending + ([self.cur] if self.cur else []):
+            self._judge(b)
+        self.pending, self.cur = [], None
+        return sorted(self.groups.values(), key=lambda g: g["first_line"])
+
+
 def scan(path, rules, context=2, engine="auto"):
-    """Scan one log; returns a JSON-serialisable report (with "error" when it could not be read to its end)."""
+    """Scan one log; returns a JSON-serialisable report (with "error" when it could not be read to its end).
+
+    Memory stays the same whatever the size of the log: findings keep a count, their first line and
+    its context; unrecognised errors are grouped as they stream by.
+    """
     compiled = [r if isinstance(r, CompiledRule) else CompiledRule(r) for r in rules]
     literals = set(GENERIC_LITERALS)
     for r in compiled:
@@ -648,18 +943,19 @@ def scan(path, rules, context=2, engine="auto"):
     engine = pick_engine(path, engine)
     source = ENGINES[engine]
 
-    lines = {}            # lineno -> cleaned text, for context (only near candidates)
+    ctx = Context(context)
+    net = SafetyNet(ctx)
+    windows = Windows(path)
     findings = {}         # rule id -> dict
-    known_lines = []      # line numbers of error/warning findings
-    harmless_lines = []   # line numbers of harmless findings (they can end a traceback)
-    generic = []          # (lineno, text, class) lines that look like errors
     examined = 0
-    windows = 0
+    n_windows = 0
     problem = None
     try:
         for lineno, offset, is_match, raw in source(path, literals, context):
             segs = clean(raw)
-            lines[lineno] = " | ".join(segs) if len(segs) > 1 else segs[0]
+            text = " | ".join(segs) if len(segs) > 1 else segs[0]
+            net.advance(lineno)
+            ctx.add(lineno, text)
             if not is_match:
                 continue
             examined += 1
@@ -668,8 +964,8 @@ def scan(path, rules, context=2, engine="auto"):
             hits = []
             for rule, idx in match_line(compiled, segs):
                 if rule.multiline:
-                    windows += 1
-                    if windows > MAX_WINDOWS or offset is None or not window_ok(rule, path, offset):
+                    n_windows += 1
+                    if n_windows > MAX_WINDOWS or offset is None or not window_ok(rule, windows, offset):
                         continue
                 hits.append((rule, idx))
             hits = drop_overridden(hits)
@@ -678,27 +974,33 @@ def scan(path, rules, context=2, engine="auto"):
                 if f is None:
                     f = findings[rule.id] = {"id": rule.id, "stage": rule.stage, "severity": rule.severity,
                                              "count": 0, "first_line": lineno, "last_line": lineno,
-                                             "text": lines[lineno], "patterns": []}
+                                             "text": text, "patterns": [], "context": ctx.around(lineno)}
                 f["count"] += 1
                 f["last_line"] = lineno
-                f["patterns"] = sorted(set(f["patterns"]) | set(idx))
+                if not set(idx) <= set(f["patterns"]):
+                    f["patterns"] = sorted(set(f["patterns"]) | set(idx))
             if any(r.severity != "harmless" for r, _ in hits):
-                known_lines.append(lineno)
+                net.explainer(lineno, known=True)
             elif hits:
-                harmless_lines.append(lineno)
+                rest = text
+                for rule, _ in hits:
+                    for p in rule.patterns:
+                        rest = p.sub(" ", rest)
+                cls = fatal_class(rest) if line_level(text) not in ("DEBUG", "INFO") else None
+                if cls:     # a harmless match never absorbs a fatal end beside it
+                    net.generic(lineno, text, cls)
+                else:
+                    net.explainer(lineno, known=False)
             else:
-                cls = generic_class(lines[lineno])
+                cls = generic_class(text)
                 if cls:
-                    generic.append((lineno, lines[lineno], cls))
+                    net.generic(lineno, text, cls)
     except InputProblem as exc:
         problem = str(exc)
+    finally:
+        windows.close()
 
-    def ctx(first):
-        return [[n, lines[n]] for n in range(first - context, first + context + 1) if n in lines]
-
-    for f in findings.values():
-        f["context"] = ctx(f["first_line"])
-    unrecognised = _unrecognised(generic, known_lines, harmless_lines, ctx)
+    unrecognised = net.finish()
     ordered = sorted(findings.values(), key=lambda f: (STAGE_ORDER.index(f["stage"]) if f["stage"] in STAGE_ORDER
                                                       else 99, f["first_line"]))
     report = {
@@ -710,72 +1012,11 @@ def scan(path, rules, context=2, engine="auto"):
         "harmless": [f for f in ordered if f["severity"] == "harmless"],
         "unrecognised": unrecognised,
     }
+    if net.more:
+        report["unrecognised_more"] = net.more
     if problem:
         report["error"] = problem
     return report
-
-
-def _unrecognised(generic, known_lines, harmless_lines, ctx):
-    """Error-looking lines no entry explains, as blocks (a traceback is one block), repeats grouped.
-
-    A traceback is explained by the entry that matches its exception line (known or harmless: the
-    exception line is where the traceback ends); plain error lines by a known finding next to them.
-    """
-    import bisect
-
-    known = sorted(set(known_lines))
-    explainers = sorted(set(known_lines) | set(harmless_lines))
-    blocks = []
-    cur = None
-    for lineno, text, cls in generic:
-        if cur is None:
-            joins = False
-        elif TRACEBACK in text:
-            # "ERROR: Exception in ASGI application" and the like head the traceback that follows
-            joins = not cur["traceback"] and lineno - cur["end"] == 1
-        elif cur["traceback"]:
-            # a traceback ends at its exception line, which may be a known finding
-            k = bisect.bisect_right(explainers, cur["end"])
-            ended = k < len(explainers) and explainers[k] < lineno
-            joins = not cur["closed"] and not ended and lineno - cur["end"] <= 200
-        else:
-            joins = lineno - cur["end"] <= 3
-        if not joins:
-            cur = {"start": lineno, "end": lineno, "lines": [], "traceback": False, "closed": False}
-            blocks.append(cur)
-        cur["end"] = lineno
-        cur["lines"].append((lineno, text, cls))
-        if TRACEBACK in text:
-            cur["traceback"], cur["closed"] = True, False
-        elif cur["traceback"] and EXC_LINE.search(text.strip()):
-            cur["closed"] = True
-
-    groups = {}
-    for n, b in enumerate(blocks):
-        if b["traceback"] and not b["closed"]:
-            # its exception line was not an error-looking line of its own: the next finding is it
-            k = bisect.bisect_right(explainers, b["end"])
-            nxt = blocks[n + 1]["start"] if n + 1 < len(blocks) else None
-            if k < len(explainers) and explainers[k] - b["end"] <= 200 and (nxt is None or explainers[k] < nxt):
-                continue
-        # A known finding explains the block when it is inside it or right after it (a traceback ends
-        # in the exception the entry names), or, for plain error lines, right before (their echo).
-        lo = b["start"] if b["traceback"] else b["start"] - 3
-        i = bisect.bisect_left(known, lo)
-        if i < len(known) and known[i] <= b["end"] + 5:
-            continue
-        summary_line, summary, cls = b["lines"][0]
-        for ln, t, c in b["lines"]:
-            if EXC_LINE.search(t.strip()) and TRACEBACK not in t:
-                summary_line, summary, cls = ln, t, c
-        key = _norm(summary)
-        g = groups.get(key)
-        if g is None:
-            groups[key] = {"first_line": summary_line, "count": 1, "text": summary, "class": cls,
-                           "block": [b["start"], b["end"]], "context": ctx(summary_line)}
-        else:
-            g["count"] += 1
-    return sorted(groups.values(), key=lambda g: g["first_line"])
 
 
 def service_logs(workdir, name=None):
@@ -803,12 +1044,40 @@ def service_logs(workdir, name=None):
     return state_dir, logs
 
 
+STDIN_MAX = 2 << 30     # bytes of standard input kept for a scan (OCRDEPLOY_STDIN_MAX_BYTES overrides)
+
+
 def _spool_stdin():
-    """Standard input copied to a temporary file, so that every engine reads a regular file."""
-    fd, name = tempfile.mkstemp(prefix="ocrdeploy-stdin-", suffix=".log")
+    """Standard input copied to a temporary file, so that every engine reads a regular file.
+
+    Bounded: an endless input (`tail -f`, `yes`) stops at STDIN_MAX with a message instead of filling
+    $TMPDIR; binary input is refused from its first bytes; the file never outlives a failure.
+    """
+    limit = int(os.environ.get("OCRDEPLOY_STDIN_MAX_BYTES") or STDIN_MAX)
     src = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
-    with os.fdopen(fd, "wb") as out:
-        shutil.copyfileobj(src, out, 1 << 20)
+    fd, name = tempfile.mkstemp(prefix="ocrdeploy-stdin-", suffix=".log")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            total = 0
+            while True:
+                chunk = src.read(1 << 20)
+                if not chunk:
+                    break
+                if total == 0 and b"\x00" in chunk[:SNIFF_BYTES]:
+                    raise InputProblem("not a text log (binary data: NUL bytes in its first %d bytes)"
+                                       % min(len(chunk), SNIFF_BYTES))
+                total += len(chunk)
+                if total > limit:
+                    raise InputProblem("standard input is longer than %d MiB (an endless stream?); save it to a "
+                                       "file and give --log FILE" % (limit >> 20))
+                out.write(chunk)
+    except OSError as exc:
+        os.unlink(name)
+        raise InputProblem("standard input could not be saved to a temporary file in %s (%s); save it to a "
+                           "file and give --log FILE" % (tempfile.gettempdir(), exc.strerror or exc))
+    except BaseException:
+        os.unlink(name)
+        raise
     return name
 
 
@@ -829,6 +1098,9 @@ def scan_one(path, rules, context=2, engine="auto", label=None):
 
 
 def run_request(req):
+    global ANSI
+    if req.get("ansi"):
+        ANSI = re.compile(req["ansi"])
     paths = list(req.get("paths") or [])
     out = []
     if req.get("services"):
@@ -840,7 +1112,11 @@ def run_request(req):
     args = (req["rules"], req.get("context", 2), req.get("engine", "auto"))
     for path in paths:
         if path == "-":
-            spooled = _spool_stdin()
+            try:
+                spooled = _spool_stdin()
+            except InputProblem as exc:
+                out.append({"file": "-", "error": str(exc)})
+                continue
             try:
                 out.append(scan_one(spooled, *args, label="-"))
             finally:

@@ -100,3 +100,60 @@ def test_a_long_traceback_is_explained_by_its_exception_line(tmp_path, engine):
     lines[-1] = "OtherError: boom"
     _, rep = ids(tmp_path, lines, engine, rules=[r.to_dict() for r in rules])
     assert [(u["first_line"], u["block"]) for u in rep["unrecognised"]] == [(63, [1, 63])]
+
+
+def test_a_killed_flash_attn_build_gets_its_own_fix_not_the_vllm_compiles(tmp_path):
+    """Issue 20 item 10: pip building flash-attn from source, its nvcc killed (the wheel line as dots.ocr#77 shows
+    it, nvcc's command line as flash-attention#1418 shows it); vLLM's own compile keeps compile-oom-killed."""
+    from ocrdeploy.diagnose.engine import wire_rules
+    from ocrdeploy.diagnose.table import load_table
+
+    builtin = wire_rules(load_table())
+    nvcc = ("[2/85] /home/zhangz/cuda/cuda-12.2/bin/nvcc --generate-dependencies-with-compile --dependency-output "
+            "/tmp/pip-install-sukldczv/flash-attn_cd141d5ea1a243cbbe601fdc5298daca/build/temp.linux-x86_64-cpython-310/"
+            "csrc/flash_attn/src/flash_bwd_hdim128_fp16_causal_sm80.o.d")
+    kill = "nvcc error   : 'cicc' died due to signal 9 (Kill signal)"
+    found, _ = ids(tmp_path, ["Building wheels for collected packages: flash-attn",
+                              "  Building wheel for flash-attn (setup.py) ... -", nvcc] + ["x"] * 30 + [kill],
+                   "python", rules=builtin)
+    assert "flash-attn-build-oom" in found and "compile-oom-killed" not in found, found
+    found, _ = ids(tmp_path, ["[12/410] Building CUDA object CMakeFiles/_C.dir/csrc/attention/paged_attention_v1.cu.o",
+                              kill], "python", name="v.log", rules=builtin)
+    assert "compile-oom-killed" in found and "flash-attn-build-oom" not in found, found
+
+
+HARMLESS = ("WARNING 10-19 11:03:12 [flashinfer.py:88] FlashInfer precompiled kernels not found for sm_120; falling back "
+            "to JIT compilation (first start is slower).")
+
+
+@pytest.mark.parametrize("fatal,cls", [
+    ("Segmentation fault (core dumped)", "fatal-signal"),
+    ("Aborted (core dumped)", "fatal-signal"),
+    ("worker exited with code 139", "exit-status"),
+    ("[Mon Dec  1 07:00:00 2026] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.", "kernel-gpu"),
+    ("[Mon Dec  1 07:00:00 2026] Out of memory: Killed process 4242 (python3) total-vm:81234567kB", "kernel-gpu"),
+])
+def test_the_safety_net_is_never_switched_off_by_a_harmless_entry(tmp_path, fatal, cls):
+    """Issue 24: a log whose only finding is harmless exits 3 when a fatal end stands in it, and a harmless entry
+    on the same line does not absorb it."""
+    from ocrdeploy.diagnose.engine import exit_code, wire_rules
+    from ocrdeploy.diagnose.table import load_table
+
+    builtin = wire_rules(load_table())
+    for lines in ([HARMLESS, "INFO x", "INFO y", "INFO z", "INFO w", fatal], [HARMLESS + " " + fatal]):
+        found, rep = ids(tmp_path, lines, "python", rules=builtin)
+        assert "flashinfer-precompiled-missing" in found
+        assert [u["class"] for u in rep["unrecognised"]] == [cls], (lines, rep["unrecognised"])
+        assert exit_code([rep]) == 3
+
+
+def test_an_unrecognised_failure_names_the_nearest_entries_without_claiming_one(tmp_path):
+    from ocrdeploy.diagnose.engine import annotate, exit_code, fix_context, scan_local
+    from ocrdeploy.diagnose.table import load_table
+
+    rules = load_table()
+    p = tmp_path / "u.log"
+    p.write_text("RuntimeError: CUDA error: no kernel image is available for execution on the device (hipErrorNoBinary)\n")
+    reps = annotate(scan_local([str(p)], [r for r in rules if r.id != "cuda-arch-mismatch"]), rules, fix_context())
+    (u,) = reps[0]["unrecognised"]
+    assert u["looks_like"][0] == "cuda-arch-mismatch" and reps[0]["findings"] == [] and exit_code(reps) == 3
