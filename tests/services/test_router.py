@@ -181,7 +181,14 @@ def _roll_over(router, port, workers, fail=None, batch=1):
 
     roll = rt.Roll(out=router.remove, drain=lambda u: rt.wait_drained(
         lambda: rt.in_flight(by_url[u].metrics()), 10, interval=0.05), restart=restart, back=router.add)
-    return roll.run([w.url for w in workers], batch), roll.log, seen
+    held = threading.Thread(target=chat, args=(workers[0].port, "hold 1.5"))     # in flight when the roll begins
+    held.start()
+    while not workers[0].running:
+        time.sleep(0.02)
+    try:
+        return roll.run([w.url for w in workers], batch), roll.log, seen
+    finally:
+        held.join()
 
 
 def test_the_roll_takes_one_out_at_a_time_and_puts_each_back(running_router, host):
