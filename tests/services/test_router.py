@@ -181,7 +181,7 @@ def _roll_over(router, port, workers, fail=None, batch=1):
 
     roll = rt.Roll(out=router.remove, drain=lambda u: rt.wait_drained(
         lambda: rt.in_flight(by_url[u].metrics()), 10, interval=0.05), restart=restart, back=router.add)
-    held = threading.Thread(target=chat, args=(workers[0].port, "hold 1.5"))     # in flight when the roll begins
+    held = threading.Thread(target=chat, args=(workers[0].port, "hold 5"))     # in flight when the roll begins
     held.start()
     while not workers[0].running:
         time.sleep(0.02)
