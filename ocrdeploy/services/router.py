@@ -27,7 +27,8 @@ EXE = "vllm-router"
 DEFAULT_PORT = 18490
 POLICY = "round_robin"             # the DSpark form serves one request at a time: spread them evenly
 POLICIES = ("round_robin", "random", "power_of_two", "cache_aware")
-HEALTH_INTERVAL_S = 10             # the router's own default is 60 s: a dead worker would take minutes to leave
+HEALTH_INTERVAL_S = 5              # the router's defaults (60 s, 3 failures) leave a dead worker in for minutes
+HEALTH_FAILURES = 2
 RECORDS = ".ocrdeploy/router"      # its record lives apart, so verify/parse/status never take it for an engine
 DRAIN_TIMEOUT_S = 600.0
 IN_FLIGHT = ("vllm:num_requests_running", "vllm:num_requests_waiting")
@@ -52,7 +53,7 @@ def argv(exe: str, port: int, bind: str = "127.0.0.1", workers=(), policy: str =
     they answer, so none is named at start unless it already serves."""
     out = [exe, "--host", bind, "--port", str(port), "--policy", policy,
            "--prometheus-port", str(port + 1), "--prometheus-host", "127.0.0.1",
-           "--health-check-interval-secs", str(HEALTH_INTERVAL_S),
+           "--health-check-interval-secs", str(HEALTH_INTERVAL_S), "--health-failure-threshold", str(HEALTH_FAILURES),
            "--worker-startup-timeout-secs", "60", "--log-level", "info"]
     if workers:
         out += ["--worker-urls", *workers]

@@ -175,10 +175,18 @@ def test_a_killed_worker_is_named_by_status_and_the_router_stops_sending_to_it(s
     time.sleep(0.5)
     for _ in range(6):                                         # retries land on the live one: no failure
         assert chat(port).json()["choices"][0]["message"]["content"] == f"answer from {b['port']}"
-    p = cli("status", ["--json"], site["inv"])
-    assert p.returncode == 1                                  # a dead worker in the pool is a failure
-    workers = {w["url"]: w for w in json.loads(p.stdout)["hosts"]["localhost"]["router"][0]["workers"]}
-    assert workers[a["url"]]["alive"] is False and workers[b["url"]]["alive"]
+    deadline = time.monotonic() + 60         # the router's own health checks: every 5 s, out after 2 failures
+    while True:
+        p = cli("status", ["--json"], site["inv"])
+        assert p.returncode == 1                              # a dead worker in the pool is a failure
+        workers = {w["url"]: w for w in json.loads(p.stdout)["hosts"]["localhost"]["router"][0]["workers"]}
+        if workers[a["url"]]["healthy"] is False or time.monotonic() > deadline:
+            break
+        time.sleep(2)
+    assert workers[a["url"]]["alive"] is False and workers[a["url"]]["healthy"] is False
+    assert workers[b["url"]]["alive"] and workers[b["url"]]["healthy"]
+    p = cli("status", [], site["inv"])
+    assert a["url"] in p.stdout and "NO" in p.stdout
 
 
 def test_restart_refuses_a_pool_of_one(site):
