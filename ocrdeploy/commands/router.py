@@ -63,6 +63,16 @@ def ensure_env(conn, host, facts, con=None) -> dict:
     return {"exe": exe, "changed": True}
 
 
+def install_for(conn, host, con) -> dict:
+    """`inv install` on a host whose inventory says `router: true`: the router's venv beside the engines'."""
+    from .services import _facts
+
+    done = ensure_env(conn, host, _facts(conn, host), con)
+    con.print(f"{host.name} | router: {rt.PIN} {'installed' if done['changed'] else 'already there'} "
+              f"({done['exe']})", markup=False)
+    return done
+
+
 def routers(conn, workdir) -> list:
     """The router records on this host (alive or not), as hostside's status reads them."""
     return status_all(conn, rt.records_dir(workdir))["services"]

@@ -215,3 +215,24 @@ def _swallow(fn):
         fn()
     except httpx.HTTPError:
         pass
+
+
+def test_the_router_env_is_found_where_the_inventory_or_the_workdir_has_it(tmp_path):
+    real = engine_env("router")
+    wd = tmp_path / "wd"
+    (wd / "router-env" / "bin").mkdir(parents=True)
+    (wd / "router-env" / "bin" / "vllm-router").symlink_to(real / "bin" / "vllm-router")
+    facts = {"workdir": {"path": str(wd)}}
+    conn = LocalConnection(Host("localhost"))
+    assert router_cmd.ensure_env(conn, Host("localhost", {}), facts) == {
+        "exe": f"{wd}/router-env/bin/vllm-router", "changed": False}          # a re-run installs nothing
+    assert router_cmd.ensure_env(conn, Host("localhost", {"router_env": str(real)}), facts) == {
+        "exe": f"{real}/bin/vllm-router", "changed": False}
+    with pytest.raises(RuntimeError, match="inventory var router_env: .* has no bin/vllm-router"):
+        router_cmd.ensure_env(conn, Host("localhost", {"router_env": str(tmp_path)}), facts)
+    cmds = [list(c.argv) for c in rt.install_commands("python3", "/w/router-env")]
+    assert cmds == [["python3", "-m", "venv", "/w/router-env"],
+                    ["/w/router-env/bin/python", "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                     "vllm-router==0.1.17"]]
+    from ocrdeploy.commands.install import wants_router
+    assert wants_router(Host("h", {"router": True})) and not wants_router(Host("h", {}))
