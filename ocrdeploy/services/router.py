@@ -193,7 +193,8 @@ def smoke(host: Host, port: int, bodies: dict, key=None, timeout: float = 300) -
     if r.get("status") == 400 and "multimodal" in (r.get("body") or ""):
         r, kind = ask(bodies["text"]), "text (the model takes no image)"
     if r.get("status") != 200:
-        return {"ok": False, "kind": kind, "detail": f"{r.get('status')}: {(r.get('body') or r.get('error') or '')[:300]}"}
+        said = (r.get("body") or r.get("error") or "")[:300]
+        return {"ok": False, "kind": kind, "detail": f"{r.get('status')}: {said}"}
     try:
         content = json.loads(r["body"])["choices"][0]["message"]["content"]
     except (ValueError, KeyError, IndexError, TypeError):
