@@ -314,7 +314,7 @@ def run_restart(*, host, inventory, rolling, change, timeout, batch, allow_downt
         router = rt.Router(rt.Host(conn), rec["port"])
         by_url = {f"http://127.0.0.1:{s['port']}": s for s in status_all(conn, workdir, key=api_key)["services"]}
         pool = [u for u in router.urls() if u in by_url]
-        why = rt.check_rollable(len(pool), batch, allow_downtime)
+        why = rt.check_rollable(len(pool), batch, allow_downtime) or _unrestartable([by_url[u] for u in pool], api_key)
         if why:
             return {"ok": False, "error": why, "refused": True}
         host = rt.Host(conn)
@@ -323,7 +323,10 @@ def run_restart(*, host, inventory, rolling, change, timeout, batch, allow_downt
         def restart(url):
             s = by_url[url]
             con.print(f"[dim]{h.name} | {s['name']}: drained; restarting with {change or 'the same options'}[/dim]")
-            return restart_service(conn, h, s["name"], change, timeout, con, api_key)
+            res = restart_service(conn, h, s["name"], change, timeout, con, api_key)
+            if "ready" not in res:        # refused before the stop (a plan error): the old one still serves
+                res["still_serving"] = True
+            return res
 
         def back(url):
             s = by_url[url]
@@ -367,6 +370,21 @@ def run_restart(*, host, inventory, rolling, change, timeout, batch, allow_downt
             con.print(f"    diagnosis {f['id']} (line {f['first_line']}): {safe(f['cause'])}", markup=False)
             con.print(f"    fix: {safe(f['fix'])}", markup=False)
     return run.exit_code()
+
+
+def _unrestartable(services, api_key) -> str | None:
+    """What restart_service would refuse, asked before the first one leaves the pool (a refusal mid-roll
+    would leave a running instance out of it)."""
+    from .services import VLLM_BACKENDS
+
+    for s in services:
+        backend = (s.get("options") or {}).get("backend")
+        if backend not in VLLM_BACKENDS:
+            return (f"{s['name']} is a {backend or 'unrecorded'} service: restart --rolling changes the vLLM serve "
+                    f"options (--dspark, --standard)")
+        if s.get("has_key") and not api_key:
+            return f"{s['name']} requires an API key, which is never stored: give it again (--api-key KEY)"
+    return None
 
 
 def router_url(router_port) -> str:

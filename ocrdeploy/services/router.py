@@ -230,9 +230,10 @@ class Roll:
                 res = self.restart(u)
                 self.log.append(("restarted", u))
                 if not res.get("ready"):
-                    # stop here: the failed one stays out; the rest keep their old version, and those of
-                    # this batch not yet restarted (still the old one, still running) go back in
-                    rest = group[group.index(u) + 1:]
+                    # stop here: the failed one stays out (unless it was refused before anything stopped:
+                    # still_serving); the rest keep their old version, and those of this batch not yet
+                    # restarted (still the old one, still running) go back in
+                    rest = group[group.index(u) + 1:] + ([u] if res.get("still_serving") else [])
                     for x in rest:
                         self.back(x)
                         self.log.append(("back", x))

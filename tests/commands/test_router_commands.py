@@ -199,6 +199,21 @@ def test_restart_refuses_a_pool_of_one(site):
     assert p.returncode == 2 and "restart needs --rolling" in p.stderr + p.stdout
 
 
+def test_a_restart_refused_before_the_stop_puts_the_instance_back_and_ends_the_roll(site):
+    """restart_service refuses to plan (here: no verified model on the host) before it stops anything: the
+    instance still serves its old version, so it goes back in, and the roll stops with exit 1."""
+    a, b = start_worker(site), start_worker(site)
+    port = router_port()
+    serve_router(site, [a, b], port)
+    p = cli("restart", ["--rolling", "--max-model-len", "4096", "--json"], site["inv"])
+    assert p.returncode == 1
+    v = json.loads(p.stdout)["hosts"]["localhost"]
+    assert "MiniCPM-OCR-1.0 is not verified on this host" in v["result"]["error"] and v["done"] == []
+    assert sorted(v["pool"]) == sorted([a["url"], b["url"]])
+    assert [s for s, _ in v["steps"]] == ["out", "drained", "restarted", "back"]
+    assert chat(port).status_code == 200
+
+
 def test_router_options_are_checked():
     from ocrdeploy.errors import UsageError
 
