@@ -63,10 +63,9 @@ def test_two_real_instances_behind_the_router_roll_without_a_failed_request(tmp_
     router = f"http://127.0.0.1:{rport}"
     ports = [port, port + 1]
     try:
-        # --enforce-eager: no torch.compile warm-up, the engine starts are what this test pays for
         p = cli("serve", ["--standard", "--model-dir", str(tiny), "--gpu", "none", "--instances", "2",
-                          "--port", str(port), "--max-model-len", "2048", "--enforce-eager", "--router",
-                          "--router-port", str(rport), "--json"], inv, timeout=1800)
+                          "--port", str(port), "--max-model-len", "2048", "--router", "--router-port", str(rport),
+                          "--json"], inv, timeout=1800)
         assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
         doc = json.loads(p.stdout)["hosts"]["localhost"]
         assert sorted(doc["router"]["workers"]) == sorted(f"http://127.0.0.1:{q}" for q in ports)
