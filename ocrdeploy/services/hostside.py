@@ -195,14 +195,22 @@ def _stat(pid):
         return None
 
 
-def _carries(pid, token):
-    """Whether the process's environment holds the service's token (readable by its owner only)."""
+def _carries(pid, token, unreadable_ok=False):
+    """Whether the process's environment holds the service's token (readable by its owner only).
+
+    A process that wrote its title over its own environment block (setproctitle, as vllm-router's
+    `vllm::router` does) leaves no KEY=VALUE there to read: that is "cannot tell".  For the recorded
+    pid itself (unreadable_ok) the record, which only its owner can write (_trusted), and the start
+    time then decide alone; a scan for the token's other carriers never takes such a process."""
     try:
         with open("/proc/%d/environ" % pid, "rb") as fh:
             env = fh.read(1 << 20)
     except OSError:
         return False
-    return ("%s=%s" % (TOKEN_ENV, token)).encode() in env.split(b"\0")
+    entries = env.split(b"\0")
+    if env and not any(b"=" in e for e in entries):   # empty: a zombie or an exec under way, not a title
+        return unreadable_ok
+    return ("%s=%s" % (TOKEN_ENV, token)).encode() in entries
 
 
 def identity(pid, token=None):
@@ -241,7 +249,7 @@ def same_process(rec):
         return False, "not running"
     if _boot_id() != want.get("boot") or have[3] != want.get("start"):
         return False, "stale record: pid %d is now another process (started later)" % pid
-    if not _carries(pid, want["token"]):
+    if not _carries(pid, want["token"], unreadable_ok=True):
         return False, ("stale record: pid %d is not the service this record names (its environment does not "
                        "carry the service's token)" % pid)
     return True, None

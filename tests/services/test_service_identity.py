@@ -228,3 +228,37 @@ def test_uptime_of_a_time_this_boot_never_saw_is_unknown(started_at, shown):
 
 def test_uptime_of_a_real_start():
     assert 9 <= hostside.uptime(time.time() - 10) <= 12
+
+
+TITLED = textwrap.dedent("""\
+    import ctypes, sys
+    # what setproctitle does (vllm-router's `vllm::router`): the title written over the environment block
+    fields = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
+    start, end = int(fields[47]), int(fields[48])          # env_start, env_end (stat fields 50, 51)
+    ctypes.memset(start, 0, end - start)
+    exec(open(sys.argv[1]).read().replace("sys.argv[1]", "sys.argv[2]"))
+    """)
+
+
+def test_a_service_that_wrote_its_title_over_its_environment_is_still_the_service(tmp_path, cleanup):
+    """vllm-router sets its process title over its environment block, so no token can be read back;
+    the service is still known (the trusted record and its start time), found alive, and stopped."""
+    (tmp_path / "server.py").write_text(SERVER)
+    (tmp_path / "titled.py").write_text(TITLED)
+    port = free_port()
+    r = start(tmp_path, [sys.executable, tmp_path / "titled.py", tmp_path / "server.py", port], port)
+    assert r["ok"]
+    cleanup.append(r["pid"])
+    out = hostside.wait({"workdir": str(tmp_path), "name": "minicpm-ocr-1", "served_name": "minicpm-ocr",
+                         "timeout": 20, "interval": 0.1})
+    assert out["ready"], out
+    with open(f"/proc/{r['pid']}/environ", "rb") as fh:
+        assert b"=" not in fh.read()                                # nothing left to read the token from
+    (s,) = hostside.status({"workdir": str(tmp_path)})["services"]
+    assert s["alive"] and "stale" not in s, s
+    gone = {"pid": 2 ** 22 + 7, "identity": {"token": "minicpm-ocr-2/" + "0" * 32}}   # another service, ended
+    assert r["pid"] not in hostside.service_processes(gone)        # unreadable is never "carries any token"
+    again = start(tmp_path, [sys.executable, tmp_path / "server.py", port], port)
+    assert not again["ok"] and "already runs" in again["error"]    # the re-run finds it, no second start
+    stopped = hostside.stop({"workdir": str(tmp_path), "name": "minicpm-ocr-1", "grace": 5})
+    assert stopped["was_alive"] and stopped["stopped"] and not alive(r["pid"])
