@@ -140,6 +140,55 @@ class Outcome:
     score: dict | None = None
 
 
+# The most of one answer read: 1024 output tokens streamed are some 200 KiB; an error page is cut shorter.
+ANSWER_MAX = 4 * 2**20
+ERROR_MAX = 64 * 2**10
+
+
+class _Malformed(ValueError):
+    """An answer no OpenAI-compatible server sends: one request's error, never the run's traceback."""
+
+
+async def _lines(r, limit: int):
+    """The answer's lines, from at most `limit` bytes: a server that never ends a line or the stream is cut."""
+    buf, seen = b"", 0
+    async for part in r.aiter_bytes():
+        seen += len(part)
+        if seen > limit:
+            raise _Malformed(f"answer longer than {limit // 2**20} MiB")
+        buf += part
+        *done, buf = buf.split(b"\n")
+        for line in done:
+            yield line.rstrip(b"\r").decode("utf-8", "replace")
+    if buf:
+        yield buf.decode("utf-8", "replace")
+
+
+async def _read(r, limit: int, cut: bool = False) -> str:
+    """The whole body up to `limit` bytes; beyond it an error, or (cut) the first `limit` bytes."""
+    out, seen = [], 0
+    async for part in r.aiter_bytes():
+        seen += len(part)
+        out.append(part)
+        if seen > limit:
+            if cut:
+                break
+            raise _Malformed(f"answer longer than {limit // 2**20} MiB")
+    return b"".join(out)[:limit].decode("utf-8", "replace")
+
+
+def _obj(value, what: str) -> dict:
+    if not isinstance(value, dict):
+        raise _Malformed(f"{what} is not a JSON object: {str(value)[:80]}")
+    return value
+
+
+def _count(usage) -> int | None:
+    """completion_tokens where it is a count, else None (the chunks are counted then)."""
+    n = _obj(usage or {}, "usage").get("completion_tokens")
+    return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None
+
+
 async def send(client: httpx.AsyncClient, body: dict, page: str) -> Outcome:
     """One streamed chat completion, timed: TTFT at the first content, E2EL at the end of the stream."""
     start = time.perf_counter()
@@ -147,53 +196,53 @@ async def send(client: httpx.AsyncClient, body: dict, page: str) -> Outcome:
     try:
         async with client.stream("POST", "/v1/chat/completions", json=body) as r:
             if r.status_code >= 400:
-                raw = (await r.aread()).decode("utf-8", "replace")
+                raw = await _read(r, ERROR_MAX, cut=True)
                 try:
                     err = json.loads(raw).get("error")
-                    message = err.get("message") if isinstance(err, dict) else str(err or raw)
+                    message = err.get("message") if isinstance(err, dict) else (err or raw)
                 except (ValueError, AttributeError):
-                    message = raw[:300]
+                    message = raw
                 return Outcome(page, False, start, time.perf_counter(), error_kind=f"HTTP {r.status_code}",
-                               error=(message or r.reason_phrase)[:300])
+                               error=str(message or r.reason_phrase)[:300])
             if r.headers.get("content-type", "").startswith("application/json"):
                 # a server that does not stream (the body's "stream" ignored): timed whole, no TTFT
-                data = json.loads(await r.aread())
-                choice = (data.get("choices") or [{}])[0]
-                text = (choice.get("message") or {}).get("content") or choice.get("text") or ""
-                tokens = (data.get("usage") or {}).get("completion_tokens")
+                data = _obj(json.loads(await _read(r, ANSWER_MAX)), "the answer")
+                choice = _obj((data.get("choices") or [{}])[0], "a choice")
+                text = _obj(choice.get("message") or {}, "a message").get("content") or choice.get("text") or ""
+                tokens = _count(data.get("usage"))
                 return Outcome(page, True, start, time.perf_counter(), None, tokens, "usage" if tokens is not None
-                               else None, text)
-            async for line in r.aiter_lines():
+                               else None, str(text))
+            async for line in _lines(r, ANSWER_MAX):
                 if not line.startswith("data:"):
                     continue
                 data = line[5:].strip()
                 if data == "[DONE]":
                     break
-                chunk = json.loads(data)
+                chunk = _obj(json.loads(data), "a stream chunk")
                 if chunk.get("error"):
                     err = chunk["error"]
                     return Outcome(page, False, start, time.perf_counter(), ttft, error_kind="error in stream",
                                    error=str(err.get("message") if isinstance(err, dict) else err)[:300])
                 if chunk.get("usage"):
-                    usage = chunk["usage"]
+                    usage = _obj(chunk["usage"], "usage")
                 for choice in chunk.get("choices") or []:
-                    delta = choice.get("delta") or {}
+                    delta = _obj(_obj(choice, "a choice").get("delta") or {}, "a delta")
                     piece = delta.get("content") or ""
                     if piece or delta.get("reasoning_content"):
                         if ttft is None:
                             ttft = time.perf_counter() - start
                         chunks += 1
-                    text.append(piece)
+                    text.append(str(piece))
     except httpx.TimeoutException as exc:
         return Outcome(page, False, start, time.perf_counter(), ttft, error_kind="timeout", error=str(exc) or "timeout")
     except httpx.HTTPError as exc:
         return Outcome(page, False, start, time.perf_counter(), ttft, error_kind="connection",
                        error=f"{type(exc).__name__}: {exc}"[:300])
-    except ValueError as exc:
+    except (ValueError, TypeError, IndexError, KeyError) as exc:    # _Malformed too
         return Outcome(page, False, start, time.perf_counter(), ttft, error_kind="not an OpenAI stream",
                        error=str(exc)[:300])
     end = time.perf_counter()
-    tokens = (usage or {}).get("completion_tokens")
+    tokens = _count(usage)
     return Outcome(page, True, start, end, ttft, tokens if tokens is not None else chunks,
                    "usage" if tokens is not None else "chunks", "".join(text))
 
