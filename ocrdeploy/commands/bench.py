@@ -40,6 +40,9 @@ def _baseline(path):
         raise UsageError(f"--baseline {path}: not a JSON document ({exc})")
     if not isinstance(doc, dict) or not isinstance(doc.get("verdict"), dict):
         raise UsageError(f"--baseline {path}: not an `inv bench --json` document (no verdict)")
+    figure = doc["verdict"].get("pages_per_min")
+    if figure is not None and (isinstance(figure, bool) or not isinstance(figure, (int, float))):
+        raise UsageError(f"--baseline {path}: its verdict's pages_per_min {str(figure)[:40]!r} is not a number")
     return doc
 
 

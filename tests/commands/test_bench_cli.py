@@ -102,6 +102,15 @@ def test_bad_input_is_one_line_and_exit_2(args, message):
     assert message in p.stderr and "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("verdict", ['"fast"', '{"pages_per_min": "fast"}', '{"pages_per_min": true}',
+                                     '{"pages_per_min": [1]}'])
+def test_a_baseline_whose_figure_is_not_a_number_is_bad_input(verdict, tmp_path):
+    (tmp_path / "base.json").write_text('{"verdict": %s}' % verdict)
+    p = bench("--server-url", "http://127.0.0.1:9", "--baseline", tmp_path / "base.json")
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "--baseline" in p.stderr and "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
 def test_bench_a_service_inv_serve_started_on_the_host(tmp_path):
     """--host: the ready service of the serve stand-in (it answers without streaming: timed whole, no TTFT),
     found through `inv status`'s records, its kind's request body and served name used."""
