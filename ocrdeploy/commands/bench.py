@@ -108,12 +108,6 @@ def run_bench(*, host=None, inventory=None, server_url=None, name=None, api_key=
     return code
 
 
-def _local(url: str) -> bool:
-    from urllib.parse import urlsplit
-
-    return urlsplit(url).hostname in ("127.0.0.1", "localhost", "::1")
-
-
 def _model_for(url, api_key, model):
     """The name to send: --model, else minicpm-ocr where /v1/models lists it, else the one model listed."""
     if model:
@@ -132,8 +126,7 @@ def _model_for(url, api_key, model):
 
 def _bench_url(url, page_list, *, backend, model, nvml=None, **options):
     model = _model_for(url, options.get("api_key"), model)
-    return sdk_bench.run(url, page_list, backend=backend, model=model,
-                         nvml=_local(url) if nvml is None else nvml, **options)
+    return sdk_bench.run(url, page_list, backend=backend, model=model, nvml=nvml, **options)
 
 
 def _bench_host(host, inventory, name, page_list, backend, model, accept_new_host_keys, connect_timeout, options):

@@ -351,7 +351,7 @@ def percentiles(values: list[float]) -> dict:
     return {f"p{int(q * 100)}": round(at(q) * 1000, 2) for q in (0.5, 0.95, 0.99)}
 
 
-async def _level(base_url, bodies, pages_by_name, concurrency, *, requests=None, duration=None, headers=None,
+async def _level(base_url, bodies, concurrency, *, requests=None, duration=None, headers=None,
                  timeout=600.0):
     """Up to `concurrency` requests in flight, from the bodies in turn, until `requests` were sent or
     `duration` seconds passed (those in flight then finish and count)."""
@@ -392,7 +392,7 @@ def run_level(base_url, pages: list[Page], bodies, concurrency: int, *, requests
     before = metrics() if metrics else None
     cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     with Sampler(metrics, nvml) as sampler:
-        outcomes, wall, max_in_flight = asyncio.run(_level(base_url, bodies, by_name, concurrency,
+        outcomes, wall, max_in_flight = asyncio.run(_level(base_url, bodies, concurrency,
                                                            requests=requests, duration=duration,
                                                            headers=headers, timeout=timeout))
     cpu1 = resource.getrusage(resource.RUSAGE_SELF)
@@ -517,7 +517,7 @@ def run(base_url: str, pages: list[Page], *, levels=(1, 2, 4, 8), requests=None,
     has_metrics = metrics() is not None
     warm = None
     if warmup:
-        warm = asyncio.run(_level(base_url, bodies, None, 1, requests=warmup, headers=headers, timeout=timeout))
+        warm = asyncio.run(_level(base_url, bodies, 1, requests=warmup, headers=headers, timeout=timeout))
     results = []
     for c in levels:
         n = requests if requests is not None or duration else max(len(pages), 4 * c)
