@@ -486,17 +486,30 @@ def compare_baseline(doc: dict, base: dict, tolerance: float) -> list[str]:
     return problems
 
 
+METRICS_MAX = 16 * 2**20     # vLLM's /metrics, histograms and all, is some hundreds of KiB
+
+
 def metrics_reader(base_url: str, headers: dict | None = None):
-    """A function returning the server's /metrics text, or None where it has none (transformers serve)."""
+    """A function returning the server's /metrics text, or None where it has none (transformers serve) or
+    sends more than METRICS_MAX; its close() ends the connection."""
     client = httpx.Client(base_url=base_url, headers=headers or {}, timeout=30, trust_env=False)
 
     def read():
         try:
-            r = client.get("/metrics")
+            with client.stream("GET", "/metrics") as r:
+                if r.status_code != 200:
+                    return None
+                out, seen = [], 0
+                for part in r.iter_bytes():
+                    seen += len(part)
+                    if seen > METRICS_MAX:
+                        return None
+                    out.append(part)
         except httpx.HTTPError:
             return None
-        return r.text if r.status_code == 200 else None
+        return b"".join(out).decode("utf-8", "replace")
 
+    read.close = client.close
     return read
 
 
@@ -514,15 +527,18 @@ def run(base_url: str, pages: list[Page], *, levels=(1, 2, 4, 8), requests=None,
     make = body or (lambda p: request_body(p, model=model, prompt=prompt, max_tokens=max_tokens, extra=extra))
     bodies = [(p.name, make(p)) for p in pages]
     metrics = metrics_reader(base_url, headers)
-    has_metrics = metrics() is not None
-    warm = None
-    if warmup:
-        warm = asyncio.run(_level(base_url, bodies, 1, requests=warmup, headers=headers, timeout=timeout))
-    results = []
-    for c in levels:
-        n = requests if requests is not None or duration else max(len(pages), 4 * c)
-        results.append(run_level(base_url, pages, bodies, c, requests=n, duration=duration, headers=headers,
-                                 metrics=metrics if has_metrics else None, nvml=nvml, timeout=timeout))
+    try:
+        has_metrics = metrics() is not None
+        warm = None
+        if warmup:
+            warm = asyncio.run(_level(base_url, bodies, 1, requests=warmup, headers=headers, timeout=timeout))
+        results = []
+        for c in levels:
+            n = requests if requests is not None or duration else max(len(pages), 4 * c)
+            results.append(run_level(base_url, pages, bodies, c, requests=n, duration=duration, headers=headers,
+                                     metrics=metrics if has_metrics else None, nvml=nvml, timeout=timeout))
+    finally:
+        metrics.close()
     doc = {"server": base_url, "model": model, "backend": backend, "prompt": prompt,
            "extra_body": extra, "through": "api",
            "warmup": {"requests": warmup, "errors": sum(1 for o in warm[0] if not o.ok) if warm else 0},

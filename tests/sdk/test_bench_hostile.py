@@ -14,8 +14,8 @@ class Hostile:
     """Answers every POST with (status, content-type, body); `endless` keeps sending `body` until the
     client hangs up, and counts what it managed to send."""
 
-    def __init__(self, status, ctype, body: bytes, endless=False):
-        self.sent = 0
+    def __init__(self, status, ctype, body: bytes, endless=False, metrics_endless=False):
+        self.sent = self.metrics_sent = 0
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -25,9 +25,20 @@ class Hostile:
                 pass
 
             def do_GET(self):
-                self.send_response(404)
-                self.send_header("Content-Length", "0")
+                if not metrics_endless:
+                    self.send_response(404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain")
                 self.end_headers()
+                try:
+                    while True:
+                        self.wfile.write(b"# HELP x y\n" * 4096)
+                        server.metrics_sent += 12 * 4096
+                except OSError:
+                    return
 
             def do_POST(self):
                 self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -102,3 +113,13 @@ def test_an_answer_without_end_is_read_only_up_to_its_bound(status, ctype, body)
     lv = doc["levels"][0]
     assert lv["errors"] == 1 and lv["pages"] == 0, lv
     assert srv.sent < bench.ANSWER_MAX + 64 * 2**20       # stopped near the bound, not at the timeout
+
+
+def test_a_metrics_page_without_end_is_dropped_not_read_forever():
+    page = pages_mod.sample_pages()[:1]
+    body = b'data: {"choices": [{"delta": {"content": "a"}}]}\n\ndata: [DONE]\n\n'
+    with Hostile(200, SSE, body, metrics_endless=True) as srv:
+        doc = bench.run(srv.url, page, levels=(1,), requests=1, warmup=0, timeout=30)
+    lv = doc["levels"][0]
+    assert lv["pages"] == 1 and lv["spec_decode"]["why"] == "no /metrics read"
+    assert srv.metrics_sent < bench.METRICS_MAX + 64 * 2**20
