@@ -71,6 +71,8 @@ def run_bench(*, host=None, inventory=None, server_url=None, name=None, api_key=
         raise UsageError(f"--backend {backend!r}: choose {', '.join(sdk_bench.driver.CONFIG_FOR)}")
     if report and not str(report).endswith((".html", ".htm")):
         raise UsageError(f"--report {report}: give a file name ending in .html")
+    if report and not Path(report).parent.is_dir():      # said now, not after the whole run
+        raise UsageError(f"--report {report}: no directory {Path(report).parent}")
     base = _baseline(baseline) if baseline else None
     page_list = pages_mod.user_pages(pages) if pages else pages_mod.sample_pages()
     options = dict(levels=levels, requests=requests, duration=duration, warmup=warmup, prompt=prompt or sdk_bench.PROMPT,
@@ -99,8 +101,11 @@ def run_bench(*, host=None, inventory=None, server_url=None, name=None, api_key=
     if report:
         from ..report.html import bench_report
 
-        Path(report).write_text(bench_report(doc, {p.name: (p.mime, p.image) for p in page_list}),
-                                encoding="utf-8")
+        try:
+            Path(report).write_text(bench_report(doc, {p.name: (p.mime, p.image) for p in page_list}),
+                                    encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--report {report}: {exc.strerror or exc}")
     if as_json:
         print(_json.dumps(doc, indent=2, default=str))
     else:

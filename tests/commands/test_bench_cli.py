@@ -93,6 +93,7 @@ def test_a_server_that_fails_every_request_is_errors_not_pages(sample_pages):
     (["--pages", "/nonexistent/pages"], "no such file or directory"),
     (["--through", "gpu"], "--through 'gpu'"),
     (["--report", "out.txt"], "ending in .html"),
+    (["--report", "/nonexistent/dir/r.html"], "--report /nonexistent/dir/r.html: no directory /nonexistent/dir"),
     (["--baseline", "/nonexistent.json"], "--baseline /nonexistent.json"),
     (["--server-url", "localhost:8000"], "give the server's base URL"),
 ])
