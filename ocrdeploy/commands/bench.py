@@ -170,15 +170,12 @@ def _bench_host(host, inventory, name, page_list, backend, model, accept_new_hos
     return outcome.value
 
 
-def _ms(d):
-    return "/".join("-" if d.get(k) is None else f"{d[k]:.0f}" for k in ("p50", "p95", "p99"))
-
-
 def show(doc, report=None):
     from rich.markup import escape
     from rich.table import Table
 
     from ..provision.report import console
+    from ..report.html import percentiles_ms
 
     con = console()
     t = Table(title=f"bench: {escape(safe(doc.get('target') or doc['server']))} ({escape(safe(doc['model']))}, "
@@ -189,7 +186,8 @@ def show(doc, report=None):
     for lv in doc["levels"]:
         gpu = lv["gpu"]
         t.add_row(str(lv["concurrency"]), str(lv["pages"]), str(lv["errors"]), f"{lv['pages_per_min']:.1f}",
-                  f"{lv['output_tokens_per_s']:.1f}", _ms(lv["ttft_ms"]), _ms(lv["e2el_ms"]),
+                  f"{lv['output_tokens_per_s']:.1f}", percentiles_ms(lv["ttft_ms"], "/"),
+                  percentiles_ms(lv["e2el_ms"], "/"),
                   "-" if lv["accuracy"] is None else f"{lv['accuracy']:.1%}",
                   "-" if lv["accept_length"] is None else f"{lv['accept_length']:.2f}",
                   f"{lv['client_in_flight_max']}" + (f" (server {lv['server_running_max']:.0f})"
