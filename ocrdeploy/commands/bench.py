@@ -40,6 +40,9 @@ def _baseline(path):
         raise UsageError(f"--baseline {path}: not a JSON document ({exc})")
     if not isinstance(doc, dict) or not isinstance(doc.get("verdict"), dict):
         raise UsageError(f"--baseline {path}: not an `inv bench --json` document (no verdict)")
+    figure = doc["verdict"].get("pages_per_min")
+    if figure is not None and (isinstance(figure, bool) or not isinstance(figure, (int, float))):
+        raise UsageError(f"--baseline {path}: its verdict's pages_per_min {str(figure)[:40]!r} is not a number")
     return doc
 
 
@@ -68,6 +71,8 @@ def run_bench(*, host=None, inventory=None, server_url=None, name=None, api_key=
         raise UsageError(f"--backend {backend!r}: choose {', '.join(sdk_bench.driver.CONFIG_FOR)}")
     if report and not str(report).endswith((".html", ".htm")):
         raise UsageError(f"--report {report}: give a file name ending in .html")
+    if report and not Path(report).parent.is_dir():      # said now, not after the whole run
+        raise UsageError(f"--report {report}: no directory {Path(report).parent}")
     base = _baseline(baseline) if baseline else None
     page_list = pages_mod.user_pages(pages) if pages else pages_mod.sample_pages()
     options = dict(levels=levels, requests=requests, duration=duration, warmup=warmup, prompt=prompt or sdk_bench.PROMPT,
@@ -96,19 +101,16 @@ def run_bench(*, host=None, inventory=None, server_url=None, name=None, api_key=
     if report:
         from ..report.html import bench_report
 
-        Path(report).write_text(bench_report(doc, {p.name: (p.mime, p.image) for p in page_list}),
-                                encoding="utf-8")
+        try:
+            Path(report).write_text(bench_report(doc, {p.name: (p.mime, p.image) for p in page_list}),
+                                    encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--report {report}: {exc.strerror or exc}")
     if as_json:
         print(_json.dumps(doc, indent=2, default=str))
     else:
         show(doc, report)
     return code
-
-
-def _local(url: str) -> bool:
-    from urllib.parse import urlsplit
-
-    return urlsplit(url).hostname in ("127.0.0.1", "localhost", "::1")
 
 
 def _model_for(url, api_key, model):
@@ -129,8 +131,7 @@ def _model_for(url, api_key, model):
 
 def _bench_url(url, page_list, *, backend, model, nvml=None, **options):
     model = _model_for(url, options.get("api_key"), model)
-    return sdk_bench.run(url, page_list, backend=backend, model=model,
-                         nvml=_local(url) if nvml is None else nvml, **options)
+    return sdk_bench.run(url, page_list, backend=backend, model=model, nvml=nvml, **options)
 
 
 def _bench_host(host, inventory, name, page_list, backend, model, accept_new_host_keys, connect_timeout, options):
@@ -169,15 +170,12 @@ def _bench_host(host, inventory, name, page_list, backend, model, accept_new_hos
     return outcome.value
 
 
-def _ms(d):
-    return "/".join("-" if d.get(k) is None else f"{d[k]:.0f}" for k in ("p50", "p95", "p99"))
-
-
 def show(doc, report=None):
     from rich.markup import escape
     from rich.table import Table
 
     from ..provision.report import console
+    from ..report.html import percentiles_ms
 
     con = console()
     t = Table(title=f"bench: {escape(safe(doc.get('target') or doc['server']))} ({escape(safe(doc['model']))}, "
@@ -188,7 +186,8 @@ def show(doc, report=None):
     for lv in doc["levels"]:
         gpu = lv["gpu"]
         t.add_row(str(lv["concurrency"]), str(lv["pages"]), str(lv["errors"]), f"{lv['pages_per_min']:.1f}",
-                  f"{lv['output_tokens_per_s']:.1f}", _ms(lv["ttft_ms"]), _ms(lv["e2el_ms"]),
+                  f"{lv['output_tokens_per_s']:.1f}", percentiles_ms(lv["ttft_ms"], "/"),
+                  percentiles_ms(lv["e2el_ms"], "/"),
                   "-" if lv["accuracy"] is None else f"{lv['accuracy']:.1%}",
                   "-" if lv["accept_length"] is None else f"{lv['accept_length']:.2f}",
                   f"{lv['client_in_flight_max']}" + (f" (server {lv['server_running_max']:.0f})"

@@ -14,6 +14,13 @@ _PORT = re.compile(r"^((?:[^:\[\]]|\[[^\]]*\])+):([0-9]+)$")
 _BRACKETED_PORT = re.compile(r"^\[([^\[\]]+)\]:([0-9]+)$")
 
 
+def is_port(value) -> bool:
+    """1-65535, given as a whole number or as ASCII digits (no sign, no space, no other script's digits)."""
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        value = int(value)
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 65535
+
+
 class RangeError(ValueError):
     """A range that cannot be expanded; the message says why, the caller says where."""
 

@@ -385,9 +385,7 @@ class _Parser:
                 except TooLarge as exc:
                     self.fail(vars_, key, f"{owner}: {key} {exc}")
             if key in _INT_VARS:
-                ok = isinstance(value, int) and not isinstance(value, bool) or (
-                    isinstance(value, str) and value.isascii() and value.isdigit())
-                if not ok or not 1 <= int(value) <= 65535:
+                if not hostranges.is_port(value):
                     self.fail(vars_, key, f"{owner}: {key} must be a port number 1-65535, got {value!r}")
             elif key in _STR_VARS and value is not None and not isinstance(value, (str, int, float)):
                 self.fail(vars_, key, f"{owner}: {key} must be a string, got {type(value).__name__}")

@@ -12,6 +12,8 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 
+from . import hostranges
+
 _WHY_IGNORED = {
     "controlmaster": "one connection per host is opened and reused for the whole run anyway",
     "controlpersist": "one connection per host is opened and reused for the whole run anyway",
@@ -73,7 +75,7 @@ def jump_hops(spec: str | None) -> list[Hop]:
                 raise SSHArgsError(f"jump host {part!r}: an IPv6 address is written in brackets, [{rest}]")
         if not host or any(c.isspace() or not c.isprintable() for c in host + user):
             raise SSHArgsError(f"jump host {part!r}: not [user@]host[:port]")
-        if port and not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        if port and not hostranges.is_port(port):
             raise SSHArgsError(f"jump host {part!r}: the port {port!r} is not a number 1-65535")
         hops.append(Hop(user or None, host, int(port or 22)))
     return hops
@@ -105,7 +107,7 @@ def parse_ssh_args(text: str) -> SSHArgs:
         elif word == "-i":
             out.identity_file = value
         elif word == "-p":
-            out.port = _number(value, "-p")
+            out.port = _port(value, "-p")
         elif word == "-l":
             out.user = value
         elif word == "-C":
@@ -141,7 +143,7 @@ def _option(out: SSHArgs, text: str):
     elif low == "identityfile":
         out.identity_file = value
     elif low == "port":
-        out.port = _number(value, shown)
+        out.port = _port(value, shown)
     elif low == "user":
         out.user = value
     elif low == "serveraliveinterval":
@@ -153,6 +155,12 @@ def _option(out: SSHArgs, text: str):
     else:
         why = _WHY_IGNORED.get(f"{low}={value.lower()}") or _WHY_IGNORED.get(low) or "paramiko cannot do it"
         out.ignored.append(f"{shown} ({why})")
+
+
+def _port(value: str, what: str) -> int:
+    if not hostranges.is_port(value):
+        raise SSHArgsError(f"{what}: expected a port number 1-65535, got {value!r}")
+    return int(value)
 
 
 def _number(value: str, what: str) -> int:

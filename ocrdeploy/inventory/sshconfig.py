@@ -18,6 +18,8 @@ import shlex
 import sys
 from pathlib import Path
 
+from . import hostranges
+
 ENV_VAR = "OCRDEPLOY_SSH_CONFIG"
 _EVALUATED = {"all", "canonical", "final", "exec", "host", "originalhost", "user", "localuser"}
 _NO_ARGUMENT = {"all", "canonical", "final"}
@@ -96,7 +98,7 @@ def host_from_ssh_config(name: str, base_vars: dict | None = None):
     hvars["ansible_host"] = found.get("hostname", name)
     if "port" in found:
         port = found["port"]
-        if not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        if not hostranges.is_port(port):
             from ..errors import UsageError
 
             raise UsageError(f"{path}: Host {name}: Port {port!r} is not a port number 1-65535")

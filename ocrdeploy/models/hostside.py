@@ -448,6 +448,16 @@ def _partial_bytes(paths):
     return total
 
 
+def check_space_for(dest, sizes, finals, partials):
+    """check_space for the files of a listing ({name: size}) not yet there at their size, less what their
+    resumable partial files ({name: path}) already hold; returns the listing's total bytes."""
+    done = {n for n, size in sizes.items() if size and os.path.isfile(finals[n]) and os.path.getsize(finals[n]) == size}
+    total = sum(v for v in sizes.values() if v)
+    check_space(dest, total - sum(sizes[n] for n in done)
+                - _partial_bytes(p for n, p in partials.items() if n not in done))
+    return total
+
+
 LISTING_MAX = 32 << 20       # a hub's JSON answer (a file listing, repo info): far above any real one
 
 
@@ -523,18 +533,19 @@ def fetch_hf(spec, dest, endpoint=None, revision=None, offline=False, cache=None
     paths = {n: (inside(dest, n), inside(dest, ".cache/ocrdeploy/%s.part" % n) if n in lfs else None)
              for n in sizes}
     os.makedirs(dest, exist_ok=True)
-    have = sum(os.path.getsize(paths[n][0]) for n in sizes
-               if os.path.isfile(paths[n][0]) and os.path.getsize(paths[n][0]) == sizes[n])
-    total = sum(v for v in sizes.values() if v)
-    check_space(dest, total - have - _partial_bytes(paths[n][1] for n in lfs if not (
-        os.path.isfile(paths[n][0]) and os.path.getsize(paths[n][0]) == sizes[n])))
+    total = check_space_for(dest, sizes, {n: f for n, (f, _) in paths.items()},
+                            {n: paths[n][1] for n in lfs})
     with Watch("download:" + spec["name"], dest, total, 0):
         # The large (LFS) files first, through a .part file that the next run resumes: the hub client
         # downloads into a per-process temporary file, so an interrupted run would start them over.
         for name, sha in sorted(lfs.items()):
             final, part = paths[name]
             if os.path.isfile(final) and os.path.getsize(final) == sizes.get(name):
-                continue
+                # the same size is not the same bytes (a weight written in place), and the hub client
+                # trusts its own record for a file changed within a second of it: the hash decides
+                if hash_files([final], cache, label="sha256:" + spec["name"])[final]["sha256"] == sha:
+                    continue
+                os.unlink(final)
             url = hf_hub_url(spec["repo"], name, revision=info.sha, endpoint=endpoint)
             download_resumable(url, part, final, headers=build_hf_headers(), total=sizes.get(name))
             got = hash_files([final], cache, label="sha256:" + spec["name"])[final]["sha256"]
@@ -627,10 +638,7 @@ def fetch_modelscope(spec, dest, model_id, endpoint=None, revision=None, listing
     sizes = {n: s for n, (s, _) in files.items()}
     shas = {n: h for n, (_, h) in files.items() if h}
     os.makedirs(dest, exist_ok=True)
-    have = sum(sizes[n] for n in sizes if sizes[n] and os.path.isfile(paths[n])
-               and os.path.getsize(paths[n]) == sizes[n])
-    total = sum(v for v in sizes.values() if v)
-    check_space(dest, total - have - _partial_bytes(p + ".incomplete" for n, p in paths.items() if sizes[n]))
+    total = check_space_for(dest, sizes, paths, {n: p + ".incomplete" for n, p in paths.items() if sizes[n]})
     import modelscope_hub
     from modelscope_hub import HubApi
 

@@ -125,8 +125,9 @@ def _checks(checks) -> str:
     return '<table class="grid"><tr><th>check</th><th>result</th><th>detail</th></tr>' + "".join(rows) + "</table>"
 
 
-def _ms(d) -> str:
-    return " / ".join("-" if d.get(k) is None else f"{d[k]:.0f}" for k in ("p50", "p95", "p99"))
+def percentiles_ms(d: dict, sep: str = " / ") -> str:
+    """A level's p50/p95/p99 in whole ms, "-" where there is none (the terminal table shares it)."""
+    return sep.join("-" if d.get(k) is None else f"{d[k]:.0f}" for k in ("p50", "p95", "p99"))
 
 
 def bench_report(doc: dict, images: dict) -> str:
@@ -150,7 +151,7 @@ def bench_report(doc: dict, images: dict) -> str:
     for lv in doc["levels"]:
         gpu = lv.get("gpu")
         cells = (lv["concurrency"], lv["pages"], lv["errors"], f"{lv['pages_per_min']:.1f}",
-                 f"{lv['output_tokens_per_s']:.1f}", _ms(lv["ttft_ms"]), _ms(lv["e2el_ms"]),
+                 f"{lv['output_tokens_per_s']:.1f}", percentiles_ms(lv["ttft_ms"]), percentiles_ms(lv["e2el_ms"]),
                  "-" if lv["accuracy"] is None else f"{lv['accuracy']:.1%}",
                  "-" if lv["accept_length"] is None else lv["accept_length"],
                  f"{lv.get('client_in_flight_max')} ({'-' if lv.get('server_running_max') is None else int(lv['server_running_max'])})",

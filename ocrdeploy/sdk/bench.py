@@ -140,6 +140,55 @@ class Outcome:
     score: dict | None = None
 
 
+# The most of one answer read: 1024 output tokens streamed are some 200 KiB; an error page is cut shorter.
+ANSWER_MAX = 4 * 2**20
+ERROR_MAX = 64 * 2**10
+
+
+class _Malformed(ValueError):
+    """An answer no OpenAI-compatible server sends: one request's error, never the run's traceback."""
+
+
+async def _lines(r, limit: int):
+    """The answer's lines, from at most `limit` bytes: a server that never ends a line or the stream is cut."""
+    buf, seen = b"", 0
+    async for part in r.aiter_bytes():
+        seen += len(part)
+        if seen > limit:
+            raise _Malformed(f"answer longer than {limit // 2**20} MiB")
+        buf += part
+        *done, buf = buf.split(b"\n")
+        for line in done:
+            yield line.rstrip(b"\r").decode("utf-8", "replace")
+    if buf:
+        yield buf.decode("utf-8", "replace")
+
+
+async def _read(r, limit: int, cut: bool = False) -> str:
+    """The whole body up to `limit` bytes; beyond it an error, or (cut) the first `limit` bytes."""
+    out, seen = [], 0
+    async for part in r.aiter_bytes():
+        seen += len(part)
+        out.append(part)
+        if seen > limit:
+            if cut:
+                break
+            raise _Malformed(f"answer longer than {limit // 2**20} MiB")
+    return b"".join(out)[:limit].decode("utf-8", "replace")
+
+
+def _obj(value, what: str) -> dict:
+    if not isinstance(value, dict):
+        raise _Malformed(f"{what} is not a JSON object: {str(value)[:80]}")
+    return value
+
+
+def _count(usage) -> int | None:
+    """completion_tokens where it is a count, else None (the chunks are counted then)."""
+    n = _obj(usage or {}, "usage").get("completion_tokens")
+    return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None
+
+
 async def send(client: httpx.AsyncClient, body: dict, page: str) -> Outcome:
     """One streamed chat completion, timed: TTFT at the first content, E2EL at the end of the stream."""
     start = time.perf_counter()
@@ -147,53 +196,53 @@ async def send(client: httpx.AsyncClient, body: dict, page: str) -> Outcome:
     try:
         async with client.stream("POST", "/v1/chat/completions", json=body) as r:
             if r.status_code >= 400:
-                raw = (await r.aread()).decode("utf-8", "replace")
+                raw = await _read(r, ERROR_MAX, cut=True)
                 try:
                     err = json.loads(raw).get("error")
-                    message = err.get("message") if isinstance(err, dict) else str(err or raw)
+                    message = err.get("message") if isinstance(err, dict) else (err or raw)
                 except (ValueError, AttributeError):
-                    message = raw[:300]
+                    message = raw
                 return Outcome(page, False, start, time.perf_counter(), error_kind=f"HTTP {r.status_code}",
-                               error=(message or r.reason_phrase)[:300])
+                               error=str(message or r.reason_phrase)[:300])
             if r.headers.get("content-type", "").startswith("application/json"):
                 # a server that does not stream (the body's "stream" ignored): timed whole, no TTFT
-                data = json.loads(await r.aread())
-                choice = (data.get("choices") or [{}])[0]
-                text = (choice.get("message") or {}).get("content") or choice.get("text") or ""
-                tokens = (data.get("usage") or {}).get("completion_tokens")
+                data = _obj(json.loads(await _read(r, ANSWER_MAX)), "the answer")
+                choice = _obj((data.get("choices") or [{}])[0], "a choice")
+                text = _obj(choice.get("message") or {}, "a message").get("content") or choice.get("text") or ""
+                tokens = _count(data.get("usage"))
                 return Outcome(page, True, start, time.perf_counter(), None, tokens, "usage" if tokens is not None
-                               else None, text)
-            async for line in r.aiter_lines():
+                               else None, str(text))
+            async for line in _lines(r, ANSWER_MAX):
                 if not line.startswith("data:"):
                     continue
                 data = line[5:].strip()
                 if data == "[DONE]":
                     break
-                chunk = json.loads(data)
+                chunk = _obj(json.loads(data), "a stream chunk")
                 if chunk.get("error"):
                     err = chunk["error"]
                     return Outcome(page, False, start, time.perf_counter(), ttft, error_kind="error in stream",
                                    error=str(err.get("message") if isinstance(err, dict) else err)[:300])
                 if chunk.get("usage"):
-                    usage = chunk["usage"]
+                    usage = _obj(chunk["usage"], "usage")
                 for choice in chunk.get("choices") or []:
-                    delta = choice.get("delta") or {}
+                    delta = _obj(_obj(choice, "a choice").get("delta") or {}, "a delta")
                     piece = delta.get("content") or ""
                     if piece or delta.get("reasoning_content"):
                         if ttft is None:
                             ttft = time.perf_counter() - start
                         chunks += 1
-                    text.append(piece)
+                    text.append(str(piece))
     except httpx.TimeoutException as exc:
         return Outcome(page, False, start, time.perf_counter(), ttft, error_kind="timeout", error=str(exc) or "timeout")
     except httpx.HTTPError as exc:
         return Outcome(page, False, start, time.perf_counter(), ttft, error_kind="connection",
                        error=f"{type(exc).__name__}: {exc}"[:300])
-    except ValueError as exc:
+    except (ValueError, TypeError, IndexError, KeyError) as exc:    # _Malformed too
         return Outcome(page, False, start, time.perf_counter(), ttft, error_kind="not an OpenAI stream",
                        error=str(exc)[:300])
     end = time.perf_counter()
-    tokens = (usage or {}).get("completion_tokens")
+    tokens = _count(usage)
     return Outcome(page, True, start, end, ttft, tokens if tokens is not None else chunks,
                    "usage" if tokens is not None else "chunks", "".join(text))
 
@@ -302,7 +351,7 @@ def percentiles(values: list[float]) -> dict:
     return {f"p{int(q * 100)}": round(at(q) * 1000, 2) for q in (0.5, 0.95, 0.99)}
 
 
-async def _level(base_url, bodies, pages_by_name, concurrency, *, requests=None, duration=None, headers=None,
+async def _level(base_url, bodies, concurrency, *, requests=None, duration=None, headers=None,
                  timeout=600.0):
     """Up to `concurrency` requests in flight, from the bodies in turn, until `requests` were sent or
     `duration` seconds passed (those in flight then finish and count)."""
@@ -343,7 +392,7 @@ def run_level(base_url, pages: list[Page], bodies, concurrency: int, *, requests
     before = metrics() if metrics else None
     cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     with Sampler(metrics, nvml) as sampler:
-        outcomes, wall, max_in_flight = asyncio.run(_level(base_url, bodies, by_name, concurrency,
+        outcomes, wall, max_in_flight = asyncio.run(_level(base_url, bodies, concurrency,
                                                            requests=requests, duration=duration,
                                                            headers=headers, timeout=timeout))
     cpu1 = resource.getrusage(resource.RUSAGE_SELF)
@@ -437,17 +486,30 @@ def compare_baseline(doc: dict, base: dict, tolerance: float) -> list[str]:
     return problems
 
 
+METRICS_MAX = 16 * 2**20     # vLLM's /metrics, histograms and all, is some hundreds of KiB
+
+
 def metrics_reader(base_url: str, headers: dict | None = None):
-    """A function returning the server's /metrics text, or None where it has none (transformers serve)."""
+    """A function returning the server's /metrics text, or None where it has none (transformers serve) or
+    sends more than METRICS_MAX; its close() ends the connection."""
     client = httpx.Client(base_url=base_url, headers=headers or {}, timeout=30, trust_env=False)
 
     def read():
         try:
-            r = client.get("/metrics")
+            with client.stream("GET", "/metrics") as r:
+                if r.status_code != 200:
+                    return None
+                out, seen = [], 0
+                for part in r.iter_bytes():
+                    seen += len(part)
+                    if seen > METRICS_MAX:
+                        return None
+                    out.append(part)
         except httpx.HTTPError:
             return None
-        return r.text if r.status_code == 200 else None
+        return b"".join(out).decode("utf-8", "replace")
 
+    read.close = client.close
     return read
 
 
@@ -465,15 +527,18 @@ def run(base_url: str, pages: list[Page], *, levels=(1, 2, 4, 8), requests=None,
     make = body or (lambda p: request_body(p, model=model, prompt=prompt, max_tokens=max_tokens, extra=extra))
     bodies = [(p.name, make(p)) for p in pages]
     metrics = metrics_reader(base_url, headers)
-    has_metrics = metrics() is not None
-    warm = None
-    if warmup:
-        warm = asyncio.run(_level(base_url, bodies, None, 1, requests=warmup, headers=headers, timeout=timeout))
-    results = []
-    for c in levels:
-        n = requests if requests is not None or duration else max(len(pages), 4 * c)
-        results.append(run_level(base_url, pages, bodies, c, requests=n, duration=duration, headers=headers,
-                                 metrics=metrics if has_metrics else None, nvml=nvml, timeout=timeout))
+    try:
+        has_metrics = metrics() is not None
+        warm = None
+        if warmup:
+            warm = asyncio.run(_level(base_url, bodies, 1, requests=warmup, headers=headers, timeout=timeout))
+        results = []
+        for c in levels:
+            n = requests if requests is not None or duration else max(len(pages), 4 * c)
+            results.append(run_level(base_url, pages, bodies, c, requests=n, duration=duration, headers=headers,
+                                     metrics=metrics if has_metrics else None, nvml=nvml, timeout=timeout))
+    finally:
+        metrics.close()
     doc = {"server": base_url, "model": model, "backend": backend, "prompt": prompt,
            "extra_body": extra, "through": "api",
            "warmup": {"requests": warmup, "errors": sum(1 for o in warm[0] if not o.ok) if warm else 0},

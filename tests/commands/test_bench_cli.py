@@ -93,6 +93,7 @@ def test_a_server_that_fails_every_request_is_errors_not_pages(sample_pages):
     (["--pages", "/nonexistent/pages"], "no such file or directory"),
     (["--through", "gpu"], "--through 'gpu'"),
     (["--report", "out.txt"], "ending in .html"),
+    (["--report", "/nonexistent/dir/r.html"], "--report /nonexistent/dir/r.html: no directory /nonexistent/dir"),
     (["--baseline", "/nonexistent.json"], "--baseline /nonexistent.json"),
     (["--server-url", "localhost:8000"], "give the server's base URL"),
 ])
@@ -100,6 +101,15 @@ def test_bad_input_is_one_line_and_exit_2(args, message):
     p = bench("--server-url", "http://127.0.0.1:9", *args) if "--server-url" not in args else bench(*args)
     assert p.returncode == 2, p.stdout + p.stderr
     assert message in p.stderr and "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("verdict", ['"fast"', '{"pages_per_min": "fast"}', '{"pages_per_min": true}',
+                                     '{"pages_per_min": [1]}'])
+def test_a_baseline_whose_figure_is_not_a_number_is_bad_input(verdict, tmp_path):
+    (tmp_path / "base.json").write_text('{"verdict": %s}' % verdict)
+    p = bench("--server-url", "http://127.0.0.1:9", "--baseline", tmp_path / "base.json")
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "--baseline" in p.stderr and "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
 
 
 def test_bench_a_service_inv_serve_started_on_the_host(tmp_path):

@@ -31,6 +31,8 @@ def test_what_it_cannot_do_is_named_with_the_reason():
     ("-o ConnectTimeout=soon", "expected a whole number"),
     ("-o ProxyJump", "expected Key=Value"),
     ("-o 'ProxyCommand=ssh -W", "cannot split"),
+    ("-p 70000", "-p: expected a port number 1-65535"),
+    ("-o Port=0", "expected a port number 1-65535"),
 ])
 def test_malformed_args(text, message):
     with pytest.raises(SSHArgsError, match=message):

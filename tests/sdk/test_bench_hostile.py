@@ -1,0 +1,125 @@
+"""A server that answers the bench's request with what no OpenAI server sends: each answer is one request's
+error of its kind, never a traceback, and the bench reads no more of it than it bounds (real HTTP on
+127.0.0.1, the bodies written by hand below)."""
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from ocrdeploy.sdk import bench, pages as pages_mod
+
+
+class Hostile:
+    """Answers every POST with (status, content-type, body); `endless` keeps sending `body` until the
+    client hangs up, and counts what it managed to send."""
+
+    def __init__(self, status, ctype, body: bytes, endless=False, metrics_endless=False):
+        self.sent = self.metrics_sent = 0
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                if not metrics_endless:
+                    self.send_response(404)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain")
+                self.end_headers()
+                try:
+                    while True:
+                        self.wfile.write(b"# HELP x y\n" * 4096)
+                        server.metrics_sent += 12 * 4096
+                except OSError:
+                    return
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                if not endless:
+                    self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                try:
+                    while True:
+                        self.wfile.write(body)
+                        server.sent += len(body)
+                        if not endless:
+                            return
+                except OSError:
+                    return
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.httpd.handle_error = lambda *a: None
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def __enter__(self):
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+SSE = "text/event-stream"
+
+
+@pytest.mark.parametrize("status,ctype,body", [
+    (200, SSE, b"data: 1\n\n"),                                            # a chunk that is not an object
+    (200, SSE, b'data: {"choices": ["x"]}\n\n'),                           # a choice that is not an object
+    (200, SSE, b'data: {"choices": [{"delta": "x"}]}\n\n'),
+    (200, SSE, b'data: {"usage": 5}\n\ndata: [DONE]\n\n'),                 # usage that is not an object
+    (200, "application/json", b"[1, 2]"),                                  # an answer that is not an object
+    (200, "application/json", b'{"choices": [1]}'),
+    (500, "application/json", b'{"error": {"message": 5}}'),
+])
+def test_a_malformed_answer_is_one_error_not_a_traceback(status, ctype, body):
+    page = pages_mod.sample_pages()[:1]
+    with Hostile(status, ctype, body) as srv:
+        doc = bench.run(srv.url, page, levels=(1,), requests=1, warmup=0)
+    lv = doc["levels"][0]
+    assert lv["errors"] == 1 and lv["pages"] == 0, lv
+    assert not doc["verdict"]["passed"]
+
+
+def test_a_token_count_that_is_not_a_number_is_not_taken():
+    page = pages_mod.sample_pages()[:1]
+    body = b'data: {"choices": [{"delta": {"content": "a"}}]}\n\ndata: {"usage": {"completion_tokens": "many"}}\n\n'
+    with Hostile(200, SSE, body) as srv:
+        doc = bench.run(srv.url, page, levels=(1,), requests=1, warmup=0)
+    lv = doc["levels"][0]
+    assert lv["pages"] == 1 and lv["output_tokens"] == 1 and lv["tokens_from"] == ["chunks"]
+
+
+@pytest.mark.parametrize("status,ctype,body", [
+    (500, "text/plain", b"x" * 65536),                     # an error page without end
+    (200, "application/json", b"{" * 65536),               # an unstreamed answer without end
+    (200, SSE, b"data: " + b"y" * 65530),                  # one SSE line without end
+    (200, SSE, b'data: {"choices": [{"delta": {"content": "' + b"z" * 4000 + b'"}}]}\n\n'),  # a stream without end
+])
+def test_an_answer_without_end_is_read_only_up_to_its_bound(status, ctype, body):
+    page = pages_mod.sample_pages()[:1]
+    with Hostile(status, ctype, body, endless=True) as srv:
+        doc = bench.run(srv.url, page, levels=(1,), requests=1, warmup=0, timeout=30)
+    lv = doc["levels"][0]
+    assert lv["errors"] == 1 and lv["pages"] == 0, lv
+    assert srv.sent < bench.ANSWER_MAX + 64 * 2**20       # stopped near the bound, not at the timeout
+
+
+def test_a_metrics_page_without_end_is_dropped_not_read_forever():
+    page = pages_mod.sample_pages()[:1]
+    body = b'data: {"choices": [{"delta": {"content": "a"}}]}\n\ndata: [DONE]\n\n'
+    with Hostile(200, SSE, body, metrics_endless=True) as srv:
+        doc = bench.run(srv.url, page, levels=(1,), requests=1, warmup=0, timeout=30)
+    lv = doc["levels"][0]
+    assert lv["pages"] == 1 and lv["spec_decode"]["why"] == "no /metrics read"
+    assert srv.metrics_sent < bench.METRICS_MAX + 64 * 2**20
