@@ -16,6 +16,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from ..checks.requirements import DEEPSEEK_PYTHON
 from ..errors import UsageError
+from ..provision.command import Command
 from ..provision.kinds import (TOOLS_ENV, GitClone, ManagedPython, PipInstall, RecordedCheck, Venv, satisfied,
                                venv_python)
 from ..provision.pip_index import check_url, index_urls, masked, own_index
