@@ -65,7 +65,7 @@ def test_a_changed_key_is_refused_whatever_points_at_dev_null(lab, host, tmp_pat
     for _ in range(2):          # before: "recorded" to /dev/null and accepted on every run
         p = cli(["facts", "-H", "h", "--accept-new-host-keys", "--json"], inv, kh)
         assert p.returncode == 1, p.stdout + p.stderr
-        assert "CHANGED" in json.loads(p.stdout)["h"]["error"]
+        assert "CHANGED" in json.loads(p.stdout)["hosts"]["h"]["error"]
     first = value.split()[0]
     if first == str(empty):     # OpenSSH's several files: the second is read too, nothing is dropped
         return
@@ -84,7 +84,7 @@ def test_with_no_usable_known_hosts_the_host_is_refused(lab, host, tmp_path):
     p = subprocess.run([sys.executable, "-m", "ocrdeploy", "facts", "-H", "h", "--accept-new-host-keys", "--json",
                         "--inventory", str(inv)], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
     assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
-    assert json.loads(p.stdout)["h"]["error"].startswith("no known_hosts file to check host keys against: ")
+    assert json.loads(p.stdout)["hosts"]["h"]["error"].startswith("no known_hosts file to check host keys against: ")
     assert (home / ".ssh" / "known_hosts").is_symlink()
 
 
@@ -97,7 +97,7 @@ def test_one_corrupt_known_hosts_line_is_skipped_and_said(lab, host, tmp_path):
     assert p.stderr.count(f"known_hosts {kh}: skipped unreadable line(s) 1 (") == 1
     kh.write_text("127.0.0.9 ssh-ed25519 AAAA!!!not-base64\n")      # and the host's own key is still needed
     p = cli(["facts", "-H", "h", "--json"], inv, kh)
-    assert p.returncode == 1 and "is unknown" in json.loads(p.stdout)["h"]["error"]
+    assert p.returncode == 1 and "is unknown" in json.loads(p.stdout)["hosts"]["h"]["error"]
 
 
 def test_a_malformed_jump_is_that_hosts_line_and_the_others_carry_on(lab, host, tmp_path):
@@ -111,7 +111,7 @@ def test_a_malformed_jump_is_that_hosts_line_and_the_others_carry_on(lab, host, 
                     bare6=lab.inventory_entry(host, ansible_ssh_common_args="-J ::1:22"))
     p = cli(["facts", "-H", "all", "--json"], inv, lab.known_hosts)
     assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr[-3000:]
-    doc = json.loads(p.stdout)
+    doc = json.loads(p.stdout)["hosts"]
     assert doc["good"]["reachable"]
     assert doc["word"]["error"] == (f"ansible_ssh_common_args: jump host '{user}@127.0.0.61:abc': the port 'abc' "
                                     f"is not a number 1-65535")
@@ -127,6 +127,6 @@ def test_an_address_with_spaces_and_a_proxy_command_is_one_line(lab, host, tmp_p
                     good=lab.inventory_entry(host))
     p = cli(["facts", "-H", "all", "--json"], inv, lab.known_hosts)
     assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr[-3000:]
-    doc = json.loads(p.stdout)
+    doc = json.loads(p.stdout)["hosts"]
     assert doc["good"]["reachable"] and not canary.exists()
     assert doc["bad"]["error"].startswith(f"address '127.0.0.61; touch {canary};' is not a host name or IP address")
