@@ -6,6 +6,7 @@ the time to roll two instances, requests failed, router overhead per request (p5
 p50 direct), and the router's resident memory."""
 
 import json
+import os
 import statistics
 import threading
 import time
@@ -18,7 +19,14 @@ import yaml
 from engines import cli, engine_env, free_port
 from tinymodel import make_tiny_llama
 
-pytestmark = pytest.mark.engine
+# Opt-in (OCRDEPLOY_TEST_ROUTER_ROLL=1): on this project's 2-core machines a vLLM CPU engine restarted beside
+# one that serves the client loop sat idle in its start for 10+ minutes after its OpenMP binding (seen
+# 2026-12-01: EngineCore in poll, no log line, 1.9% CPU; a helper's full run took 44 min), which would take
+# most of CI's time.  The same orchestration runs in CI against the real vllm-router binary and stand-in
+# workers (tests/commands/test_router_commands.py, tests/services/test_router_pool.py).
+pytestmark = [pytest.mark.engine,
+              pytest.mark.skipif(os.environ.get("OCRDEPLOY_TEST_ROUTER_ROLL") != "1",
+                                 reason="the two-instance vLLM CPU roll runs with OCRDEPLOY_TEST_ROUTER_ROLL=1")]
 
 
 def _chat(base, text="Say OK.", timeout=120):
