@@ -167,6 +167,12 @@ def main():
             made.append(path)
     tmp = Path(tempfile.mkdtemp(prefix="ocrnoop-"))
     os.chmod(tmp, 0o755)
+    # byte-code as an installed package has it (pip compiles on install): with PYTHONDONTWRITEBYTECODE set
+    # (as on this machine) a source checkout would otherwise compile every module on every run
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "ocrdeploy")], check=True,
+                   stdout=subprocess.DEVNULL)
+    print(f"load average before: {os.getloadavg()[0]:.2f}; byte-code compiled; "
+          f"PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}")
     try:
         wd, src = tmp / "wd", tmp / "src"
         v = provision(wd, src)
