@@ -9,7 +9,7 @@ import types
 # What invoke takes at import time from modules that only a path a plain run never takes uses:
 # unittest.mock (with asyncio, ssl, ...) for MockContext, which only tests build, and invoke's vendored
 # PyYAML (about twenty modules) for reading an invoke.yaml config file, which our users do not have.
-# Together they were about half of invoke's import, and a third of a no-op `ocrdeploy install`.
+# Together they were about half of invoke's import, and a fifth of a no-op `ocrdeploy install`'s CPU time.
 _DEFERRED = {"unittest.mock": "Mock", "invoke.vendor.yaml": "safe_load"}
 
 
@@ -63,8 +63,8 @@ def namespace_for(args: list[str]) -> Collection:
     """The collection a run needs: only the named task when the command line starts with one.
 
     invoke builds a parser context for every task of the collection and deep-copies them all on each
-    parse (Parser's ParseMachine), which for our fifteen tasks with their many flags cost more than a
-    no-op `install` itself.  A run of one task parses against that task alone; its flags, --help and
+    parse (Parser's ParseMachine), which for our fifteen tasks with their many flags was about a tenth of
+    a no-op `install` (cProfile).  A run of one task parses against that task alone; its flags, --help and
     exit codes are the same.  Every task named anywhere on the line is kept (`ocrdeploy facts preflight`
     runs both, as before): invoke only ever recognises a task by its name as a word.  Anything else (no
     task first: a core flag such as --list, --complete or -h) gets the whole collection, as `inv` does."""
