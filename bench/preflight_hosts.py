@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -119,6 +120,7 @@ def main():
         print(f"inv --list: {inv_list:.3f} s (min {inv_min:.3f})")
     finally:
         lab.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
