@@ -167,6 +167,12 @@ def main():
             made.append(path)
     tmp = Path(tempfile.mkdtemp(prefix="ocrnoop-"))
     os.chmod(tmp, 0o755)
+    # byte-code as an installed package has it (pip compiles on install): with PYTHONDONTWRITEBYTECODE set
+    # (as on this machine) a source checkout would otherwise compile every module on every run
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "ocrdeploy")], check=True,
+                   stdout=subprocess.DEVNULL)
+    print(f"load average before: {os.getloadavg()[0]:.2f}; byte-code compiled; "
+          f"PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}")
     try:
         wd, src = tmp / "wd", tmp / "src"
         v = provision(wd, src)
@@ -211,7 +217,8 @@ def main():
                                   "python3 -c pass"], e, args.repeat)
                 label = "root, ~/.bashrc runs pyenv init" if user == "root" else "plain user, no shell hooks"
                 print(f"no-op install over SSH ({label}): {t:.2f} s, one facts round trip, 0 commands; OpenSSH "
-                      f"floor {floor:.2f} s: {t / floor:.2f}x (target <= 1.5x)")
+                      f"floor {floor:.2f} s: {t / floor:.2f}x (target <= 1.5x); controller CPU "
+                      f"{CPU[' '.join(cli + ['--host', 'h'])]:.2f} s; load {os.getloadavg()[0]:.2f}")
             if not args.no_ansible:
                 ansible(tmp, wd, v, lab, h, t_local, results, args.repeat)
         finally:

@@ -1,11 +1,16 @@
 """Time `ocrdeploy preflight` against 1 and N SSH lab hosts, locally, and `inv --list`.
 
-Usage: python bench/preflight_hosts.py [--hosts 16] [--repeat 3]
+Usage: python bench/preflight_hosts.py [--hosts 16] [--repeat 3] [--network-timeout 1] [--hanging-resolver]
 
 Starts real sshd processes on 127.0.0.x (tests/sshlab.py) with the recorded RTX 5090
 nvidia-smi on their PATH, then times whole CLI runs (process start included).
 Measured both ways: as root, whose ~/.bashrc runs `pyenv init` on every SSH
 command, and as a plain user `ocrbench` without shell hooks (created if missing).
+Each N-host figure stands beside the N-way OpenSSH floor of the same run (N concurrent
+`ssh host python3 -c pass`), with the network checks off (--network-timeout 0) and on
+(--network-timeout S: github S, each source 3 x S, side by side): on, it should be within
+the floor + 3 x S plus scheduling.  --hanging-resolver gives the hosts' processes a
+getaddrinfo that sleeps 120 s (tests/fixtures/hanging-resolver), as a dead nameserver does.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -45,6 +51,20 @@ def timed(argv, env, repeat):
     return statistics.median(times), min(times)
 
 
+def floor(lab, hosts, user, repeat):
+    """Median wall time of one `ssh host python3 -c pass` to every host at once."""
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        procs = [subprocess.Popen(["ssh", "-q", "-i", str(lab.client_key), "-o", "BatchMode=yes", "-o",
+                                   f"UserKnownHostsFile={lab.known_hosts}", "-p", str(h.port), f"{user}@{h.ip}",
+                                   "python3 -c pass"]) for h in hosts]
+        if any(p.wait() for p in procs):
+            raise SystemExit("the OpenSSH floor failed: a host did not answer")
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
 def ensure_user(name):
     if subprocess.run(["id", name], capture_output=True).returncode != 0:
         subprocess.run(["useradd", "-m", "-s", "/bin/bash", name], check=True)
@@ -60,6 +80,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--hosts", type=int, default=16)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--network-timeout", type=float, default=1.0)
+    ap.add_argument("--hanging-resolver", action="store_true")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="ocrbench-"))
     os.chmod(tmp, 0o755)
@@ -67,7 +89,10 @@ def main():
     os.chmod(lab.client_key, 0o600)
     plain = ensure_user("ocrbench")
     try:
-        hosts = [lab.start(f"h{i}", f"127.0.1.{i + 1}", path_prefix=str(BOX)) for i in range(args.hosts)]
+        hang = {"PYTHONPATH": str(ROOT / "tests" / "fixtures" / "hanging-resolver"),
+                "OCRDEPLOY_TEST_RESOLVER_HANG": "120"} if args.hanging_resolver else None
+        hosts = [lab.start(f"h{i}", f"127.0.1.{i + 1}", path_prefix=str(BOX), env=hang) for i in range(args.hosts)]
+        print(f"load average at start: {os.getloadavg()[0]:.2f}")
         cli = [sys.executable, "-m", "ocrdeploy", "preflight", "--json", "--network-timeout", "0"]
         env = dict(os.environ, OCRDEPLOY_KNOWN_HOSTS=str(lab.known_hosts), OCRDEPLOY_PROBE_NO_NVML="1")
         print(f"machine: {os.cpu_count()} CPUs; sshd hosts share them with the controller")
@@ -81,6 +106,13 @@ def main():
             many, many_min = timed(cli + ["--host", "all"], e, args.repeat)
             print(f"{label}: 1 host {one:.2f} s (min {one_min:.2f}); {args.hosts} hosts {many:.2f} s "
                   f"(min {many_min:.2f}); ratio {many / one:.2f}x")
+            net = [a if a != "0" else str(args.network_timeout) for a in cli]
+            many_net, _ = timed(net + ["--host", "all"], e, args.repeat)
+            base = floor(lab, hosts, user, args.repeat)
+            print(f"{label}: {args.hosts}-way OpenSSH floor {base:.2f} s; {args.hosts} hosts, network checks off "
+                  f"{many:.2f} s = {many / base:.2f}x the floor; on (--network-timeout {args.network_timeout:g}"
+                  f"{', resolver hanging' if hang else ''}) {many_net:.2f} s = floor + {many_net - base:.2f} s "
+                  f"(target floor + 4 s; load {os.getloadavg()[0]:.2f})")
         e = dict(env, PATH=f"{BOX}:{os.environ['PATH']}")
         local, local_min = timed(cli, e, args.repeat)
         print(f"local preflight (in-process probe): {local:.3f} s (min {local_min:.3f})")
@@ -88,6 +120,7 @@ def main():
         print(f"inv --list: {inv_list:.3f} s (min {inv_min:.3f})")
     finally:
         lab.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

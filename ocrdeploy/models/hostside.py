@@ -664,43 +664,44 @@ def source_label(m):
     return "%s %s" % (m["source"], _mask(where)) if where else m["source"]
 
 
-def resolve_within(host, port, timeout):
-    """getaddrinfo with a deadline: socket timeouts do not cover the name lookup, so a resolver that
-    hangs would hold a probe (and the whole source: auto run) for as long as it likes.  The lookup runs
-    in a daemon thread that is left behind when it overruns."""
-    import socket
-
+def within(seconds, what, fn, *args):
+    """fn(*args) with a deadline: socket timeouts do not cover the name lookup (getaddrinfo blocks as long
+    as the resolver takes: a dead nameserver is 5 s per attempt), nor the sum of a connect and several
+    reads, so a probe's bound holds only when the whole call is bounded.  It runs in a daemon thread that
+    is left behind when it overruns; the process ends without waiting for it."""
     box = {}
 
     def work():
         try:
-            box["addrs"] = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+            box["value"] = fn(*args)
         except Exception as exc:  # noqa: BLE001 - handed to the caller as it is
             box["error"] = exc
 
-    worker = threading.Thread(target=work, name="resolve " + host)
+    worker = threading.Thread(target=work, name=what)
     worker.daemon = True
     worker.start()
-    worker.join(timeout)
+    worker.join(seconds)
     if worker.is_alive():
-        raise OSError("no answer within %g s (the name lookup of %s did not end)" % (timeout, host))
+        raise OSError("no answer within %g s (%s, name lookup included, did not end)" % (seconds, what))
     if "error" in box:
         raise box["error"]
-    return box["addrs"]
+    return box.get("value")
 
 
 def probe(m, spec, timeout):
-    """Whether a source answers for this model, with a short timeout: (True, its ModelScope listing or
-    None) or (False, why).  A 404 means the source is up but does not hold the model."""
-    import urllib.error
-    from urllib.parse import urlsplit
-
-    url = {"modelscope": m.get("endpoint") or MS_DEFAULT, "hf": m.get("endpoint") or HF_DEFAULT}.get(
-        m["source"], m.get("url"))
+    """Whether a source answers for this model within `timeout` seconds in all (name lookup, connect and
+    answer): (True, its ModelScope listing or None) or (False, why).  A 404 means the source is up but
+    does not hold the model."""
     try:
-        u = urlsplit(url or "")
-        if u.hostname:
-            resolve_within(u.hostname, u.port or 443, timeout)
+        return within(timeout, "the probe of %s" % source_label(m), _probe_once, m, spec, timeout)
+    except OSError as exc:
+        return False, str(exc)
+
+
+def _probe_once(m, spec, timeout):
+    import urllib.error
+
+    try:
         if m["source"] == "modelscope":
             return True, modelscope_listing(m.get("endpoint"), m["model_id"], m.get("revision") or "master", timeout)
         if m["source"] == "hf":

@@ -389,10 +389,7 @@ def prompt_for(choice: str) -> str:
             raise UsageError(f"--prompt {choice}: locate:TEXT takes one line of text to find, without <| |> tags")
         return PROMPTS["locate"].format(ref=ref)
     return PROMPTS[name]
-# Seed 003 2.4 by the size a card is sold as (checks.preflight.sold_gb): < 8 GB Tiny or Small, 8-16 GB Base,
-# > 16 GB Large or Gundam, Gundam tight at 24 GB and advised from 32 GB (seed 1.1).  Preflight names the
-# same row (Requirements.vram_modes).
-MODE_BY_SIZE = ((5, "tiny"), (7, "small"), (16, "base"), (31, "large"), (None, "gundam"))
+from .registry import MODE_BY_SIZE  # noqa: E402 - the sold-size row lives with the recipe's requirements
 MAX_CROPS_LIMIT = 9      # config.py: "max:9"
 MIN_CROPS = 2
 

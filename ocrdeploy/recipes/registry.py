@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 from ..checks.requirements import DEEPSEEK_PYTHON, TOOLS_PYTHON, PythonRule, Requirements
 from ..errors import UsageError
-from .deepseek import MODE_BY_SIZE
 
 
 @dataclass(frozen=True)
@@ -35,6 +34,12 @@ TF_PYTHON = SDK_PYTHON
 VLLM_COMMIT = ("vllm_src", "feat-ocr vLLM", "5c2b92a5dc")
 TRANSFORMERS_COMMIT = ("transformers_src", "feat-ocr transformers", "69eafbc5bd")
 SDK_VERSION = ("sdk-env", "minicpmvocr", "0.2.3")
+
+# DeepSeek-OCR's seed 003 2.4 by the size a card is sold as (checks.preflight.sold_gb): < 8 GB Tiny or Small,
+# 8-16 GB Base, > 16 GB Large or Gundam, Gundam tight at 24 GB and advised from 32 GB (seed 1.1).  Preflight
+# names the same row (Requirements.vram_modes); recipes.deepseek picks the mode from it.  Here, not in
+# recipes.deepseek, so that the CLI's start (the --recipe help lists these names) imports no recipe's steps.
+MODE_BY_SIZE = ((5, "tiny"), (7, "small"), (16, "base"), (31, "large"), (None, "gundam"))
 
 _MINICPM_VLLM = Requirements(
     pythons={"vllm-ocr-env": VLLM_PYTHON, "sdk-env": SDK_PYTHON},

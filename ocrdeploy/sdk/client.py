@@ -10,8 +10,11 @@ trips) and its answer a size limit, checked while it arrives.
 from __future__ import annotations
 
 import base64
+import ipaddress
 import json
+import threading
 import time
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -55,6 +58,16 @@ class Answer:
         return json.loads(self.content)
 
 
+def _names_a_host(url: str) -> bool:
+    """Whether reaching the URL takes a name lookup (its host is not an IP literal)."""
+    host = urlsplit(url).hostname or ""
+    try:
+        ipaddress.ip_address(host)
+        return False
+    except ValueError:
+        return True
+
+
 class OcrClient:
     def __init__(self, base_url: str, api_key: str | None = None, timeout: float = 600.0, model: str = SERVED_NAME,
                  max_answer: int = MAX_ANSWER, quick: float = QUICK):
@@ -63,10 +76,35 @@ class OcrClient:
         self.timeout, self.max_answer, self.quick = float(timeout), int(max_answer), min(float(quick), float(timeout))
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.http = httpx.Client(base_url=self.base, headers=headers, timeout=self.timeout, trust_env=False)
+        self.named = _names_a_host(self.base)
 
     def request(self, method: str, path: str, deadline: float | None = None, **kw) -> Answer:
-        """One request, ended after `deadline` seconds in all (connect, headers, every byte of the body)."""
+        """One request, ended after `deadline` seconds in all (name lookup, connect, headers, every byte of
+        the body).  httpx's timeouts do not cover the name lookup (getaddrinfo blocks as long as the
+        resolver takes), so a server given by name is asked from a daemon thread that is left behind
+        when the deadline passes; an IP literal (the loopback of every tunnel) needs no lookup."""
         limit = self.timeout if deadline is None else deadline
+        if not self.named:
+            return self._request(method, path, limit, **kw)
+        box = {}
+
+        def work():
+            try:
+                box["answer"] = self._request(method, path, limit, **kw)
+            except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+                box["error"] = exc
+
+        worker = threading.Thread(target=work, name=f"{method} {path}", daemon=True)
+        worker.start()
+        worker.join(limit)
+        if worker.is_alive():
+            raise httpx.TimeoutException(f"{method} {path}: no whole answer within {limit:g} s "
+                                         "(name lookup included)")
+        if "error" in box:
+            raise box["error"]
+        return box["answer"]
+
+    def _request(self, method: str, path: str, limit: float, **kw) -> Answer:
         end = time.monotonic() + limit
 
         def left():

@@ -30,7 +30,9 @@ def run(args, env=None, cwd=ROOT):
 
 
 HEAVY = {"rich", "httpx", "huggingface_hub", "modelscope", "paramiko", "fabric", "urllib.request",
-         "ocrdeploy.diagnose.scanner"}
+         "ocrdeploy.diagnose.scanner",
+         # invoke's import-time extras (ocrdeploy.cli defers them) and the recipes a dspark/sdk-only run does not use
+         "asyncio", "unittest.mock", "invoke.vendor.yaml", "ocrdeploy.recipes.deepseek", "ocrdeploy.recipes.deepseek_tf"}
 
 
 def imported(stderr: str) -> set:
