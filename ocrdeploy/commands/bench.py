@@ -51,7 +51,7 @@ def run_bench(*, host=None, inventory=None, server_url=None, name=None, api_key=
               model=None, prompt=None, max_tokens=None, min_accuracy=None, as_json=False, report=None,
               baseline=None, tolerance=None, accept_new_host_keys=False, connect_timeout=None) -> int:
     from ..sdk import pages as pages_mod
-    from .verify import check_url
+    from .verify import check_report_path, check_url, write_html
 
     levels = levels_option(concurrency)
     if duration is not None and requests is not None:
@@ -69,10 +69,7 @@ def run_bench(*, host=None, inventory=None, server_url=None, name=None, api_key=
         raise UsageError("--through sdk (minicpmvocr parse per page) is not built yet; use --through api")
     if backend is not None and backend not in sdk_bench.driver.CONFIG_FOR:
         raise UsageError(f"--backend {backend!r}: choose {', '.join(sdk_bench.driver.CONFIG_FOR)}")
-    if report and not str(report).endswith((".html", ".htm")):
-        raise UsageError(f"--report {report}: give a file name ending in .html")
-    if report and not Path(report).parent.is_dir():      # said now, not after the whole run
-        raise UsageError(f"--report {report}: no directory {Path(report).parent}")
+    check_report_path(report)                              # said now, not after the whole run
     base = _baseline(baseline) if baseline else None
     page_list = pages_mod.user_pages(pages) if pages else pages_mod.sample_pages()
     options = dict(levels=levels, requests=requests, duration=duration, warmup=warmup, prompt=prompt or sdk_bench.PROMPT,
@@ -101,11 +98,7 @@ def run_bench(*, host=None, inventory=None, server_url=None, name=None, api_key=
     if report:
         from ..report.html import bench_report
 
-        try:
-            Path(report).write_text(bench_report(doc, {p.name: (p.mime, p.image) for p in page_list}),
-                                    encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"--report {report}: {exc.strerror or exc}")
+        write_html(report, bench_report(doc, {p.name: (p.mime, p.image) for p in page_list}))
     if as_json:
         print(_json.dumps(doc, indent=2, default=str))
     else:
