@@ -1,15 +1,14 @@
 """The load and the scoring behind `inv bench`: pages per minute at a stated accuracy.
 
-Why our own request loop (httpx, asyncio) and not an established load generator, measured 2026-12-01:
+Why our own request loop (httpx, asyncio) and not an established load generator:
 - GuideLLM 0.8.1 decodes every image and re-saves it as JPEG (guidellm/utils/vision.py: `save(buffer,
-  format="JPEG")`), so the page the server reads is not the page on disk; it also pulls torch,
-  transformers and datasets onto the controller.
-- AIPerf 0.13.0 opens each image with PIL and encodes it again (aiperf/dataset/loader/mixins.py), and
-  brings 96 dependencies (kubernetes, dash, pandas, optuna...).
-- `vllm bench serve` (vLLM 0.32) can pass a data:image URL through unchanged (datasets.process_image) and
-  measures the same TTFT/E2EL, but it runs only where a vLLM (torch) install is, loads the served model's
-  tokenizer, and does not apply the SDK's per-backend body to a transformers serve or llama.cpp server
-  the SDK-only rows use.  We keep its names (TTFT, TPOT, E2EL, p50/p95/p99) so figures compare.
+  format="JPEG")`), so the page the server reads is not the page on disk (read 2026-12-01).
+- AIPerf 0.13.0 opens each image with PIL and encodes it again (aiperf/dataset/loader/mixins.py).
+- `vllm bench serve` (vLLM 0.32, read in its source 2026-12-02) could send the pages as the SDK does:
+  custom_image data URLs pass unchanged, --extra-body carries the backend body, --save-detailed keeps the
+  answers.  It needs a vLLM (torch) install where it runs, which the controller and SDK-only hosts lack;
+  driving it from the host's vLLM env is the open alternative.  We keep its names (TTFT, TPOT, E2EL,
+  p50/p95/p99) so figures compare.
 The accuracy is ours in any case: the content checks `inv verify` applies (sdk/driver.py), as shares.
 """
 

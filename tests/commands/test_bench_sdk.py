@@ -2,8 +2,9 @@
 session to this machine.
 
 What stands in, and why:
-- minicpmvocr: the MiniCPM-OCR SDK is not on the package index this machine reaches (its pip name is not in
-  it), so a stand-in CLI takes its place in sdk-env: it takes the argv `inv parse` builds, renders page 1
+- minicpmvocr: the MiniCPM-OCR SDK (pip name minicpm-ocr, per its model card) is not in the package index
+  this machine reaches (`pip download minicpm-ocr`: no matching distribution, 2026-12-02), so a stand-in
+  CLI takes its place in sdk-env: it takes the argv `inv parse` builds, renders page 1
   of --input with PDFium at 144 dpi, sends the chat request to --server-url over real HTTP, writes the
   answer to --output and prints a `stage: N s` timing split.  It has no layout model or stitching.
 - the server: tests/ocrserver.py (a multimodal OCR model on a GPU cannot run here).
