@@ -153,3 +153,40 @@ def test_router_bad_input_is_one_line_and_exit_2(site, args, message):
     wd, inv = site
     p = cli("bench", args, inv)
     assert p.returncode == 2 and message in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def _sleepers():
+    """pids of `sleep 600`: what the replayed dmon becomes (fake-nvidia-smi.sh) until it is killed."""
+    out = set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if open(f"/proc/{pid}/cmdline", "rb").read() == b"sleep\x00600\x00":
+                out.add(pid)
+        except OSError:
+            pass
+    return out
+
+
+@pytest.mark.ssh
+def test_the_hosts_gpus_are_read_over_ssh_and_dmon_is_stopped(lab, tmp_path):
+    """--host over a real sshd: the service through a tunnel, dmon started on the host in the background over
+    the same connection for each level, read back, and stopped (no dmon left running there)."""
+    import yaml
+
+    h = lab.start("gpu", "127.0.0.14", path_prefix=str(A100))
+    wd = tmp_path / "rwd"
+    provision(wd)
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"hosts": {"gpu": lab.inventory_entry(h, workdir=str(wd))}}}))
+    env = {"OCRDEPLOY_KNOWN_HOSTS": str(lab.known_hosts)}
+    before = _sleepers()
+    try:
+        assert cli("serve", ["--host", "gpu", "--port", str(free_port())], inv, env=env).returncode == 0
+        p = cli("bench", ["--host", "gpu", "--concurrency", "1,2", "--requests", "2", "--json"], inv, env=env)
+        doc = json.loads(p.stdout)
+        for lv in doc["levels"]:
+            assert lv["pages"] == 2 and lv["gpu"]["memory_max_mib"] == 14813, lv
+            assert lv["gpu"]["source"] == "nvidia-smi dmon on gpu"
+    finally:
+        cli("stop", ["--host", "gpu"], inv, env=env)
+    assert not (_sleepers() - before)
