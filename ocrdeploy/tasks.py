@@ -426,20 +426,23 @@ def verify(c, host=None, inventory=None, name=None, api_key=None, verify_transfo
     "concurrency": "Levels of requests in flight (default 1,2,4,8)",
     "duration": "Seconds of load per level", "requests": "Requests per level (default: 4 x concurrency, at least "
                                                            "one per page)",
-    "warmup": "Requests sent first and not counted (default 1)", "through": "api (default) or sdk",
+    "warmup": "Requests sent first and not counted (default 1)",
+    "through": "api (default): chat requests as the SDK sends them; sdk: minicpmvocr parse per page on the host",
     "backend": "The SDK config whose request body to send: dspark/standard/vllm, transformers/openai, llamacpp "
                "(default: the service's, openai with --server-url)",
     "model": "The model name to send (default: minicpm-ocr, or the one /v1/models lists)",
     "prompt": "The OCR prompt", "max-tokens": "max_tokens per page (default 1024)",
     "min-accuracy": "The accuracy floor of the verdict, 0-1 (default 0.85)",
     "report": "Write a self-contained HTML report here", "baseline": "An earlier --json document to compare with",
-    "tolerance": "With --baseline: the pages/min drop allowed, 0-1 (default 0.10)"})
+    "tolerance": "With --baseline: the pages/min drop allowed, 0-1 (default 0.10)",
+    "router": "Bench through the router's URL on the host (inv serve --router)",
+    "router-port": ROUTER_HELP["router-port"]})
 @cli_errors
 @host_options
 def bench(c, host=None, inventory=None, server_url=None, name=None, api_key=None, pages=None, concurrency=None,
           duration=None, requests=None, warmup=None, through=None, backend=None, model=None, prompt=None,
           max_tokens=None, min_accuracy=None, report=None, baseline=None, tolerance=None, json=False,
-          accept_new_host_keys=False, connect_timeout=None):
+          accept_new_host_keys=False, connect_timeout=None, router=False, router_port=None):
     """Pages per minute at a stated accuracy, per concurrency level; exit 0 passed, 1 below the floor, 2 bad input."""
     from .commands.bench import run_bench
 
@@ -447,7 +450,8 @@ def bench(c, host=None, inventory=None, server_url=None, name=None, api_key=None
                     concurrency=concurrency, duration=duration, requests=requests, warmup=warmup, through=through,
                     backend=backend, model=model, prompt=prompt, max_tokens=max_tokens, min_accuracy=min_accuracy,
                     as_json=json, report=report, baseline=baseline, tolerance=tolerance,
-                    accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout))
+                    accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout, router=router,
+                    router_port=router_port))
 
 
 @task(iterable=["server_url"], help={**SERVE_HELP,

@@ -13,6 +13,7 @@ import json as _json
 from pathlib import Path
 
 from ..errors import UsageError
+from ..provision.probe import mask_url
 from ..sdk import bench as sdk_bench
 from ..terminal import safe
 from .options import number
@@ -49,9 +50,12 @@ def _baseline(path):
 def run_bench(*, host=None, inventory=None, server_url=None, name=None, api_key=None, pages=None,
               concurrency=None, duration=None, requests=None, warmup=None, through=None, backend=None,
               model=None, prompt=None, max_tokens=None, min_accuracy=None, as_json=False, report=None,
-              baseline=None, tolerance=None, accept_new_host_keys=False, connect_timeout=None) -> int:
+              baseline=None, tolerance=None, accept_new_host_keys=False, connect_timeout=None, router=None,
+              router_port=None) -> int:
+    """router: None, or True to bench through the router's URL on the host (router_port, default 18490)."""
     from ..sdk import pages as pages_mod
-    from .verify import check_url
+    from .router import router_url
+    from .verify import check_report_path, check_url, write_html
 
     levels = levels_option(concurrency)
     if duration is not None and requests is not None:
@@ -65,28 +69,33 @@ def run_bench(*, host=None, inventory=None, server_url=None, name=None, api_key=
     through = through or "api"
     if through not in THROUGH:
         raise UsageError(f"--through {through!r}: choose api or sdk")
-    if through == "sdk":
-        raise UsageError("--through sdk (minicpmvocr parse per page) is not built yet; use --through api")
+    router = True if router else None
+    if router is not None and server_url:
+        raise UsageError("--router benches the router `inv serve --router` started; --server-url a server by its URL")
     if backend is not None and backend not in sdk_bench.driver.CONFIG_FOR:
         raise UsageError(f"--backend {backend!r}: choose {', '.join(sdk_bench.driver.CONFIG_FOR)}")
-    if report and not str(report).endswith((".html", ".htm")):
-        raise UsageError(f"--report {report}: give a file name ending in .html")
-    if report and not Path(report).parent.is_dir():      # said now, not after the whole run
-        raise UsageError(f"--report {report}: no directory {Path(report).parent}")
+    check_report_path(report)                              # said now, not after the whole run
     base = _baseline(baseline) if baseline else None
     page_list = pages_mod.user_pages(pages) if pages else pages_mod.sample_pages()
     options = dict(levels=levels, requests=requests, duration=duration, warmup=warmup, prompt=prompt or sdk_bench.PROMPT,
                    max_tokens=max_tokens, api_key=api_key, min_accuracy=floor)
 
-    if server_url:
-        if name:
-            raise UsageError("--name picks a service `inv serve` started; --server-url benches a server by its URL")
+    if name and (server_url or router is not None):
+        raise UsageError("--name picks a service `inv serve` started; --server-url and --router bench one URL")
+    if server_url and through == "api":      # a server by its URL, from this machine: no host session
         url = check_url(server_url)
         doc = _bench_url(url, page_list, backend=backend or "openai", model=model, **options)
         doc["target"] = url
     else:
-        doc = _bench_host(host, inventory, name, page_list, backend, model, accept_new_host_keys, connect_timeout,
-                          options)
+        # the ready service on --host, the router there (the URL `inv verify --router` checks), or, for the
+        # SDK, --server-url as the host sees it; the SDK runs on that host
+        url, kind = None, backend
+        if router is not None:
+            url, kind = router_url(router_port), backend or "standard"
+        elif server_url:
+            url, kind = check_url(server_url), backend or "openai"
+        doc = _bench_host(host, inventory, name, page_list, kind, model, accept_new_host_keys, connect_timeout,
+                          options, url=url, through=through, router=router is not None)
         if doc.get("error"):
             import sys
 
@@ -101,11 +110,7 @@ def run_bench(*, host=None, inventory=None, server_url=None, name=None, api_key=
     if report:
         from ..report.html import bench_report
 
-        try:
-            Path(report).write_text(bench_report(doc, {p.name: (p.mime, p.image) for p in page_list}),
-                                    encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"--report {report}: {exc.strerror or exc}")
+        write_html(report, bench_report(doc, {p.name: (p.mime, p.image) for p in page_list}))
     if as_json:
         print(_json.dumps(doc, indent=2, default=str))
     else:
@@ -129,15 +134,21 @@ def _model_for(url, api_key, model):
     return ids[0]
 
 
-def _bench_url(url, page_list, *, backend, model, nvml=None, **options):
+def _bench_url(url, page_list, *, backend, model, nvml=None, host_gpu=None, sdk_call=None, **options):
     model = _model_for(url, options.get("api_key"), model)
-    return sdk_bench.run(url, page_list, backend=backend, model=model, nvml=nvml, **options)
+    return sdk_bench.run(url, page_list, backend=backend, model=model, nvml=nvml, host_gpu=host_gpu,
+                         sdk_call=sdk_call, **options)
 
 
-def _bench_host(host, inventory, name, page_list, backend, model, accept_new_host_keys, connect_timeout, options):
-    """The ready service `inv serve` started on the one host selected, through a tunnel where it is remote."""
+def _bench_host(host, inventory, name, page_list, backend, model, accept_new_host_keys, connect_timeout, options,
+                url=None, through="api", router=False):
+    """On the one host selected: the ready service `inv serve` started there (or `url`, a URL as the host
+    sees it: the router's, or --server-url for the SDK), reached from here through a tunnel where it is
+    remote; the host's GPUs read with nvidia-smi dmon there during each level; with --through sdk the SDK
+    on that host parses the pages."""
     from ..services.control import status_all
     from .hosts import open_session
+    from .verify import _facts, reach
 
     session = open_session(host, None, inventory, accept_new_host_keys, connect_timeout)
     if len(session.hosts) != 1:
@@ -145,20 +156,32 @@ def _bench_host(host, inventory, name, page_list, backend, model, accept_new_hos
                          f"(or give --server-url)")
 
     def one(conn, h):
-        from ..provision import facts as facts_mod
-
-        facts = facts_mod.gather(conn, facts_mod.probe_request(h.workdir, net_timeout=0))
-        services = [s for s in status_all(conn, facts["workdir"]["path"], name, options.get("api_key"))["services"]
-                    if s.get("alive") and s.get("ready")]
-        if not services:
-            return {"error": "no ready service" + (f" named {name}" if name else "") + " (start one with inv serve)"}
-        svc = services[0]
-        kind = svc.get("kind") or "dspark"
-        with conn.forward(svc["port"]) as local_port:
-            doc = _bench_url(f"http://127.0.0.1:{local_port}", page_list, backend=backend or kind,
-                             model=model or svc.get("served_name") or sdk_bench.SERVED_NAME,
-                             nvml=conn.is_local, **options)
-        doc["target"] = f"{h.name}: {svc['name']} (port {svc['port']}, {kind})"
+        facts = _facts(conn, h)
+        if url is None:
+            services = [s for s in status_all(conn, facts["workdir"]["path"], name, options.get("api_key"))["services"]
+                        if s.get("alive") and s.get("ready")]
+            if not services:
+                return {"error": "no ready service" + (f" named {name}" if name else "") +
+                                 " (start one with inv serve)"}
+            svc = services[0]
+            kind = backend or svc.get("kind") or "dspark"
+            served = model or svc.get("served_name") or sdk_bench.SERVED_NAME
+            host_url = f"http://127.0.0.1:{svc['port']}"
+            target = f"{h.name}: {svc['name']} (port {svc['port']}, {svc.get('kind') or 'dspark'})"
+        else:
+            kind, served, host_url = backend, model, url
+            target = f"{h.name}: " + ("the router " if router else "") + mask_url(url)
+        sdk_call = None
+        if through == "sdk":
+            sdk_call = sdk_caller(conn, h, facts, kind, host_url, served or sdk_bench.SERVED_NAME, page_list)
+            if isinstance(sdk_call, str):
+                return {"error": sdk_call}
+        with reach(conn, host_url) as local_url:
+            doc = _bench_url(local_url, page_list, backend=kind, model=served, nvml=False,
+                             host_gpu=sdk_bench.HostGpu(conn, h.name), sdk_call=sdk_call, **options)
+        doc["target"] = target
+        if router:
+            doc["router"] = mask_url(url)
         return doc
 
     with session:
@@ -170,12 +193,71 @@ def _bench_host(host, inventory, name, page_list, backend, model, accept_new_hos
     return outcome.value
 
 
+def sdk_caller(conn, h, facts, kind, server_url, served, page_list):
+    """call(page) -> Outcome: `minicpmvocr parse` of one page on the host, the guide's way (sdk/driver.parse_job:
+    the backend's config, --model, layout device, a fresh run tag), timed from start to exit; the answer is
+    the Markdown it wrote.  Or a string: why the SDK cannot run there."""
+    import itertools
+    import threading
+    import time
+
+    from ..provision.command import Command
+    from ..provision.kinds import host_state
+    from ..provision.step import absolute, wd
+    from ..sdk import samples
+    from ..sdk.driver import CONFIG_FOR, layout_device, parse_job
+
+    if kind not in CONFIG_FOR:
+        return f"{kind} service: --through sdk drives the MiniCPM-OCR SDK (--backend {', '.join(CONFIG_FOR)})"
+    files = facts.get("files") or {}
+    if not files.get(wd("sdk-env/bin/minicpmvocr"), {}).get("exists"):
+        return "sdk-env has no minicpmvocr (inv install): --through sdk needs the SDK on the host"
+    layout = (host_state(facts).get("models") or {}).get("PP-DocLayoutV3_infer")
+    if not layout:
+        return "the layout model is not verified on this host (inv models): --through sdk needs it"
+    tag = time.strftime("bench-%Y%m%d-%H%M%S")
+    base = f"{facts['workdir']['path']}/.ocrdeploy/bench/{tag}"
+    conn.run(["mkdir", "-p", base])
+    inputs = {}
+    for p in page_list:     # the project's pages as the PDFs verify parses; a user's page as its image
+        if p.kind in samples.PAGES:
+            name, data = f"{p.kind}.pdf", samples.PAGES[p.kind]()
+        else:
+            name, data = f"page-{len(inputs)}.{p.mime.split('/')[-1]}", p.image
+        conn.put_data(data, f"{base}/{name}")
+        inputs[p.name] = f"{base}/{name}"
+    exe, repo = absolute(facts, wd("sdk-env/bin/minicpmvocr")), absolute(facts, wd("minicpmvocr-sdk"))
+    device, no_proxy = layout_device(facts), (facts.get("proxy") or {}).get("no_proxy")
+    counter, lock = itertools.count(), threading.Lock()
+
+    def call(page):
+        with lock:
+            n = next(counter)
+        out = f"{base}/out-{n}.md"
+        job = parse_job(exe, repo, kind, [server_url], inputs[page.name], out, layout_dir=layout["path"],
+                        layout_device=device, run_tag=f"{tag}-{n}", model=served, no_proxy=no_proxy)
+        start = time.perf_counter()
+        r = conn.run(Command(job.argv, env=job.env, cwd=base), timeout=1800, ok_codes=range(0, 256))
+        end = time.perf_counter()
+        timing = sdk_bench.sdk_timing((r.stdout or "") + "\n" + (r.stderr or ""))
+        if r.exit_code != 0:
+            return sdk_bench.Outcome(page.name, False, start, end, error_kind=f"minicpmvocr exit {r.exit_code}",
+                                     error=r.tail(3)[:300], timing=timing)
+        md = conn.run(["cat", out], ok_codes=range(0, 256))
+        if md.exit_code != 0:
+            return sdk_bench.Outcome(page.name, False, start, end, error_kind="no output file",
+                                     error=f"{out}: {md.tail(1)}"[:300], timing=timing)
+        return sdk_bench.Outcome(page.name, True, start, end, text=md.stdout, timing=timing)
+
+    return call
+
+
 def show(doc, report=None):
     from rich.markup import escape
     from rich.table import Table
 
     from ..provision.report import console
-    from ..report.html import percentiles_ms
+    from ..report.html import gpu_cell, percentiles_ms
 
     con = console()
     t = Table(title=f"bench: {escape(safe(doc.get('target') or doc['server']))} ({escape(safe(doc['model']))}, "
@@ -186,14 +268,15 @@ def show(doc, report=None):
     for lv in doc["levels"]:
         gpu = lv["gpu"]
         t.add_row(str(lv["concurrency"]), str(lv["pages"]), str(lv["errors"]), f"{lv['pages_per_min']:.1f}",
-                  f"{lv['output_tokens_per_s']:.1f}", percentiles_ms(lv["ttft_ms"], "/"),
+                  "-" if lv["output_tokens_per_s"] is None else f"{lv['output_tokens_per_s']:.1f}",
+                  percentiles_ms(lv["ttft_ms"], "/"),
                   percentiles_ms(lv["e2el_ms"], "/"),
                   "-" if lv["accuracy"] is None else f"{lv['accuracy']:.1%}",
                   "-" if lv["accept_length"] is None else f"{lv['accept_length']:.2f}",
                   f"{lv['client_in_flight_max']}" + (f" (server {lv['server_running_max']:.0f})"
                                                      if lv["server_running_max"] is not None else ""),
                   f"{lv['controller_cpu_share']:.0%}" if lv["controller_cpu_share"] is not None else "-",
-                  f"{gpu['util_mean_pct']:.0f}% {gpu['memory_max_mib']} MiB" if gpu else "-")
+                  gpu_cell(gpu))
     con.print(t)
     v = doc["verdict"]
     con.print(("[green]" if v["passed"] else "[red]") + escape(v["line"]) + "[/]")
@@ -206,6 +289,12 @@ def show(doc, report=None):
         for kind, n in lv["errors_by_kind"].items():
             con.print(f"concurrency {lv['concurrency']}: {n} x {escape(safe(kind))}: "
                       f"{escape(safe(lv['error_examples'].get(kind) or ''))}")
+    for lv in doc["levels"]:
+        if lv.get("sdk_timing_s"):
+            con.print(f"concurrency {lv['concurrency']}: the SDK's timing split (median s): " + escape(safe(", ".join(
+                f"{k} {v:g}" for k, v in lv["sdk_timing_s"].items()))))
+    if doc["through"] == "sdk" and not any(lv.get("sdk_timing_s") for lv in doc["levels"]):
+        con.print("the SDK printed no timing split (stage: N s lines): E2EL is the whole minicpmvocr parse")
     notes = {lv["gpu_note"] for lv in doc["levels"] if lv["gpu_note"]}
     for note in sorted(notes):
         con.print(f"GPU: {escape(note)}")

@@ -321,19 +321,41 @@ def report_checks(fn, title: str, *, host, inventory, as_json, accept_new_host_k
     return run.exit_code()
 
 
-def write_report(path, doc):
+def check_report_path(report):
+    """--report FILE.html of verify and bench, refused before the run (not after it): a name ending in .html
+    in a directory that exists."""
     from pathlib import Path
 
+    if not report:
+        return
+    if not str(report).endswith((".html", ".htm")):
+        raise UsageError(f"--report {report}: give a file name ending in .html")
+    if not Path(report).parent.is_dir():
+        raise UsageError(f"--report {report}: no directory {Path(report).parent}")
+    if Path(report).is_dir():
+        raise UsageError(f"--report {report}: is a directory")
+
+
+def write_html(path, html: str):
+    """The report written, or one line naming the file and why not (no traceback)."""
+    from pathlib import Path
+
+    try:
+        Path(path).write_text(html, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--report {path}: {exc.strerror or exc}")
+
+
+def write_report(path, doc):
     from ..report.html import verify_report
     from ..sdk.pages import sample_pages
 
-    Path(path).write_text(verify_report(doc, {p.name: (p.mime, p.image) for p in sample_pages()}), encoding="utf-8")
+    write_html(path, verify_report(doc, {p.name: (p.mime, p.image) for p in sample_pages()}))
 
 
 def run_verify(*, host, inventory, name, api_key, scripts, as_json, accept_new_host_keys, connect_timeout,
                server_urls=None, backend=None, model=None, image=None, report=None) -> int:
-    if report and not str(report).endswith((".html", ".htm")):
-        raise UsageError(f"--report {report}: give a file name ending in .html")
+    check_report_path(report)
     if image is not None:
         if not str(image).startswith("/"):
             raise UsageError(f"--image {image}: give the image's absolute path on the host")

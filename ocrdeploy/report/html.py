@@ -130,6 +130,15 @@ def percentiles_ms(d: dict, sep: str = " / ") -> str:
     return sep.join("-" if d.get(k) is None else f"{d[k]:.0f}" for k in ("p50", "p95", "p99"))
 
 
+def gpu_cell(gpu) -> str:
+    """Utilisation mean and the most memory one GPU held, each '-' where not read."""
+    if not gpu:
+        return "-"
+    util = "-" if gpu.get("util_mean_pct") is None else f"{gpu['util_mean_pct']:.0f}%"
+    mem = "-" if gpu.get("memory_max_mib") is None else f"{gpu['memory_max_mib']} MiB"
+    return f"{util} {mem}"
+
+
 def bench_report(doc: dict, images: dict) -> str:
     """The bench's report: verdict, plot, levels table, and each page beside its answer with the checks.
     images: page name -> (mime, bytes) exactly as sent."""
@@ -147,19 +156,25 @@ def bench_report(doc: dict, images: dict) -> str:
                  + plot_svg(doc["levels"], v.get("min_accuracy")) + "</div>")
     head = ("concurrency", "pages", "errors", "pages/min", "output tok/s", "TTFT ms p50/p95/p99",
             "E2EL ms p50/p95/p99", "accuracy", "accept length", "in flight (server)", "client CPU", "GPU")
-    rows = []
+    rows, timing = [], []
     for lv in doc["levels"]:
         gpu = lv.get("gpu")
         cells = (lv["concurrency"], lv["pages"], lv["errors"], f"{lv['pages_per_min']:.1f}",
-                 f"{lv['output_tokens_per_s']:.1f}", percentiles_ms(lv["ttft_ms"]), percentiles_ms(lv["e2el_ms"]),
+                 "-" if lv["output_tokens_per_s"] is None else f"{lv['output_tokens_per_s']:.1f}",
+                 percentiles_ms(lv["ttft_ms"]), percentiles_ms(lv["e2el_ms"]),
                  "-" if lv["accuracy"] is None else f"{lv['accuracy']:.1%}",
                  "-" if lv["accept_length"] is None else lv["accept_length"],
                  f"{lv.get('client_in_flight_max')} ({'-' if lv.get('server_running_max') is None else int(lv['server_running_max'])})",
-                 f"{lv.get('controller_cpu_s')} s", f"{gpu['util_mean_pct']}% / {gpu['memory_max_mib']} MiB" if gpu
-                 else (lv.get("gpu_note") or "-"))
+                 f"{lv.get('controller_cpu_s')} s", gpu_cell(gpu) + (f" ({gpu['source']})" if gpu.get("source")
+                                                                     else "") if gpu else (lv.get("gpu_note") or "-"))
         rows.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
+        if lv.get("sdk_timing_s"):
+            timing.append(f"<li>concurrency {_e(lv['concurrency'])}: " + _e(", ".join(
+                f"{k} {v:g} s" for k, v in lv["sdk_timing_s"].items())) + "</li>")
     parts.append('<h2>Levels</h2><table class="grid levels"><tr>' + "".join(f"<th>{_e(h)}</th>" for h in head)
                  + "</tr>" + "".join(rows) + "</table>")
+    if timing:
+        parts.append("<h2>The SDK's timing split (median per page)</h2><ul>" + "".join(timing) + "</ul>")
     errors = [(lv["concurrency"], k, n, lv["error_examples"].get(k)) for lv in doc["levels"]
               for k, n in lv["errors_by_kind"].items()]
     if errors:

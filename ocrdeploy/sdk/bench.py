@@ -1,15 +1,14 @@
 """The load and the scoring behind `inv bench`: pages per minute at a stated accuracy.
 
-Why our own request loop (httpx, asyncio) and not an established load generator, measured 2026-12-01:
+Why our own request loop (httpx, asyncio) and not an established load generator:
 - GuideLLM 0.8.1 decodes every image and re-saves it as JPEG (guidellm/utils/vision.py: `save(buffer,
-  format="JPEG")`), so the page the server reads is not the page on disk; it also pulls torch,
-  transformers and datasets onto the controller.
-- AIPerf 0.13.0 opens each image with PIL and encodes it again (aiperf/dataset/loader/mixins.py), and
-  brings 96 dependencies (kubernetes, dash, pandas, optuna...).
-- `vllm bench serve` (vLLM 0.32) can pass a data:image URL through unchanged (datasets.process_image) and
-  measures the same TTFT/E2EL, but it runs only where a vLLM (torch) install is, loads the served model's
-  tokenizer, and does not apply the SDK's per-backend body to a transformers serve or llama.cpp server
-  the SDK-only rows use.  We keep its names (TTFT, TPOT, E2EL, p50/p95/p99) so figures compare.
+  format="JPEG")`), so the page the server reads is not the page on disk (read 2026-12-01).
+- AIPerf 0.13.0 opens each image with PIL and encodes it again (aiperf/dataset/loader/mixins.py).
+- `vllm bench serve` (vLLM 0.32, read in its source 2026-12-02) could send the pages as the SDK does:
+  custom_image data URLs pass unchanged, --extra-body carries the backend body, --save-detailed keeps the
+  answers.  It needs a vLLM (torch) install where it runs, which the controller and SDK-only hosts lack;
+  driving it from the host's vLLM env is the open alternative.  We keep its names (TTFT, TPOT, E2EL,
+  p50/p95/p99) so figures compare.
 The accuracy is ours in any case: the content checks `inv verify` applies (sdk/driver.py), as shares.
 """
 
@@ -37,11 +36,14 @@ PROMPT = "Convert the document to markdown."
 # Published throughput figures to put beside a run's, each with where it was said.
 REFERENCES = [
     {"model": "MiniCPM-OCR-1.0", "figure": "1.2 pages/s (72 pages/min)", "pages_per_min": 72.0,
-     "setting": "vLLM, standard (no speculative decoding)",
-     "source": "MiniCPM-OCR-1.0 model card, as quoted in ocrdeploy issue 23 (GPU not stated there)"},
-    {"model": "MiniCPM-OCR-1.0", "figure": "+55% with DSpark (about 112 pages/min)", "pages_per_min": 111.6,
+     "setting": "the model card's throughput comparison of open-source OCR models (GPU not stated there)",
+     "source": "MiniCPM-OCR-1.0 model card, 'SOTA quality at higher throughput' (huggingface.co, the card's "
+               "text as mirrored at huggingface.co/TechnoBaptist/MiniCPM-OCR-1.0; read 2026-12-02)"},
+    {"model": "MiniCPM-OCR-1.0", "figure": "+55% end-to-end with DSpark (72 x 1.55 = about 112 pages/min, our "
+                                           "arithmetic)", "pages_per_min": 111.6,
      "setting": "vLLM with the DSpark draft",
-     "source": "MiniCPM-OCR-1.0 model card, as quoted in ocrdeploy issue 23 (GPU not stated there)"},
+     "source": "huggingface.co/openbmb/MiniCPM-OCR-1.0-DSpark and OpenBMB/MiniCPM-OCR "
+               "docs/minicpm_ocr_1dot0_en.md: 'improves end-to-end processing efficiency by 55%'"},
 ]
 
 
@@ -138,6 +140,7 @@ class Outcome:
     error_kind: str | None = None
     error: str | None = None
     score: dict | None = None
+    timing: dict | None = None        # --through sdk: the stages the SDK timed, in seconds, where it printed them
 
 
 # The most of one answer read: 1024 output tokens streamed are some 200 KiB; an error page is cut shorter.
@@ -328,11 +331,93 @@ class Sampler:
             return []
 
     def gpu_figures(self) -> dict | None:
-        if not self.gpu:
+        figures = gpu_figures({0: self.gpu}) if self.gpu else None
+        if figures:
+            figures.pop("per_gpu")
+            figures["source"] = "NVML on this machine"
+        return figures
+
+
+def parse_dmon(text: str) -> dict:
+    """{gpu index: [(sm %, fb MiB), ...]} from `nvidia-smi dmon -s um` output.  The columns are found by the
+    names in its `# gpu ...` header (drivers differ: R525+ add jpg, ofa, ccpm), which dmon prints again every
+    so many lines; a value dmon cannot read is `-` and is left out; any other line is not a sample."""
+    cols, out = None, {}
+    for line in text.splitlines():
+        if line.startswith("#"):
+            names = line[1:].split()
+            if names and names[0].lower() == "gpu":
+                cols = [n.lower() for n in names]
+            continue
+        parts = line.split()
+        if not cols or len(parts) != len(cols) or "sm" not in cols or not parts[0].isdigit():
+            continue
+        row = dict(zip(cols, parts))
+
+        def num(name):
+            try:
+                return float(row[name])
+            except (KeyError, ValueError):
+                return None
+
+        out.setdefault(int(parts[0]), []).append((num("sm"), num("fb")))
+    return out
+
+
+def gpu_figures(samples: dict) -> dict | None:
+    """The level's GPU figures from {gpu: [(util %, memory MiB)]}: utilisation mean and max over every GPU's
+    samples, the most memory any one GPU held, and the same per GPU."""
+    util = [u for rows in samples.values() for u, _ in rows if u is not None]
+    mem = [m for rows in samples.values() for _, m in rows if m is not None]
+    if not util and not mem:
+        return None
+    per = {}
+    for gpu, rows in sorted(samples.items()):
+        u = [x for x, _ in rows if x is not None]
+        m = [x for _, x in rows if x is not None]
+        per[str(gpu)] = {"util_mean_pct": round(sum(u) / len(u), 1) if u else None,
+                         "memory_max_mib": round(max(m)) if m else None, "samples": len(rows)}
+    return {"util_mean_pct": round(sum(util) / len(util), 1) if util else None,
+            "util_max_pct": max(util) if util else None, "memory_max_mib": round(max(mem)) if mem else None,
+            "per_gpu": per}
+
+
+class HostGpu:
+    """The server host's GPUs during one level, read by `nvidia-smi dmon -s um -d 1` started there in the
+    background (over the connection the bench already holds) before the level and stopped after it.
+    A host without nvidia-smi, or where it fails, gives no figures and says why."""
+
+    START = ('command -v nvidia-smi >/dev/null 2>&1 || { echo "none"; exit 0; }; f=$(mktemp); '
+             'setsid nvidia-smi dmon -s um -d 1 >"$f" 2>&1 </dev/null & echo "$! $f"')
+    STOP = 'kill "$1" 2>/dev/null; cat "$2"; rm -f "$2"'
+
+    def __init__(self, conn, where: str):
+        self.conn, self.where = conn, where
+        self.pid = self.file = None
+        self.note = None
+
+    def start(self):
+        self.pid = self.file = self.note = None
+        r = self.conn.run(["sh", "-c", self.START], ok_codes=range(0, 256), timeout=60)
+        word = (r.stdout or "").split()
+        if r.exit_code != 0 or not word:
+            self.note = f"nvidia-smi dmon could not start on {self.where} (exit {r.exit_code})"
+        elif word == ["none"]:
+            self.note = f"no nvidia-smi on {self.where}: no GPU readings"
+        else:
+            self.pid, self.file = word[0], word[-1]
+
+    def stop(self) -> dict | None:
+        if not self.pid:
             return None
-        util = [u for u, _ in self.gpu]
-        return {"util_mean_pct": round(sum(util) / len(util), 1), "util_max_pct": max(util),
-                "memory_max_mib": round(max(m for _, m in self.gpu))}
+        r = self.conn.run(["sh", "-c", self.STOP, "sh", self.pid, self.file], ok_codes=range(0, 256), timeout=60)
+        figures = gpu_figures(parse_dmon(r.stdout or ""))
+        if figures is None:
+            said = " ".join((r.stdout or "").split())[:160]
+            self.note = f"nvidia-smi dmon on {self.where} gave no readings" + (f": {said}" if said else "")
+        else:
+            figures["source"] = f"nvidia-smi dmon on {self.where}"
+        return figures
 
 
 # ---------------------------------------------------------------- a level and a run
@@ -384,19 +469,86 @@ async def _level(base_url, bodies, concurrency, *, requests=None, duration=None,
     return outcomes, wall, state["max_in_flight"]
 
 
+def run_calls(call, pages: list[Page], concurrency: int, *, requests=None, duration=None):
+    """Up to `concurrency` blocking calls of call(page) -> Outcome in flight (threads: each call is a
+    process on the host, `minicpmvocr parse`), pages in turn, until `requests` were made or `duration`
+    seconds passed; (outcomes, wall seconds, most in flight), as the API loop gives."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    lock = threading.Lock()
+    state = {"next": 0, "in_flight": 0, "max_in_flight": 0}
+    outcomes: list[Outcome] = []
+    start = time.perf_counter()
+    deadline = start + duration if duration else None
+
+    def worker():
+        while True:
+            with lock:
+                i = state["next"]
+                if (requests is not None and i >= requests) or (deadline is not None and time.perf_counter() >= deadline):
+                    return
+                state["next"] = i + 1
+                state["in_flight"] += 1
+                state["max_in_flight"] = max(state["max_in_flight"], state["in_flight"])
+            try:
+                o = call(pages[i % len(pages)])
+            finally:
+                with lock:
+                    state["in_flight"] -= 1
+            with lock:
+                outcomes.append(o)
+
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        for f in [pool.submit(worker) for _ in range(concurrency)]:
+            f.result()
+    return outcomes, time.perf_counter() - start, state["max_in_flight"]
+
+
+_STAGE = re.compile(r"(?im)^\W*([a-z][a-z _/-]{1,30}?)\s*(?:time)?\s*[:=]\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s)\b")
+
+
+def sdk_timing(output: str) -> dict | None:
+    """The SDK's own timing split from what `minicpmvocr parse` printed: lines `<stage>: <n> s` or `... ms`
+    (the SDK's log format is not published; a stage it does not print this way is not invented), in seconds."""
+    out = {}
+    for stage, value, unit in _STAGE.findall(output or ""):
+        out[" ".join(stage.lower().split())] = round(float(value) / (1000 if unit.lower() == "ms" else 1), 4)
+    return out or None
+
+
+def _timing_medians(outcomes) -> dict | None:
+    stages: dict[str, list] = {}
+    for o in outcomes:
+        for k, v in (o.timing or {}).items():
+            stages.setdefault(k, []).append(v)
+    return {k: round(sorted(v)[len(v) // 2], 4) for k, v in stages.items()} or None
+
+
 def run_level(base_url, pages: list[Page], bodies, concurrency: int, *, requests=None, duration=None,
-              headers=None, metrics=None, nvml=False, timeout=600.0) -> dict:
+              headers=None, metrics=None, nvml=False, timeout=600.0, host_gpu=None, load=None) -> dict:
     """One concurrency level, measured: the figures of the --json document's `levels` entry, and each
-    succeeded answer scored."""
+    succeeded answer scored.  `load()` -> (outcomes, wall, most in flight) replaces the API requests
+    (--through sdk); `host_gpu` (HostGpu) reads the server host's GPUs instead of this machine's NVML."""
     by_name = {p.name: p for p in pages}
     before = metrics() if metrics else None
+    if host_gpu:
+        host_gpu.start()
     cpu0 = resource.getrusage(resource.RUSAGE_SELF)
-    with Sampler(metrics, nvml) as sampler:
-        outcomes, wall, max_in_flight = asyncio.run(_level(base_url, bodies, concurrency,
-                                                           requests=requests, duration=duration,
-                                                           headers=headers, timeout=timeout))
+    with Sampler(metrics, nvml and not host_gpu) as sampler:
+        if load:
+            outcomes, wall, max_in_flight = load()
+        else:
+            outcomes, wall, max_in_flight = asyncio.run(_level(base_url, bodies, concurrency,
+                                                               requests=requests, duration=duration,
+                                                               headers=headers, timeout=timeout))
     cpu1 = resource.getrusage(resource.RUSAGE_SELF)
     after = metrics() if metrics else None
+    gpu = host_gpu.stop() if host_gpu else sampler.gpu_figures()
+    if host_gpu:
+        gpu_note = None if gpu else host_gpu.note
+    else:
+        gpu_note = None if gpu else (sampler.gpu_note or ("not sampled: the server is not on this machine"
+                                                          if not nvml else "no GPU readings"))
     good = [o for o in outcomes if o.ok]
     scored = []
     answers = {}
@@ -427,7 +579,8 @@ def run_level(base_url, pages: list[Page], bodies, concurrency: int, *, requests
         "wall_s": round(wall, 3),
         "pages_per_min": round(len(good) / wall * 60, 3) if wall > 0 else 0.0,
         "output_tokens": tokens,
-        "output_tokens_per_s": round(tokens / wall, 3) if wall > 0 else 0.0,
+        # the SDK's runs say no token counts: null there, not 0
+        "output_tokens_per_s": None if load else (round(tokens / wall, 3) if wall > 0 else 0.0),
         "tokens_from": sorted({o.tokens_from for o in good if o.tokens_from}),
         "ttft_ms": percentiles([o.ttft for o in good if o.ttft is not None]),
         "tpot_ms": percentiles(tpot),
@@ -438,9 +591,9 @@ def run_level(base_url, pages: list[Page], bodies, concurrency: int, *, requests
         "spec_decode": spec,
         "client_in_flight_max": max_in_flight,
         "server_running_max": max(sampler.running) if sampler.running else None,
-        "gpu": sampler.gpu_figures(),
-        "gpu_note": None if sampler.gpu else (sampler.gpu_note or ("not sampled: the server is not on this "
-                                                                  "machine" if not nvml else "no GPU readings")),
+        "gpu": gpu,
+        "gpu_note": gpu_note,
+        "sdk_timing_s": _timing_medians(good) if load else None,
         "controller_cpu_s": round(cpu, 3),
         "controller_cpu_share": round(cpu / wall, 3) if wall > 0 else None,
         "answers": answers,
@@ -515,9 +668,11 @@ def metrics_reader(base_url: str, headers: dict | None = None):
 
 def run(base_url: str, pages: list[Page], *, levels=(1, 2, 4, 8), requests=None, duration=None, warmup=1,
         model=SERVED_NAME, backend=None, prompt=PROMPT, max_tokens=1024, api_key=None, min_accuracy=0.85,
-        nvml=None, timeout=600.0, body=None) -> dict:
+        nvml=None, timeout=600.0, body=None, host_gpu=None, sdk_call=None) -> dict:
     """The whole bench: a warm-up, then each level; the document `inv bench --json` prints.
-    `body(page)` replaces the SDK-shaped request (a test's text-only request to a text-only model)."""
+    `body(page)` replaces the SDK-shaped request (a test's text-only request to a text-only model).
+    `sdk_call(page)` -> Outcome: --through sdk, one `minicpmvocr parse` per page on the host (base_url is
+    then only where /metrics is read).  `host_gpu`: the server host's GPUs by nvidia-smi dmon."""
     from urllib.parse import urlsplit
 
     if nvml is None:                 # this machine's GPUs are the server's only when the server is here
@@ -531,16 +686,20 @@ def run(base_url: str, pages: list[Page], *, levels=(1, 2, 4, 8), requests=None,
         has_metrics = metrics() is not None
         warm = None
         if warmup:
-            warm = asyncio.run(_level(base_url, bodies, 1, requests=warmup, headers=headers, timeout=timeout))
+            warm = (run_calls(sdk_call, pages, 1, requests=warmup) if sdk_call else
+                    asyncio.run(_level(base_url, bodies, 1, requests=warmup, headers=headers, timeout=timeout)))
         results = []
         for c in levels:
             n = requests if requests is not None or duration else max(len(pages), 4 * c)
+            load = (lambda c=c, n=n: run_calls(sdk_call, pages, c, requests=n, duration=duration)) if sdk_call \
+                else None
             results.append(run_level(base_url, pages, bodies, c, requests=n, duration=duration, headers=headers,
-                                     metrics=metrics if has_metrics else None, nvml=nvml, timeout=timeout))
+                                     metrics=metrics if has_metrics else None, nvml=nvml, timeout=timeout,
+                                     host_gpu=host_gpu, load=load))
     finally:
         metrics.close()
-    doc = {"server": base_url, "model": model, "backend": backend, "prompt": prompt,
-           "extra_body": extra, "through": "api",
+    doc = {"server": base_url, "model": model, "backend": backend, "prompt": None if sdk_call else prompt,
+           "extra_body": extra, "through": "sdk" if sdk_call else "api",
            "warmup": {"requests": warmup, "errors": sum(1 for o in warm[0] if not o.ok) if warm else 0},
            "pages": [{"name": p.name, "kind": p.kind, "source": p.source, "mime": p.mime, "bytes": len(p.image),
                       "scored": p.kind != "user" or p.truth is not None} for p in pages],

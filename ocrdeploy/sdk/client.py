@@ -119,7 +119,10 @@ class OcrClient:
                 raise httpx.DecodingError(f"{method} {path}: the answer is {int(declared)} bytes, more than "
                                           f"{self.max_answer}")
             body = bytearray()
-            for chunk in r.iter_raw():
+            # iter_bytes: the body as decoded (gzip/deflate undone), counted as it is decoded, so a small
+            # compressed answer that inflates past the limit stops there (iter_raw would count the wire bytes
+            # and hand back compressed bytes that r.json() cannot read)
+            for chunk in r.iter_bytes():
                 body += chunk
                 if len(body) > self.max_answer:
                     raise httpx.DecodingError(f"{method} {path}: the answer is over {self.max_answer} bytes")

@@ -90,6 +90,15 @@ def user_pages(where: str) -> list[Page]:
     path = Path(where).expanduser()
     if not path.exists():
         raise UsageError(f"--pages {where}: no such file or directory")
+    try:
+        return _read_pages(where, path)
+    except OSError as exc:           # unreadable file or directory: one line, not a traceback
+        raise UsageError(f"--pages {where}: {exc.filename or where}: {exc.strerror or exc}")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"--pages {where}: a ground-truth .md there is not UTF-8 ({exc.reason})")
+
+
+def _read_pages(where: str, path: Path) -> list[Page]:
     files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
     pages = []
     for f in files:

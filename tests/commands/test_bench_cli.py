@@ -103,6 +103,24 @@ def test_bad_input_is_one_line_and_exit_2(args, message):
     assert message in p.stderr and "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
 
 
+def test_bad_paths_are_one_line_and_exit_2(tmp_path):
+    """A --pages file that cannot be read as a page, a --report that is a directory, a --baseline that is a
+    directory: each a one-line error naming the option, exit 2, before any request."""
+    from ocrdeploy.sdk import samples
+
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "pages" / "p.png").write_bytes(samples.png())
+    (tmp_path / "pages" / "p.md").write_bytes(b"\xff\xfe not utf-8 \x80")
+    (tmp_path / "dir.html").mkdir()
+    for args, message in ((["--pages", tmp_path / "pages"], "is not UTF-8"),
+                          (["--report", tmp_path / "dir.html"], "is a directory"),
+                          (["--baseline", tmp_path], "--baseline")):
+        p = bench("--server-url", "http://127.0.0.1:9", *args)
+        assert p.returncode == 2, p.stdout + p.stderr
+        assert message in p.stderr and "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1, \
+            p.stderr
+
+
 @pytest.mark.parametrize("verdict", ['"fast"', '{"pages_per_min": "fast"}', '{"pages_per_min": true}',
                                      '{"pages_per_min": [1]}'])
 def test_a_baseline_whose_figure_is_not_a_number_is_bad_input(verdict, tmp_path):

@@ -26,3 +26,27 @@ def test_verify_writes_its_report(site, tmp_path):
     assert "2 of 9 cells" in html and '<code class="tex">x = \\frac{a + b}{2c}</code>' in html
     assert "default-src 'none'" in html and not REFERENCE.findall(html)
     assert cli("verify", ["--report", str(tmp_path / "v.txt")], inv).returncode == 2
+
+
+def test_a_bad_report_path_is_one_line_before_anything_runs(site, tmp_path):
+    """--report in a directory that does not exist, or naming a directory: one line, exit 2, no traceback."""
+    wd, inv = site
+    provision(wd)
+    (tmp_path / "dir.html").mkdir()
+    for path, message in ((tmp_path / "missing" / "x.html", "no directory"), (tmp_path / "dir.html", "is a directory")):
+        p = cli("verify", ["--server-url", "http://127.0.0.1:9", "--report", str(path)], inv)
+        assert p.returncode == 2 and message in p.stderr and "Traceback" not in p.stderr, p.stderr[-2000:]
+        assert len(p.stderr.strip().splitlines()) == 1
+
+
+def test_a_report_that_cannot_be_written_is_one_line(tmp_path, monkeypatch):
+    """Written after the run: a file system that refuses it is one line naming --report, exit 2."""
+    import pytest
+
+    from ocrdeploy.commands.verify import write_html
+    from ocrdeploy.errors import UsageError
+
+    target = tmp_path / "r.html"
+    target.mkdir()                       # exists as a directory by the time the run ends
+    with pytest.raises(UsageError, match=r"--report .*r\.html: Is a directory"):
+        write_html(target, "<html></html>")
