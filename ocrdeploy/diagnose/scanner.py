@@ -78,6 +78,15 @@ FATAL_CLASSES = (
     ("resolution-failed", re.compile(r"(?i)\bNo solution found when resolving dependencies\b|\bResolutionImpossible\b"
                                      r"|\bUnsatisfiableError\b|\bPackagesNotFoundError\b")),
 )
+# A word every match of a class holds (lowercase: searched in the lowered line, else as written): an error-dense
+# log (a crash loop's 1 KB ERROR lines) runs only the class regexes whose word is on the line.
+GENERIC_HINTS = {
+    "traceback": ("Traceback",), "cmake-error": ("CMake Error",), "nvcc-fatal": ("fatal",),
+    "build-killed": ("Killed", "ninja: "), "exception": ("Error", "Exception"), "compiler-error": ("error",),
+    "failed": ("FAILED:", "FATAL:", "Fatal error:"), "curl-error": ("curl: (",), "validation-error": ("Value error, ",),
+    "connection-refused": ("ECONNREFUSED",),
+}
+GENERIC_LOWER = ("nvcc-fatal", "compiler-error")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
                     "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused",
                     "segmentation fault", "core dumped", "sigsegv", "sigabrt", "sigbus", "sigill", "sigfpe", "sigkill",
@@ -164,11 +173,29 @@ def generic_class(text):
         if cls:
             return cls
     if level not in QUIET_LEVELS:
-        for name, rx in GENERIC_CLASSES:
-            if rx.search(text):
-                return name
+        name = _generic(text)
+        if name:
+            return name
     if level in ("ERROR", "CRITICAL"):
         return "error-level"
+    return None
+
+
+def _generic(text, only=None):
+    """The first GENERIC_CLASSES class (of `only`, when given) whose regex matches, its hint word checked first."""
+    low = None
+    for name, rx in GENERIC_CLASSES:
+        if only is not None and name not in only:
+            continue
+        if name in GENERIC_LOWER:
+            if low is None:
+                low = text.lower()
+            if not any(h in low for h in GENERIC_HINTS[name]):
+                continue
+        elif not any(h in text for h in GENERIC_HINTS[name]):
+            continue
+        if rx.search(text):
+            return name
     return None
 
 
@@ -836,13 +863,7 @@ def foreign_error(text, hits):
     for rule, _ in hits:
         for p in rule.patterns:
             rest = p.sub(" ", rest)
-    cls = fatal_class(rest)
-    if cls:
-        return cls
-    for name, rx in GENERIC_CLASSES:
-        if name in FOREIGN and rx.search(rest):
-            return name
-    return None
+    return fatal_class(rest) or _generic(rest, FOREIGN)
 
 
 def drop_overridden(hits):
