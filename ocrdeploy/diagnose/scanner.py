@@ -168,14 +168,15 @@ def generic_class(text):
     """The safety-net class of an error-looking line, or None (quiet log levels never count, but a
     fatal end counts at WARNING too)."""
     level = line_level(text)
-    if level not in ("DEBUG", "INFO"):
-        cls = fatal_class(text)     # the more telling class first: "error: ... oom-kill event" is a memory kill
-        if cls:
-            return cls
+    cls = fatal_class(text) if level not in ("DEBUG", "INFO") else None
+    if cls in KILL_CLASSES:     # the more telling class first: "error: ... oom-kill event" is a memory kill
+        return cls
     if level not in QUIET_LEVELS:
         name = _generic(text)
         if name:
             return name
+    if cls:
+        return cls
     if level in ("ERROR", "CRITICAL"):
         return "error-level"
     return None
@@ -197,6 +198,11 @@ def _generic(text, only=None):
         if rx.search(text):
             return name
     return None
+
+
+# The fatal classes that name what killed the process: reported before an "error:" class on the same line
+# (a scheduler's "error: Detected 1 oom-kill event"); an exit status is reported after it.
+KILL_CLASSES = ("fatal-signal", "kernel-gpu")
 
 
 # a word one of which every FATAL_CLASSES match holds: most error lines skip the regexes

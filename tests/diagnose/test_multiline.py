@@ -191,3 +191,11 @@ def test_a_warning_entry_does_not_explain_the_error_lines_around_it(tmp_path):
     found, rep = ids(tmp_path, [retry, error], "python", rules=builtin)
     assert "pip-retrying" in found and [u["class"] for u in rep["unrecognised"]] == ["compiler-error"]
     assert exit_code([rep]) == 3
+
+
+def test_a_kill_is_named_before_the_error_word_and_an_exit_status_after_it():
+    """What killed a process is the more telling class ("error: ... oom-kill event" is a memory kill); a compiler's
+    "error: command ... failed with exit code 255" stays a compiler error (held-out batch 1 scores it so)."""
+    assert scanner.generic_class("slurmstepd: error: Detected 1 oom-kill event(s) in step 3495064.0 cgroup.") == "kernel-gpu"
+    assert scanner.generic_class("error: command '/opt/conda/bin/nvcc' failed with exit code 255") == "compiler-error"
+    assert scanner.generic_class("worker exited with code 139") == "exit-status"
