@@ -65,21 +65,33 @@ GENERIC_CLASSES = (
 # They count at WARNING level too (a supervisor logs a child's death as a warning), and a harmless entry
 # matching elsewhere on the same line never absorbs them.
 FATAL_CLASSES = (
+    # (a shell's job report too: "line 28:  8156 Killed    python3 main.py")
     ("fatal-signal", re.compile(r"(?i)\bsegmentation fault\b|\bcore dumped\b|\bSIG(?:SEGV|ABRT|BUS|ILL|FPE|KILL)\b"
-                                r"|\b(?:killed|terminated) by signal\b|\bsignal (?:6|9|11)\b|\bfatal python error\b")),
+                                r"|\b(?:killed|terminated) by signal\b|\bsignal (?:6|9|11)\b|\bfatal python error\b"
+                                r"|(?<![\w.])\d+ (?:Killed|Aborted) {2,}\S")),
     ("exit-status", re.compile(r"(?i)\bexit(?:ed)? (?:status|code)\s*[:=]?\s*(?!0\b)-?\d+\b"
                                r"|\breturned non-zero exit status\b|\bexited with (?:code|status) (?!0\b)-?\d+\b")),
+    # (a cgroup's OOM killer as a scheduler reports it: slurmstepd's "Detected 1 oom-kill event(s)")
     ("kernel-gpu", re.compile(r"\bNVRM: Xid\b|\bXid \(PCI:|(?i:\bout of memory: killed process\b|\boom-kill:"
-                              r"|\binvoked oom-killer\b|\bfallen off the bus\b)")),
+                              r"|\binvoked oom-killer\b|\bfallen off the bus\b|\boom[-_]kill events?\b)")),
     # a package manager that found no set of versions: pip, uv, conda
     ("resolution-failed", re.compile(r"(?i)\bNo solution found when resolving dependencies\b|\bResolutionImpossible\b"
                                      r"|\bUnsatisfiableError\b|\bPackagesNotFoundError\b")),
 )
+# A word every match of a class holds (lowercase: searched in the lowered line, else as written): an error-dense
+# log (a crash loop's 1 KB ERROR lines) runs only the class regexes whose word is on the line.
+GENERIC_HINTS = {
+    "traceback": ("Traceback",), "cmake-error": ("CMake Error",), "nvcc-fatal": ("fatal",),
+    "build-killed": ("Killed", "ninja: "), "exception": ("Error", "Exception"), "compiler-error": ("error",),
+    "failed": ("FAILED:", "FATAL:", "Fatal error:"), "curl-error": ("curl: (",), "validation-error": ("Value error, ",),
+    "connection-refused": ("ECONNREFUSED",),
+}
+GENERIC_LOWER = ("nvcc-fatal", "compiler-error")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
                     "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused",
                     "segmentation fault", "core dumped", "sigsegv", "sigabrt", "sigbus", "sigill", "sigfpe", "sigkill",
                     "by signal", "signal 6", "signal 9", "signal 11", "exit status", "exit code", "exited with",
-                    "nvrm: xid", "xid (pci:", "out of memory: killed", "oom-kill", "fallen off the bus",
+                    "nvrm: xid", "xid (pci:", "out of memory: killed", "oom-kill", "oom_kill", "fallen off the bus",
                     "no solution found", "resolutionimpossible", "unsatisfiableerror", "packagesnotfounderror")
 TRACEBACK = "Traceback (most recent call last)"
 EXC_LINE = re.compile(r"(?<![\w.])((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::\s*(.*))?$")
@@ -113,6 +125,37 @@ class CompiledRule(object):
         return bool(self.preceded_by or self.followed_by)
 
 
+# What wrappers put before a tool's own line: a container build's step and seconds (BuildKit "#12 3.456 ",
+# its TTY view "138.5 "), a compose service ("vllm-1  | "), journald/syslog ("May 15 23:09:30 host kernel: "),
+# dmesg ("[  518.050606] ", "[Sun Mar 30 08:24:00 2025] "), ISO timestamps and the container runtime's stream tag
+# (k8s CRI "2024-05-01T12:00:00.123Z stdout F "), kubectl --prefix ("[pod/x/c] ") and srun -l's task number ("0: ").
+# The patterns see the line without them (an anchored "^Killed$" still matches "#9 7.312 Killed"); the report shows
+# the line as written.  One anchored match per layer: a line without a prefix costs one failed match.
+WRAPPER = re.compile(
+    r"(?:#\d{1,6} (?:\d{1,7}\.\d{1,4} )?"                                           # BuildKit --progress=plain
+    r"|\d{1,7}\.\d{1,4} +(?=\S)"                                                     # BuildKit's TTY view
+    r"|[A-Za-z0-9][\w.-]{0,63} +\| "                                                  # docker compose service
+    r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]{1,64} [\w./@-]{1,64}(?:\[\d{1,10}\])?: "  # journald, syslog
+    r"|\[ {0,12}\d{1,10}\.\d{1,9}\] "                                                  # dmesg
+    r"|\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] "                     # dmesg -T
+    r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)? {1,4}"     # ISO time (dmesg --time-format iso)
+    r"(?:(?:stdout|stderr) [FP] )?"                                                  # + k8s CRI stream tag
+    r"|\[pod/[\w.-]{1,253}/[\w.-]{1,253}\] "                                          # kubectl logs --prefix
+    r"|\d{1,5}: +(?=\S)"                                                            # srun -l
+    r")")
+MAX_WRAPPERS = 4
+
+
+def unwrap(text):
+    """The line without the wrappers' prefixes (see WRAPPER)."""
+    for _ in range(MAX_WRAPPERS):
+        m = WRAPPER.match(text)
+        if m is None or not m.end():
+            break
+        text = text[m.end():]
+    return text
+
+
 def line_level(text):
     m = LEVEL.search(text, 0, 120)
     if not m:
@@ -125,23 +168,47 @@ def generic_class(text):
     """The safety-net class of an error-looking line, or None (quiet log levels never count, but a
     fatal end counts at WARNING too)."""
     level = line_level(text)
+    cls = fatal_class(text) if level not in ("DEBUG", "INFO") else None
+    if cls in KILL_CLASSES:     # the more telling class first: "error: ... oom-kill event" is a memory kill
+        return cls
     if level not in QUIET_LEVELS:
-        for name, rx in GENERIC_CLASSES:
-            if rx.search(text):
-                return name
-    if level not in ("DEBUG", "INFO"):
-        cls = fatal_class(text)
-        if cls:
-            return cls
+        name = _generic(text)
+        if name:
+            return name
+    if cls:
+        return cls
     if level in ("ERROR", "CRITICAL"):
         return "error-level"
     return None
 
 
+def _generic(text, only=None):
+    """The first GENERIC_CLASSES class (of `only`, when given) whose regex matches, its hint word checked first."""
+    low = None
+    for name, rx in GENERIC_CLASSES:
+        if only is not None and name not in only:
+            continue
+        if name in GENERIC_LOWER:
+            if low is None:
+                low = text.lower()
+            if not any(h in low for h in GENERIC_HINTS[name]):
+                continue
+        elif not any(h in text for h in GENERIC_HINTS[name]):
+            continue
+        if rx.search(text):
+            return name
+    return None
+
+
+# The fatal classes that name what killed the process: reported before an "error:" class on the same line
+# (a scheduler's "error: Detected 1 oom-kill event"); an exit status is reported after it.
+KILL_CLASSES = ("fatal-signal", "kernel-gpu")
+
+
 # a word one of which every FATAL_CLASSES match holds: most error lines skip the regexes
 FATAL_HINTS = ("segmentation", "core dumped", "sig", "fatal python", "exit", "nvrm", "xid", "out of memory",
-               "oom-kill", "fallen off", "no solution found", "resolutionimpossible", "unsatisfiableerror",
-               "packagesnotfounderror")
+               "oom-kill", "oom_kill", "fallen off", "no solution found", "resolutionimpossible", "unsatisfiableerror",
+               "packagesnotfounderror", "killed", "aborted")
 
 
 def fatal_class(text):
@@ -730,7 +797,7 @@ class Windows(object):
 
 
 def _any(patterns, raw):
-    return any(p.search(seg) for seg in clean(raw) for p in patterns)
+    return any(p.search(unwrap(seg)) for seg in clean(raw) for p in patterns)
 
 
 def window_ok(rule, windows, offset):
@@ -786,6 +853,23 @@ def match_line(rules, segs):
                 prev = hits.get(rule.id)
                 hits[rule.id] = (rule, sorted(set(idx) | set(prev[1] if prev else ())))
     return list(hits.values())
+
+
+# The safety-net classes that name an error of their own kind wherever they stand on a line (the looser ones,
+# an exception name or "error:", are often the very words a harmless or warning entry is about).
+FOREIGN = ("traceback", "cmake-error", "nvcc-fatal", "build-killed", "curl-error", "connection-refused")
+
+
+def foreign_error(text, hits):
+    """The safety-net class of an error on this line that the (harmless or warning) entries matching it do not
+    explain: a fatal end, or a line of a FOREIGN class once their patterns' matches are cut out; else None."""
+    if line_level(text) in ("DEBUG", "INFO"):
+        return None
+    rest = text
+    for rule, _ in hits:
+        for p in rule.patterns:
+            rest = p.sub(" ", rest)
+    return fatal_class(rest) or _generic(rest, FOREIGN)
 
 
 def drop_overridden(hits):
@@ -961,6 +1045,8 @@ def scan(path, rules, context=2, engine="auto"):
             examined += 1
             if examined > MAX_CANDIDATES:
                 continue
+            segs = [unwrap(seg) for seg in segs]    # what is matched: the line without its wrappers' prefixes
+            bare = " | ".join(segs) if len(segs) > 1 else segs[0]
             hits = []
             for rule, idx in match_line(compiled, segs):
                 if rule.multiline:
@@ -979,20 +1065,18 @@ def scan(path, rules, context=2, engine="auto"):
                 f["last_line"] = lineno
                 if not set(idx) <= set(f["patterns"]):
                     f["patterns"] = sorted(set(f["patterns"]) | set(idx))
-            if any(r.severity != "harmless" for r, _ in hits):
+            if any(r.severity == "error" for r, _ in hits):
                 net.explainer(lineno, known=True)
             elif hits:
-                rest = text
-                for rule, _ in hits:
-                    for p in rule.patterns:
-                        rest = p.sub(" ", rest)
-                cls = fatal_class(rest) if line_level(text) not in ("DEBUG", "INFO") else None
-                if cls:     # a harmless match never absorbs a fatal end beside it
+                # harmless and warning entries explain their own words, never an error of another kind on the line
+                # (what is left once their patterns are cut out), and never the error lines around them
+                cls = foreign_error(bare, hits)
+                if cls:
                     net.generic(lineno, text, cls)
                 else:
                     net.explainer(lineno, known=False)
             else:
-                cls = generic_class(text)
+                cls = generic_class(bare)
                 if cls:
                     net.generic(lineno, text, cls)
     except InputProblem as exc:

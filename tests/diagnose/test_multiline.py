@@ -157,3 +157,45 @@ def test_an_unrecognised_failure_names_the_nearest_entries_without_claiming_one(
     reps = annotate(scan_local([str(p)], [r for r in rules if r.id != "cuda-arch-mismatch"]), rules, fix_context())
     (u,) = reps[0]["unrecognised"]
     assert u["looks_like"][0] == "cuda-arch-mismatch" and reps[0]["findings"] == [] and exit_code(reps) == 3
+
+
+@pytest.mark.parametrize("foreign,cls", [
+    ("Traceback (most recent call last):", "traceback"),
+    ("CMake Error at CMakeLists.txt:12 (find_package):", "cmake-error"),
+    ("nvcc fatal   : Unknown option '-fwrapv'", "nvcc-fatal"),
+])
+def test_a_harmless_entry_never_absorbs_another_kind_of_error_on_its_line(tmp_path, foreign, cls):
+    """Issue 24: the harmless entry explains its own words; an error of another kind on the same line stays a
+    finding of the safety net (exit 3), and the line alone stays harmless (exit 0)."""
+    from ocrdeploy.diagnose.engine import exit_code, wire_rules
+    from ocrdeploy.diagnose.table import load_table
+
+    builtin = wire_rules(load_table())
+    found, rep = ids(tmp_path, [HARMLESS], "python", rules=builtin)
+    assert "flashinfer-precompiled-missing" in found and exit_code([rep]) == 0
+    found, rep = ids(tmp_path, [HARMLESS + " " + foreign], "python", rules=builtin)
+    assert "flashinfer-precompiled-missing" in found
+    assert [u["class"] for u in rep["unrecognised"]] == [cls] and exit_code([rep]) == 3
+
+
+def test_a_warning_entry_does_not_explain_the_error_lines_around_it(tmp_path):
+    """Issue 24: only a known error explains the error lines next to it; a warning (pip retried a download) beside
+    an error no entry names leaves the log unrecognised (exit 3), not clean."""
+    from ocrdeploy.diagnose.engine import exit_code, wire_rules
+    from ocrdeploy.diagnose.table import load_table
+
+    builtin = wire_rules(load_table())
+    retry = ("WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection "
+             "broken by 'ProtocolError('Connection aborted.')': /simple/torch/")
+    error = "ERROR: Could not find a version that satisfies the requirement torch==9.9 (from versions: none)"
+    found, rep = ids(tmp_path, [retry, error], "python", rules=builtin)
+    assert "pip-retrying" in found and [u["class"] for u in rep["unrecognised"]] == ["compiler-error"]
+    assert exit_code([rep]) == 3
+
+
+def test_a_kill_is_named_before_the_error_word_and_an_exit_status_after_it():
+    """What killed a process is the more telling class ("error: ... oom-kill event" is a memory kill); a compiler's
+    "error: command ... failed with exit code 255" stays a compiler error (held-out batch 1 scores it so)."""
+    assert scanner.generic_class("slurmstepd: error: Detected 1 oom-kill event(s) in step 3495064.0 cgroup.") == "kernel-gpu"
+    assert scanner.generic_class("error: command '/opt/conda/bin/nvcc' failed with exit code 255") == "compiler-error"
+    assert scanner.generic_class("worker exited with code 139") == "exit-status"

@@ -65,3 +65,21 @@ def test_the_reported_lines_scan_quickly(tmp_path):
     (rep,) = scanner.run_request({"paths": [str(log)], "rules": wire_rules(RULES), "context": 2,
                                   "engine": "python"})
     assert time.process_time() - t < 5 and "error" not in rep
+
+
+def test_the_wrapper_prefix_regex_stays_linear_on_crafted_16k_lines():
+    """The scanner strips wrapper prefixes (scanner.WRAPPER) from every candidate line: one anchored match per
+    layer, bounded runs, so a crafted line of digits, dots, spaces or brackets costs a few ms at most."""
+    n = scanner.MAX_LINE
+    units = ["1", "1.", "1.1 ", "#1 ", "#1 1.1 ", " ", "[", "[ 1.1", "a ", "a |", "a-1 ", "Jun 30 11:07:05 ", "2024-05-01",
+             "2024-05-01T12:00:00", "[pod/", "0: ", "stdout F "]
+    slow = []
+    for unit in units:
+        line = (unit * (n // len(unit) + 1))[:n]
+        t = time.process_time()
+        scanner.unwrap(line)
+        scanner.WRAPPER.search(line)     # even unanchored, as a search over the whole line
+        spent = time.process_time() - t
+        if spent > BOUND_S:
+            slow.append((round(spent, 2), unit))
+    assert not slow, slow

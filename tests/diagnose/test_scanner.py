@@ -142,3 +142,40 @@ def test_trie_regex_matches_exactly_the_literals():
     for w in words:
         assert rx.search(b"xx " + w + b" yy")
     assert not rx.search(b"er nccX aXb [erxno 2")
+
+
+# Issue 24: the wrappers users run things in, each around a line whose pattern is anchored at its start
+# (the uv timeout's "Caused by:" chain link, a bare "Killed").
+WRAPPED = [
+    "#12 3.456 {}",                                          # BuildKit --progress=plain
+    "#12 {}",
+    "138.5 {}",                                              # BuildKit's TTY view of a failed step
+    "vllm-1  | {}",                                          # docker compose
+    "vllm_server  | {}",
+    "Jun 30 11:07:05 gpu-0 build-vllm[4242]: {}",             # journald / syslog
+    "[ 8957.099615] {}",                                      # dmesg
+    "[Sun Mar 30 08:24:00 2025] {}",                         # dmesg -T
+    "2024-04-29T14:55:41,679700+02:00 {}",                    # dmesg --time-format iso
+    "2024-05-01T12:00:00.123456789Z stderr F {}",            # k8s CRI log
+    "[pod/vllm-0/server] {}",                                # kubectl logs --prefix
+    "0: {}",                                                 # srun -l
+    "vllm-1  | 2024-05-01T12:00:00Z {}",                     # layers of them
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("wrapper", WRAPPED)
+def test_wrapper_prefixes_are_stripped_once_in_the_scanner(tmp_path, engine, wrapper):
+    lines = [wrapper.format("  Caused by: operation timed out"), wrapper.format("Killed")]
+    rep = scan_text(tmp_path, "\n".join(lines) + "\n", engine)
+    by = {f["id"]: f for f in rep["findings"]}
+    assert set(by) == {"pip-timeout", "compile-oom-killed"}, (wrapper, rep)
+    assert by["pip-timeout"]["text"] == lines[0]       # the report shows the line as written
+
+
+def test_unwrap_leaves_a_tools_own_line_alone():
+    for line in ("INFO 10-19 12:00:00 [api_server.py:1] vLLM API server version 0.11.0", "Killed",
+                 "ERROR: Could not find a version", "(EngineCore_DP0 pid=7) ERROR 10-19 x",
+                 "| GPU  Name  Persistence-M | Bus-Id  Disp.A |", "3.10.12 is not supported"):
+        assert scanner.unwrap(line) == line
+    assert scanner.unwrap("#9 7.312 #9 7.312 Killed") == "Killed"
