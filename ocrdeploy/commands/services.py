@@ -300,20 +300,43 @@ def release_check(host, allow_mismatch=False):
     return check
 
 
+def cpu_binds(cpus, instances) -> list:
+    """Each CPU instance's own cores for VLLM_CPU_OMP_THREADS_BIND ("0", "1-3", ...), or None for one
+    instance (vLLM's `auto`).  vLLM's auto binding takes the cores of NUMA node 0 less its reserve in every
+    process, so N instances on one host pinned their OpenMP threads to the same cores (on 2 cores: all on
+    core 0, the other idle) and a starting engine queued behind a serving one's spinning threads.  Where
+    the host has fewer cores than instances, they share round-robin."""
+    cpus = int(cpus or 0)
+    if instances < 2 or cpus < 1:
+        return [None] * instances
+    if cpus < instances:
+        return [str(i % cpus) for i in range(instances)]
+    out = []
+    for i in range(instances):
+        lo, hi = i * cpus // instances, (i + 1) * cpus // instances - 1
+        out.append(str(lo) if lo == hi else f"{lo}-{hi}")
+    return out
+
+
 def plan_instances(facts, host, backend, gpu, port, instances, public, api_key,
-                   tuning=serving.GUIDE, allow_release_mismatch=False, model_dir=None) -> list[Instance]:
+                   tuning=serving.GUIDE, allow_release_mismatch=False, model_dir=None, cpu_bind=None) -> list[Instance]:
+    """cpu_bind: the recorded cores of the one instance a restart starts again (CPU builds only)."""
     release_ok = release_check(host, allow_release_mismatch)
     tuning = replace(tuning, cuda=gpu != NO_GPU)
     launch = _launcher(facts, host, backend, tuning, release_ok, model_dir)
     bind = "0.0.0.0" if public else "127.0.0.1"
     out = []
+    cpu_vllm = gpu == NO_GPU and backend in VLLM_BACKENDS
+    binds = ([cpu_bind] if cpu_bind and instances == 1 else cpu_binds((facts.get("cpu") or {}).get("count"), instances)
+             ) if cpu_vllm else [None] * instances
     for i, g in enumerate(pick_gpus(facts, gpu, instances)):
         p = port + i
         name = f"{launch.prefix}-{p}"
         options = {"backend": backend, "public": bool(public), "tuning": tuning.to_dict(),
                    "warnings": list(release_ok.notes) + launch.warnings, "model_dir": model_dir,
-                   "gpu": gpu if gpu == NO_GPU else None}
-        env = {**({"CUDA_VISIBLE_DEVICES": g} if g is not None else {}), **launch.env, **serving.key_env(api_key)}
+                   "gpu": gpu if gpu == NO_GPU else None, "cpu_bind": binds[i]}
+        env = {**({"CUDA_VISIBLE_DEVICES": g} if g is not None else {}), **launch.env, **serving.key_env(api_key),
+               **({"VLLM_CPU_OMP_THREADS_BIND": binds[i]} if binds[i] else {})}
         out.append(Instance(name, p, g, launch.argv(p, bind), env, backend, bind,
                             absolute(facts, wd(f".ocrdeploy/services/{name}.log")), key=api_key, served=launch.served,
                             options=options, ready=launch.ready))
@@ -535,7 +558,7 @@ def restart_service(conn, h, name, change: dict, timeout=900.0, con=None, api_ke
         plan = plan_instances(facts, h, options["backend"], options.get("gpu") or str(rec.get("gpu")),
                               int(rec["port"]), 1, options.get("public"), api_key, tuning,
                               any("--allow-release-mismatch" in w for w in options.get("warnings") or []),
-                              options.get("model_dir"))
+                              options.get("model_dir"), cpu_bind=options.get("cpu_bind"))
     except RuntimeError as exc:
         return {"ok": False, "error": str(exc)}
     stopped = stop_service(conn, workdir, name, grace=30.0)
