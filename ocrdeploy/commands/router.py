@@ -172,9 +172,24 @@ def report_joins(con, hname, instances) -> bool:
 
 
 # ---------------------------------------------------------------- status
-def status_section(conn, workdir, services) -> list:
+def dead_worker_findings(conn, host, svc) -> list:
+    """What `inv diagnose` finds in the log of a worker that is no longer running (killed, OOM), as
+    {id, cause, fix, first_line}; [] when the log names no known cause."""
+    from .services import diagnose_log
+
+    if svc.get("alive") is not False or not svc.get("log"):
+        return []
+    try:
+        found = diagnose_log(conn, host, svc["log"])
+    except Exception as exc:            # the scan is a hint on a status page: its failure is shown, not raised
+        return [{"id": "scan-failed", "cause": f"the log could not be scanned: {exc}", "fix": "", "first_line": None}]
+    return [{k: f.get(k) for k in ("id", "cause", "fix", "first_line")} for f in found]
+
+
+def status_section(conn, workdir, services, host=None) -> list:
     """Per router: its record and every worker as the router sees it (in the pool, healthy), with the
-    worker's own in-flight gauges and accept length from the /metrics hostside's status already read."""
+    worker's own in-flight gauges and accept length from the /metrics hostside's status already read, and
+    for a worker that died, what diagnose finds in its log."""
     out = []
     for rec in routers(conn, workdir):
         doc = {"name": rec["name"], "pid": rec.get("pid"), "port": rec.get("port"), "alive": rec.get("alive"),
@@ -195,11 +210,13 @@ def status_section(conn, workdir, services) -> list:
             doc["workers"].append({"url": url, "service": s["name"], "in_pool": url in pool,
                                    "healthy": health.get(url) if url in pool else None,
                                    "alive": s.get("alive"), "ready": s.get("ready"), "in_flight": load,
-                                   "spec_decode": accept_length(s.get("metrics")) if s.get("alive") else None})
+                                   "spec_decode": accept_length(s.get("metrics")) if s.get("alive") else None,
+                                   "diagnosis": dead_worker_findings(conn, host, s) if host is not None else []})
         for url in pool:
             if url not in seen:      # in the pool, but no service of ours: started by hand, or its record gone
                 doc["workers"].append({"url": url, "service": None, "in_pool": True, "healthy": health.get(url),
-                                       "alive": None, "ready": None, "in_flight": None, "spec_decode": None})
+                                       "alive": None, "ready": None, "in_flight": None, "spec_decode": None,
+                                       "diagnosis": []})
         out.append(doc)
     return out
 
@@ -230,6 +247,15 @@ def print_status(con, hname, docs) -> bool:
                       str(load.get("running", "-")), str(load.get("waiting", "-")),
                       str(acc.get("accept_length") or acc.get("state") or "-"))
         con.print(t)
+        for w in d["workers"]:
+            if w.get("alive") is False:
+                con.print(f"{hname} | worker {w['url']} ({w.get('service')}) is not running"
+                          + ("; diagnose finds in its log:" if w.get("diagnosis") else
+                             "; its log names no known cause (inv diagnose --service shows it)"), markup=False)
+                for f in w.get("diagnosis") or []:
+                    con.print(safe(f"    {f['id']} (line {f.get('first_line')}): {f['cause']}"), markup=False)
+                    if f.get("fix"):
+                        con.print(safe(f"    fix: {f['fix']}"), markup=False)
     return ok
 
 

@@ -471,20 +471,27 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
 
 
 
-def start_planned(conn, h, facts, plan, timeout, con, systemd=False) -> dict:
-    """Start the planned instances one after the other, each waited for (with the restarts of section 4.4)."""
+def diagnose_log(conn, h, log, stack="minicpm", rules=None) -> list:
+    """The findings of `inv diagnose` on one service log on the host (a failed start, a dead worker), each
+    fix worded for the stack."""
     from ..diagnose.engine import annotate, fix_context, scan_local, scan_remote
     from ..diagnose.table import load_table
     from ..recipes.remedies import fix_for_stack
 
+    rules = rules or load_table()
+    reps = scan_local([log], rules) if conn.is_local else scan_remote(conn, [log], rules)
+    found = [f for r in annotate(reps, rules, fix_context(h)) for f in r.get("findings", [])]
+    return [{**f, "fix": fix_for_stack(f.get("fix") or "", stack)} for f in found]
+
+
+def start_planned(conn, h, facts, plan, timeout, con, systemd=False) -> dict:
+    """Start the planned instances one after the other, each waited for (with the restarts of section 4.4)."""
+    from ..diagnose.table import load_table
+
     rules = load_table()
     workdir = facts["workdir"]["path"]
     results = []
-
-    def diagnose(log, stack):
-        reps = scan_local([log], rules) if conn.is_local else scan_remote(conn, [log], rules)
-        found = [f for r in annotate(reps, rules, fix_context(h)) for f in r.get("findings", [])]
-        return [{**f, "fix": fix_for_stack(f.get("fix") or "", stack)} for f in found]
+    diagnose = partial(diagnose_log, conn, h, rules=rules)
 
     for inst in plan:
         where = "without a GPU" if inst.gpu is None else f"on GPU {inst.gpu}"
@@ -634,7 +641,7 @@ def run_status(*, host, inventory, name, api_key, as_json, accept_new_host_keys,
     def one(conn, h):
         facts = _facts(conn, h)
         out = status_all(conn, facts["workdir"]["path"], name, api_key)
-        out["router"] = router_cmd.status_section(conn, facts["workdir"]["path"], out["services"])
+        out["router"] = router_cmd.status_section(conn, facts["workdir"]["path"], out["services"], h)
         return out
 
     run = map_hosts(one, host=host, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
