@@ -4,7 +4,9 @@
 One router per host, in front of the instances `inv serve` started there; its record is kept like a
 service's (services.hostside) in a directory of its own, so the commands that pick "the ready service"
 (verify, parse, diagnose) never take the router for an engine.  Workers are reached by the router on the
-host's loopback: cross-host pools are not built (see the README's "One URL for many instances").
+host's loopback.  Workers on other hosts stay on their own loopback too and are reached through SSH tunnels
+the router host holds (`ssh -N -L`, each recorded and stopped like a service): no worker port is ever
+open to the network and no key crosses it in clear (README: "One URL for many instances").
 """
 
 from __future__ import annotations
@@ -142,6 +144,122 @@ def after_serve(conn, host, facts, result, *, port, policy, key, con) -> dict:
     return out
 
 
+# ---------------------------------------------------------------- several hosts: one router, SSH tunnels
+TUNNELS = "tunnels"          # <workdir>/.ocrdeploy/tunnels/<name>.json, records like a service's
+
+
+def tunnels_dir(workdir) -> str:
+    return posixpath.join(workdir, ".ocrdeploy", TUNNELS)
+
+
+def pick_router_host(hosts, router_host=None, inventory=None) -> str:
+    """The host the router runs on: --router-host, else the inventory group `router`'s first host, else the
+    first selected host."""
+    from .hosts import selected_hosts
+
+    if router_host:
+        try:
+            found = selected_hosts(router_host, None, inventory)
+        except UsageError as exc:
+            raise UsageError(f"--router-host {router_host}: {exc}") from None
+        if len(found) != 1:
+            raise UsageError(f"--router-host {router_host}: names {len(found)} hosts of the inventory; give one")
+        return found[0].name
+    try:
+        group = selected_hosts(None, "router", inventory)
+    except UsageError:
+        group = []
+    if group:
+        return group[0].name
+    return hosts[0].name
+
+
+def tunnel_name(worker_host, port) -> str:
+    import re
+
+    return f"tunnel-{re.sub(r'[^A-Za-z0-9_.-]', '_', worker_host.name)[:80]}-{port}"
+
+
+def tunnel_argv(worker_host, local_port, worker_port, router_is_controller) -> list:
+    """OpenSSH on the router host forwarding its 127.0.0.1:local_port to the worker host's own loopback.
+    Host keys are checked strictly (never accepted on the fly) and it never prompts; where the router host
+    is this machine, the inventory's key and known_hosts are the ones ocrdeploy itself uses."""
+    from ..provision.connection import known_hosts_path
+
+    argv = ["ssh", "-N", "-o", "BatchMode=yes", "-o", "ExitOnForwardFailure=yes", "-o", "StrictHostKeyChecking=yes",
+            "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3", "-p", str(worker_host.port),
+            "-L", f"127.0.0.1:{local_port}:127.0.0.1:{worker_port}"]
+    if router_is_controller:
+        argv += ["-o", f"UserKnownHostsFile={known_hosts_path(worker_host)}"]
+        if worker_host.key_file:
+            argv += ["-o", "IdentitiesOnly=yes", "-i", worker_host.key_file]
+    return argv + [f"{worker_host.user}@{worker_host.address}" if worker_host.user else worker_host.address]
+
+
+def _free_port(conn) -> int:
+    r = conn.run(["python3", "-c", "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); "
+                                   "print(s.getsockname()[1])"], ok_codes=range(0, 256), timeout=30)
+    if r.exit_code != 0:
+        raise RuntimeError(f"no free port on the router host: {safe(r.tail(3))}")
+    return int(r.stdout.strip().splitlines()[-1])
+
+
+def ensure_tunnel(conn, workdir, router_host, worker_host, worker_port, wait_s=30.0) -> dict:
+    """The router host's tunnel to one worker, started once: a live one is reused (serve re-runs are
+    idempotent).  Ready when the worker's /health answers through it."""
+    name = tunnel_name(worker_host, worker_port)
+    tdir = tunnels_dir(workdir)
+    live = next((t for t in status_all(conn, tdir, name)["services"] if t["name"] == name and t.get("alive")), None)
+    if live:
+        return {"name": name, "url": f"http://127.0.0.1:{live['port']}", "started": False}
+    lport = _free_port(conn)
+    inst = Instance(name, lport, None, tunnel_argv(worker_host, lport, worker_port, conn.is_local), {}, "ssh-tunnel",
+                    "127.0.0.1", posixpath.join(tdir, name + ".log"),
+                    options={"host": worker_host.name, "worker_port": worker_port}, ready="health")
+    started = start_instance(conn, tdir, inst, served_name=None)
+    if not started.get("ok"):
+        raise RuntimeError(f"the SSH tunnel to {worker_host.name}:{worker_port} did not start: {started.get('error')}")
+    host = rt.Host(conn)
+    deadline = time.monotonic() + wait_s
+    while host.http(lport, "/health", timeout=5).get("status") != 200:
+        alive = [t for t in status_all(conn, tdir, name)["services"] if t.get("alive")]
+        if not alive or time.monotonic() > deadline:
+            tail = conn.run(["tail", "-n", "5", inst.log], ok_codes=range(0, 256)).stdout
+            stop_service(conn, tdir, name, 5.0)
+            raise RuntimeError(f"the SSH tunnel from {router_host.name} to {worker_host.name}:{worker_port} did not "
+                               f"carry /health (the router host must reach the worker host by ssh, key and host "
+                               f"key known): {safe(tail)}")
+        time.sleep(0.3)
+    return {"name": name, "url": f"http://127.0.0.1:{lport}", "started": True}
+
+
+def tunnels(conn, workdir) -> list:
+    return status_all(conn, tunnels_dir(workdir))["services"]
+
+
+def after_serve_pool(conn, rhost, facts, by_host, hosts, *, port, policy, key, con) -> dict:
+    """serve --router over several hosts, run on the router host once every host's instances are up: the
+    router started when none runs, the router host's own ready instances smoked and added, every other
+    host's through a tunnel (smoked through it, so the gate is what the router will see)."""
+    workdir = facts["workdir"]["path"]
+    own = by_host.get(rhost.name) or {"instances": []}
+    out = after_serve(conn, rhost, facts, own, port=port, policy=policy, key=key, con=con)
+    router = rt.Router(rt.Host(conn), port)
+    for hname, v in by_host.items():
+        if hname == rhost.name:
+            continue
+        for r in [r for r in v.get("instances") or [] if r.get("ready")]:
+            try:
+                t = ensure_tunnel(conn, workdir, rhost, hosts[hname], r["port"])
+            except RuntimeError as exc:
+                r["router"] = {"joined": False, "smoke": {"ok": False, "kind": "tunnel", "detail": str(exc)}}
+                continue
+            via = {**r, "port": int(t["url"].rsplit(":", 1)[1]), "url": t["url"]}
+            r["router"] = {**join(conn, router, via, key), "tunnel": t["name"], "via": t["url"]}
+    out["workers"] = router.urls()
+    return out
+
+
 def print_serve(con, hname, doc):
     if not doc:
         return
@@ -162,7 +280,8 @@ def report_joins(con, hname, instances) -> bool:
             continue
         sm = j["smoke"]
         if j["joined"]:
-            con.print(f"{hname} | {r['name']}: smoke request ({sm['kind']}) answered; {j['pool']} in the pool",
+            via = f" (through {j['tunnel']})" if j.get("tunnel") else ""
+            con.print(f"{hname} | {r['name']}: smoke request ({sm['kind']}) answered; {j['pool']} in the pool{via}",
                       markup=False)
         else:
             ok = False
@@ -212,8 +331,16 @@ def status_section(conn, workdir, services, host=None) -> list:
                                    "alive": s.get("alive"), "ready": s.get("ready"), "in_flight": load,
                                    "spec_decode": accept_length(s.get("metrics")) if s.get("alive") else None,
                                    "diagnosis": dead_worker_findings(conn, host, s) if host is not None else []})
+        via = {f"http://127.0.0.1:{t.get('port')}": t for t in tunnels(conn, workdir)}
         for url in pool:
-            if url not in seen:      # in the pool, but no service of ours: started by hand, or its record gone
+            if url in via and url not in seen:      # a worker on another host, through the router host's tunnel
+                t = via[url]
+                o = t.get("options") or {}
+                doc["workers"].append({"url": url, "service": f"{o.get('host')}:{o.get('worker_port')} via {t['name']}",
+                                       "in_pool": True, "healthy": health.get(url), "alive": t.get("alive"),
+                                       "ready": None, "in_flight": None, "spec_decode": None, "diagnosis": [],
+                                       "tunnel": t["name"]})
+            elif url not in seen:      # in the pool, but no service of ours: started by hand, or its record gone
                 doc["workers"].append({"url": url, "service": None, "in_pool": True, "healthy": health.get(url),
                                        "alive": None, "ready": None, "in_flight": None, "spec_decode": None,
                                        "diagnosis": []})
@@ -298,6 +425,8 @@ def stop_host(conn, workdir, name, grace, drain_on, drain_timeout, key=None) -> 
     if not name:
         for r in routers(conn, workdir):
             out[r["name"]] = stop_service(conn, rt.records_dir(workdir), r["name"], grace)
+        for t in tunnels(conn, workdir):
+            out[t["name"]] = stop_service(conn, tunnels_dir(workdir), t["name"], grace)
     return out
 
 

@@ -414,16 +414,36 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
                                   allow_release_mismatch, model_dir)
         except RuntimeError as exc:
             return {"error": str(exc), "instances": []}
-        result = start_planned(conn, h, facts, plan, timeout, con, systemd=systemd)
-        if router:
-            try:
-                result["router"] = router_cmd.after_serve(conn, h, facts, result, key=api_key, con=con, **router)
-            except RuntimeError as exc:
-                result["router"] = {"error": str(exc)}
-        return result
+        return start_planned(conn, h, facts, plan, timeout, con, systemd=systemd)
 
+    if router:          # where the router runs, decided before anything starts (a bad --router-host: exit 2)
+        from .hosts import current_options, selected_hosts
+
+        chosen = {x.name: x for x in selected_hosts(host, None, inventory, current_options().limit)}
+        rhost = router_cmd.pick_router_host(list(chosen.values()), router.get("host"), inventory)
     run = map_hosts(one, host=host, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
                     connect_timeout=connect_timeout, as_json=as_json, con=con)
+    if router:          # once every host's instances are up: one router over them all, on its host
+        by_host = {n: v for n, v in run.hosts if not v.get("error")}
+        workers = {**chosen, **{x.name: x for x in selected_hosts(rhost, None, inventory)}}
+        opts = {k: v for k, v in router.items() if k != "host"}
+
+        def pool(conn, h):
+            try:
+                return router_cmd.after_serve_pool(conn, h, _facts(conn, h), by_host, workers, key=api_key,
+                                                   con=con, **opts)
+            except (RuntimeError, router_cmd.rt.RouterError) as exc:
+                return {"error": str(exc)}
+
+        prun = map_hosts(pool, host=rhost, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
+                         connect_timeout=connect_timeout, as_json=as_json, con=con)
+        run.failed |= prun.failed
+        for n, v in prun.hosts:
+            run.doc["hosts"].setdefault(n, {"instances": []})["router"] = v
+            if n not in by_host:
+                run.hosts.append((n, run.doc["hosts"][n]))
+            else:
+                by_host[n]["router"] = v
     for name, v in run.hosts:
         run.doc["hosts"][name] = v
         if v.get("error"):
@@ -452,8 +472,10 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
                               f"the remedy (`inv stop --name {r.get('name')}` forgets it)", markup=False)
         ready = [r for r in v["instances"] if r.get("ready")]
         if router:
-            run.failed |= not router_cmd.report_joins(con, name, ready) or bool(v["router"].get("error"))
-            router_cmd.print_serve(con, name, v["router"])
+            run.failed |= not router_cmd.report_joins(con, name, ready)
+            if v.get("router"):
+                run.failed |= bool(v["router"].get("error"))
+                router_cmd.print_serve(con, name, v["router"])
         if ready:
             if backend in DEEPSEEK_ENVS:
                 from ..recipes.deepseek import SERVED_NAME as DS
