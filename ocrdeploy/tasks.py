@@ -370,13 +370,14 @@ def stop(c, host=None, inventory=None, name=None, grace=None, json=False, accept
             "api-key": "The services' key (never stored: give it again)",
             "max-model-len": "New vLLM --max-model-len", "max-num-seqs": "New vLLM --max-num-seqs",
             "gpu-memory-utilization": "New vLLM --gpu-memory-utilization",
-            "enforce-eager": "Restart with --enforce-eager"})
+            "enforce-eager": "Restart with --enforce-eager",
+            "model-dir": "Serve this model directory from now on (absolute path on the host)"})
 @cli_errors
 @host_options
 def restart(c, host=None, inventory=None, rolling=False, batch=None, allow_downtime=False, timeout=None,
             drain_timeout=None, router_port=None, api_key=None, max_model_len=None, max_num_seqs=None,
             gpu_memory_utilization=None, enforce_eager=False, json=False, accept_new_host_keys=False,
-            connect_timeout=None):
+            connect_timeout=None, model_dir=None):
     """Restart the instances behind the router with changed serve options, dropping no request."""
     from .commands.router import run_restart
     from .commands.services import tuning_from
@@ -388,7 +389,7 @@ def restart(c, host=None, inventory=None, rolling=False, batch=None, allow_downt
     code = run_restart(host=host, inventory=inventory, rolling=rolling, change=change, timeout=timeout, batch=batch,
                        allow_downtime=allow_downtime, drain_timeout=drain_timeout, router_port=router_port,
                        api_key=api_key, as_json=json, accept_new_host_keys=accept_new_host_keys,
-                       connect_timeout=connect_timeout)
+                       connect_timeout=connect_timeout, model_dir=model_dir)
     if code:
         raise Exit(code=code)
 

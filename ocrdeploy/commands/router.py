@@ -444,7 +444,7 @@ def drain_note(res) -> str | None:
 
 # ---------------------------------------------------------------- rolling restart
 def run_restart(*, host, inventory, rolling, change, timeout, batch, allow_downtime, drain_timeout, router_port,
-                api_key, as_json, accept_new_host_keys, connect_timeout) -> int:
+                api_key, as_json, accept_new_host_keys, connect_timeout, model_dir=None) -> int:
     from ..provision.report import console
     from .hosts import map_hosts
     from .services import restart_service
@@ -452,6 +452,8 @@ def run_restart(*, host, inventory, rolling, change, timeout, batch, allow_downt
     if not rolling:
         raise UsageError("restart needs --rolling (one instance at a time behind the router); to restart one "
                          "service with a remedy, use inv diagnose --fix")
+    if model_dir is not None and not str(model_dir).startswith(("/", "~")):
+        raise UsageError(f"--model-dir {model_dir}: give the model directory's absolute path on the host")
     timeout = number(timeout, "timeout", 900, above=0)
     batch = number(batch, "batch", 1, whole=True, minimum=1, maximum=16)
     drain_timeout = number(drain_timeout, "drain-timeout", rt.DRAIN_TIMEOUT_S, minimum=0)
@@ -477,8 +479,9 @@ def run_restart(*, host, inventory, rolling, change, timeout, batch, allow_downt
 
         def restart(url):
             s = by_url[url]
-            con.print(f"[dim]{h.name} | {s['name']}: drained; restarting with {change or 'the same options'}[/dim]")
-            res = restart_service(conn, h, s["name"], change, timeout, con, api_key)
+            what = {**change, **({"model_dir": model_dir} if model_dir else {})} or "the same options"
+            con.print(f"[dim]{h.name} | {s['name']}: drained; restarting with {safe(str(what))}[/dim]")
+            res = restart_service(conn, h, s["name"], change, timeout, con, api_key, model_dir=model_dir)
             if "ready" not in res:        # refused before the stop (a plan error): the old one still serves
                 res["still_serving"] = True
             return res

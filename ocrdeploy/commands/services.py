@@ -552,7 +552,7 @@ def services_by_log(conn, h) -> dict:
     return out
 
 
-def restart_service(conn, h, name, change: dict, timeout=900.0, con=None, api_key=None) -> dict:
+def restart_service(conn, h, name, change: dict, timeout=900.0, con=None, api_key=None, model_dir=None) -> dict:
     """Stop a service `inv serve` started and start it again, same backend, GPU and port, with one of the
     guide's remedies applied (`inv diagnose --fix`): e.g. {"enforce_eager": True}.  A service started
     with --api-key is restarted only with its own key (never stored: the user gives it again, and the
@@ -582,12 +582,13 @@ def restart_service(conn, h, name, change: dict, timeout=900.0, con=None, api_ke
         return {"ok": False, "error": f"{name} was started without --api-key; a restart keeps it that way: drop "
                                       f"--api-key (or stop it and serve it again with a key)"}
     tuning = serving.Tuning.from_dict(options.get("tuning")).changed(**change)
-    facts = _facts(conn, h, options.get("model_dir"))
+    model_dir = model_dir or options.get("model_dir")       # restart --rolling --model-dir: another model
+    facts = _facts(conn, h, model_dir)
     try:
         plan = plan_instances(facts, h, options["backend"], options.get("gpu") or str(rec.get("gpu")),
                               int(rec["port"]), 1, options.get("public"), api_key, tuning,
                               any("--allow-release-mismatch" in w for w in options.get("warnings") or []),
-                              options.get("model_dir"), cpu_bind=options.get("cpu_bind"))
+                              model_dir, cpu_bind=options.get("cpu_bind"))
     except RuntimeError as exc:
         return {"ok": False, "error": str(exc)}
     stopped = stop_service(conn, workdir, name, grace=30.0)
