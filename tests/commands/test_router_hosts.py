@@ -57,9 +57,14 @@ def test_one_router_over_two_ssh_hosts_through_tunnels(lab, tmp_path):
         assert p.returncode == 0, p.stdout + p.stderr
         pool = json.loads(p.stdout)["hosts"]["localhost"]["router"]["workers"]
         assert len(pool) == 2 and first[0] in pool
+        # w1's instance stopped and served again (a new version there): the router host's tunnel to it is kept
+        assert cli("stop", ["--host", "w1", "--grace", "5"], inv, env=env).returncode == 0
         p = cli("serve", ["--host", "w1", "--port", str(p1), "--router", "--router-port", str(rport), "--json"], inv,
                 env=env)
-        assert sorted(json.loads(p.stdout)["hosts"]["localhost"]["router"]["workers"]) == sorted(pool)
+        assert p.returncode == 0, p.stdout + p.stderr                  # the same tunnel, not a second one
+        doc = json.loads(p.stdout)["hosts"]
+        assert sorted(doc["localhost"]["router"]["workers"]) == sorted(pool)
+        assert doc["w1"]["instances"][0]["router"]["via"] == first[0]
 
         before = {q: _served(q) for q in (p1, p2)}
         for _ in range(6):
