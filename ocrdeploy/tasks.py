@@ -259,7 +259,9 @@ def models(c, host=None, group=None, inventory=None, model=None, source=None, fr
 SERVE_HELP = {k: HOST_HELP[k] for k in ("host", "inventory", "accept-new-host-keys", "connect-timeout", "json")}
 ROUTER_HELP = {"router": "Put the ready instances behind vLLM's router: one URL (README: One URL for many instances)",
                "router-port": "The router's port on 127.0.0.1 (default 18490)",
-               "router-policy": "The router's --policy (default round_robin)"}
+               "router-policy": "The router's --policy (default round_robin)",
+               "router-host": "The host the router runs on (default: the inventory group `router`, else the first "
+                              "selected host); workers elsewhere are reached through SSH tunnels it holds"}
 
 
 @task(help={**SERVE_HELP,
@@ -289,7 +291,8 @@ def serve(c, host=None, inventory=None, dspark=False, standard=False, backend=No
           instances=None, public=False, api_key=None, systemd=False, timeout=None, json=False,
           accept_new_host_keys=False, connect_timeout=None, gpu_memory_utilization=None, max_model_len=None,
           max_num_seqs=None, enforce_eager=False, no_flashinfer_sampler=False, allow_release_mismatch=False,
-          model_dir=None, speculative_config=None, router=False, router_port=None, router_policy=None):
+          model_dir=None, speculative_config=None, router=False, router_port=None, router_policy=None,
+          router_host=None):
     """Start the OCR service (vLLM + DSpark by default) and wait until /v1/models lists minicpm-ocr."""
     from .errors import UsageError
     from .commands.services import run_serve, tuning_from
@@ -305,18 +308,22 @@ def serve(c, host=None, inventory=None, dspark=False, standard=False, backend=No
                      as_json=json, accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout,
                      tuning=tuning, allow_release_mismatch=allow_release_mismatch, model_dir=model_dir,
                      speculative_config=speculative_config, router=_router_options(router, router_port,
-                                                                                   router_policy, public))
+                                                                                   router_policy, public, router_host))
     if code:
         raise Exit(code=code)
 
 
-def _router_options(router, router_port, router_policy, public):
+def _router_options(router, router_port, router_policy, public, router_host=None):
+    from .errors import UsageError
+
     if not router:
+        if router_host or router_port or router_policy:
+            raise UsageError("--router-host, --router-port and --router-policy go with --router")
         return None
     from .commands.router import check_router_options
 
     port, policy = check_router_options(router_port, public, router_policy)
-    return {"port": port, "policy": policy}
+    return {"port": port, "policy": policy, "host": router_host}
 
 
 @task(help={**SERVE_HELP, "name": "Only this service (e.g. minicpm-ocr-18499)", "api-key": "The server's key"})
@@ -363,13 +370,14 @@ def stop(c, host=None, inventory=None, name=None, grace=None, json=False, accept
             "api-key": "The services' key (never stored: give it again)",
             "max-model-len": "New vLLM --max-model-len", "max-num-seqs": "New vLLM --max-num-seqs",
             "gpu-memory-utilization": "New vLLM --gpu-memory-utilization",
-            "enforce-eager": "Restart with --enforce-eager"})
+            "enforce-eager": "Restart with --enforce-eager",
+            "model-dir": "Serve this model directory from now on (absolute path on the host)"})
 @cli_errors
 @host_options
 def restart(c, host=None, inventory=None, rolling=False, batch=None, allow_downtime=False, timeout=None,
             drain_timeout=None, router_port=None, api_key=None, max_model_len=None, max_num_seqs=None,
             gpu_memory_utilization=None, enforce_eager=False, json=False, accept_new_host_keys=False,
-            connect_timeout=None):
+            connect_timeout=None, model_dir=None):
     """Restart the instances behind the router with changed serve options, dropping no request."""
     from .commands.router import run_restart
     from .commands.services import tuning_from
@@ -381,7 +389,7 @@ def restart(c, host=None, inventory=None, rolling=False, batch=None, allow_downt
     code = run_restart(host=host, inventory=inventory, rolling=rolling, change=change, timeout=timeout, batch=batch,
                        allow_downtime=allow_downtime, drain_timeout=drain_timeout, router_port=router_port,
                        api_key=api_key, as_json=json, accept_new_host_keys=accept_new_host_keys,
-                       connect_timeout=connect_timeout)
+                       connect_timeout=connect_timeout, model_dir=model_dir)
     if code:
         raise Exit(code=code)
 

@@ -4,7 +4,9 @@
 One router per host, in front of the instances `inv serve` started there; its record is kept like a
 service's (services.hostside) in a directory of its own, so the commands that pick "the ready service"
 (verify, parse, diagnose) never take the router for an engine.  Workers are reached by the router on the
-host's loopback: cross-host pools are not built (see the README's "One URL for many instances").
+host's loopback.  Workers on other hosts stay on their own loopback too and are reached through SSH tunnels
+the router host holds (`ssh -N -L`, each recorded and stopped like a service): no worker port is ever
+open to the network and no key crosses it in clear (README: "One URL for many instances").
 """
 
 from __future__ import annotations
@@ -142,6 +144,122 @@ def after_serve(conn, host, facts, result, *, port, policy, key, con) -> dict:
     return out
 
 
+# ---------------------------------------------------------------- several hosts: one router, SSH tunnels
+TUNNELS = "tunnels"          # <workdir>/.ocrdeploy/tunnels/<name>.json, records like a service's
+
+
+def tunnels_dir(workdir) -> str:
+    return posixpath.join(workdir, ".ocrdeploy", TUNNELS)
+
+
+def pick_router_host(hosts, router_host=None, inventory=None) -> str:
+    """The host the router runs on: --router-host, else the inventory group `router`'s first host, else the
+    first selected host."""
+    from .hosts import selected_hosts
+
+    if router_host:
+        try:
+            found = selected_hosts(router_host, None, inventory)
+        except UsageError as exc:
+            raise UsageError(f"--router-host {router_host}: {exc}") from None
+        if len(found) != 1:
+            raise UsageError(f"--router-host {router_host}: names {len(found)} hosts of the inventory; give one")
+        return found[0].name
+    try:
+        group = selected_hosts(None, "router", inventory)
+    except UsageError:
+        group = []
+    if group:
+        return group[0].name
+    return hosts[0].name
+
+
+def tunnel_name(worker_host, port) -> str:
+    import re
+
+    return f"tunnel-{re.sub(r'[^A-Za-z0-9_.-]', '_', worker_host.name)[:80]}-{port}"
+
+
+def tunnel_argv(worker_host, local_port, worker_port, router_is_controller) -> list:
+    """OpenSSH on the router host forwarding its 127.0.0.1:local_port to the worker host's own loopback.
+    Host keys are checked strictly (never accepted on the fly) and it never prompts; where the router host
+    is this machine, the inventory's key and known_hosts are the ones ocrdeploy itself uses."""
+    from ..provision.connection import known_hosts_path
+
+    argv = ["ssh", "-N", "-o", "BatchMode=yes", "-o", "ExitOnForwardFailure=yes", "-o", "StrictHostKeyChecking=yes",
+            "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3", "-p", str(worker_host.port),
+            "-L", f"127.0.0.1:{local_port}:127.0.0.1:{worker_port}"]
+    if router_is_controller:
+        argv += ["-o", f"UserKnownHostsFile={known_hosts_path(worker_host)}"]
+        if worker_host.key_file:
+            argv += ["-o", "IdentitiesOnly=yes", "-i", worker_host.key_file]
+    return argv + [f"{worker_host.user}@{worker_host.address}" if worker_host.user else worker_host.address]
+
+
+def _free_port(conn) -> int:
+    r = conn.run(["python3", "-c", "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); "
+                                   "print(s.getsockname()[1])"], ok_codes=range(0, 256), timeout=30)
+    if r.exit_code != 0:
+        raise RuntimeError(f"no free port on the router host: {safe(r.tail(3))}")
+    return int(r.stdout.strip().splitlines()[-1])
+
+
+def ensure_tunnel(conn, workdir, router_host, worker_host, worker_port, wait_s=30.0) -> dict:
+    """The router host's tunnel to one worker, started once: a live one is reused (serve re-runs are
+    idempotent).  Ready when the worker's /health answers through it."""
+    name = tunnel_name(worker_host, worker_port)
+    tdir = tunnels_dir(workdir)
+    live = next((t for t in status_all(conn, tdir, name)["services"] if t["name"] == name and t.get("alive")), None)
+    if live:
+        return {"name": name, "url": f"http://127.0.0.1:{live['port']}", "started": False}
+    lport = _free_port(conn)
+    inst = Instance(name, lport, None, tunnel_argv(worker_host, lport, worker_port, conn.is_local), {}, "ssh-tunnel",
+                    "127.0.0.1", posixpath.join(tdir, name + ".log"),
+                    options={"host": worker_host.name, "worker_port": worker_port}, ready="health")
+    started = start_instance(conn, tdir, inst, served_name=None)
+    if not started.get("ok"):
+        raise RuntimeError(f"the SSH tunnel to {worker_host.name}:{worker_port} did not start: {started.get('error')}")
+    host = rt.Host(conn)
+    deadline = time.monotonic() + wait_s
+    while host.http(lport, "/health", timeout=5).get("status") != 200:
+        alive = [t for t in status_all(conn, tdir, name)["services"] if t.get("alive")]
+        if not alive or time.monotonic() > deadline:
+            tail = conn.run(["tail", "-n", "5", inst.log], ok_codes=range(0, 256)).stdout
+            stop_service(conn, tdir, name, 5.0)
+            raise RuntimeError(f"the SSH tunnel from {router_host.name} to {worker_host.name}:{worker_port} did not "
+                               f"carry /health (the router host must reach the worker host by ssh, key and host "
+                               f"key known): {safe(tail)}")
+        time.sleep(0.3)
+    return {"name": name, "url": f"http://127.0.0.1:{lport}", "started": True}
+
+
+def tunnels(conn, workdir) -> list:
+    return status_all(conn, tunnels_dir(workdir))["services"]
+
+
+def after_serve_pool(conn, rhost, facts, by_host, hosts, *, port, policy, key, con) -> dict:
+    """serve --router over several hosts, run on the router host once every host's instances are up: the
+    router started when none runs, the router host's own ready instances smoked and added, every other
+    host's through a tunnel (smoked through it, so the gate is what the router will see)."""
+    workdir = facts["workdir"]["path"]
+    own = by_host.get(rhost.name) or {"instances": []}
+    out = after_serve(conn, rhost, facts, own, port=port, policy=policy, key=key, con=con)
+    router = rt.Router(rt.Host(conn), port)
+    for hname, v in by_host.items():
+        if hname == rhost.name:
+            continue
+        for r in [r for r in v.get("instances") or [] if r.get("ready")]:
+            try:
+                t = ensure_tunnel(conn, workdir, rhost, hosts[hname], r["port"])
+            except RuntimeError as exc:
+                r["router"] = {"joined": False, "smoke": {"ok": False, "kind": "tunnel", "detail": str(exc)}}
+                continue
+            via = {**r, "port": int(t["url"].rsplit(":", 1)[1]), "url": t["url"]}
+            r["router"] = {**join(conn, router, via, key), "tunnel": t["name"], "via": t["url"]}
+    out["workers"] = router.urls()
+    return out
+
+
 def print_serve(con, hname, doc):
     if not doc:
         return
@@ -162,7 +280,8 @@ def report_joins(con, hname, instances) -> bool:
             continue
         sm = j["smoke"]
         if j["joined"]:
-            con.print(f"{hname} | {r['name']}: smoke request ({sm['kind']}) answered; {j['pool']} in the pool",
+            via = f" (through {j['tunnel']})" if j.get("tunnel") else ""
+            con.print(f"{hname} | {r['name']}: smoke request ({sm['kind']}) answered; {j['pool']} in the pool{via}",
                       markup=False)
         else:
             ok = False
@@ -172,9 +291,24 @@ def report_joins(con, hname, instances) -> bool:
 
 
 # ---------------------------------------------------------------- status
-def status_section(conn, workdir, services) -> list:
+def dead_worker_findings(conn, host, svc) -> list:
+    """What `inv diagnose` finds in the log of a worker that is no longer running (killed, OOM), as
+    {id, cause, fix, first_line}; [] when the log names no known cause."""
+    from .services import diagnose_log
+
+    if svc.get("alive") is not False or not svc.get("log"):
+        return []
+    try:
+        found = diagnose_log(conn, host, svc["log"])
+    except Exception as exc:            # the scan is a hint on a status page: its failure is shown, not raised
+        return [{"id": "scan-failed", "cause": f"the log could not be scanned: {exc}", "fix": "", "first_line": None}]
+    return [{k: f.get(k) for k in ("id", "cause", "fix", "first_line")} for f in found]
+
+
+def status_section(conn, workdir, services, host=None) -> list:
     """Per router: its record and every worker as the router sees it (in the pool, healthy), with the
-    worker's own in-flight gauges and accept length from the /metrics hostside's status already read."""
+    worker's own in-flight gauges and accept length from the /metrics hostside's status already read, and
+    for a worker that died, what diagnose finds in its log."""
     out = []
     for rec in routers(conn, workdir):
         doc = {"name": rec["name"], "pid": rec.get("pid"), "port": rec.get("port"), "alive": rec.get("alive"),
@@ -195,11 +329,21 @@ def status_section(conn, workdir, services) -> list:
             doc["workers"].append({"url": url, "service": s["name"], "in_pool": url in pool,
                                    "healthy": health.get(url) if url in pool else None,
                                    "alive": s.get("alive"), "ready": s.get("ready"), "in_flight": load,
-                                   "spec_decode": accept_length(s.get("metrics")) if s.get("alive") else None})
+                                   "spec_decode": accept_length(s.get("metrics")) if s.get("alive") else None,
+                                   "diagnosis": dead_worker_findings(conn, host, s) if host is not None else []})
+        via = {f"http://127.0.0.1:{t.get('port')}": t for t in tunnels(conn, workdir)}
         for url in pool:
-            if url not in seen:      # in the pool, but no service of ours: started by hand, or its record gone
+            if url in via and url not in seen:      # a worker on another host, through the router host's tunnel
+                t = via[url]
+                o = t.get("options") or {}
+                doc["workers"].append({"url": url, "service": f"{o.get('host')}:{o.get('worker_port')} via {t['name']}",
+                                       "in_pool": True, "healthy": health.get(url), "alive": t.get("alive"),
+                                       "ready": None, "in_flight": None, "spec_decode": None, "diagnosis": [],
+                                       "tunnel": t["name"]})
+            elif url not in seen:      # in the pool, but no service of ours: started by hand, or its record gone
                 doc["workers"].append({"url": url, "service": None, "in_pool": True, "healthy": health.get(url),
-                                       "alive": None, "ready": None, "in_flight": None, "spec_decode": None})
+                                       "alive": None, "ready": None, "in_flight": None, "spec_decode": None,
+                                       "diagnosis": []})
         out.append(doc)
     return out
 
@@ -230,6 +374,15 @@ def print_status(con, hname, docs) -> bool:
                       str(load.get("running", "-")), str(load.get("waiting", "-")),
                       str(acc.get("accept_length") or acc.get("state") or "-"))
         con.print(t)
+        for w in d["workers"]:
+            if w.get("alive") is False:
+                con.print(f"{hname} | worker {w['url']} ({w.get('service')}) is not running"
+                          + ("; diagnose finds in its log:" if w.get("diagnosis") else
+                             "; its log names no known cause (inv diagnose --service shows it)"), markup=False)
+                for f in w.get("diagnosis") or []:
+                    con.print(safe(f"    {f['id']} (line {f.get('first_line')}): {f['cause']}"), markup=False)
+                    if f.get("fix"):
+                        con.print(safe(f"    fix: {f['fix']}"), markup=False)
     return ok
 
 
@@ -272,6 +425,8 @@ def stop_host(conn, workdir, name, grace, drain_on, drain_timeout, key=None) -> 
     if not name:
         for r in routers(conn, workdir):
             out[r["name"]] = stop_service(conn, rt.records_dir(workdir), r["name"], grace)
+        for t in tunnels(conn, workdir):
+            out[t["name"]] = stop_service(conn, tunnels_dir(workdir), t["name"], grace)
     return out
 
 
@@ -289,7 +444,7 @@ def drain_note(res) -> str | None:
 
 # ---------------------------------------------------------------- rolling restart
 def run_restart(*, host, inventory, rolling, change, timeout, batch, allow_downtime, drain_timeout, router_port,
-                api_key, as_json, accept_new_host_keys, connect_timeout) -> int:
+                api_key, as_json, accept_new_host_keys, connect_timeout, model_dir=None) -> int:
     from ..provision.report import console
     from .hosts import map_hosts
     from .services import restart_service
@@ -297,6 +452,8 @@ def run_restart(*, host, inventory, rolling, change, timeout, batch, allow_downt
     if not rolling:
         raise UsageError("restart needs --rolling (one instance at a time behind the router); to restart one "
                          "service with a remedy, use inv diagnose --fix")
+    if model_dir is not None and not str(model_dir).startswith(("/", "~")):
+        raise UsageError(f"--model-dir {model_dir}: give the model directory's absolute path on the host")
     timeout = number(timeout, "timeout", 900, above=0)
     batch = number(batch, "batch", 1, whole=True, minimum=1, maximum=16)
     drain_timeout = number(drain_timeout, "drain-timeout", rt.DRAIN_TIMEOUT_S, minimum=0)
@@ -322,8 +479,9 @@ def run_restart(*, host, inventory, rolling, change, timeout, batch, allow_downt
 
         def restart(url):
             s = by_url[url]
-            con.print(f"[dim]{h.name} | {s['name']}: drained; restarting with {change or 'the same options'}[/dim]")
-            res = restart_service(conn, h, s["name"], change, timeout, con, api_key)
+            what = {**change, **({"model_dir": model_dir} if model_dir else {})} or "the same options"
+            con.print(f"[dim]{h.name} | {s['name']}: drained; restarting with {safe(str(what))}[/dim]")
+            res = restart_service(conn, h, s["name"], change, timeout, con, api_key, model_dir=model_dir)
             if "ready" not in res:        # refused before the stop (a plan error): the old one still serves
                 res["still_serving"] = True
             return res

@@ -300,20 +300,43 @@ def release_check(host, allow_mismatch=False):
     return check
 
 
+def cpu_binds(cpus, instances) -> list:
+    """Each CPU instance's own cores for VLLM_CPU_OMP_THREADS_BIND ("0", "1-3", ...), or None for one
+    instance (vLLM's `auto`).  vLLM's auto binding takes the cores of NUMA node 0 less its reserve in every
+    process, so N instances on one host pinned their OpenMP threads to the same cores (on 2 cores: all on
+    core 0, the other idle) and a starting engine queued behind a serving one's spinning threads.  Where
+    the host has fewer cores than instances, they share round-robin."""
+    cpus = int(cpus or 0)
+    if instances < 2 or cpus < 1:
+        return [None] * instances
+    if cpus < instances:
+        return [str(i % cpus) for i in range(instances)]
+    out = []
+    for i in range(instances):
+        lo, hi = i * cpus // instances, (i + 1) * cpus // instances - 1
+        out.append(str(lo) if lo == hi else f"{lo}-{hi}")
+    return out
+
+
 def plan_instances(facts, host, backend, gpu, port, instances, public, api_key,
-                   tuning=serving.GUIDE, allow_release_mismatch=False, model_dir=None) -> list[Instance]:
+                   tuning=serving.GUIDE, allow_release_mismatch=False, model_dir=None, cpu_bind=None) -> list[Instance]:
+    """cpu_bind: the recorded cores of the one instance a restart starts again (CPU builds only)."""
     release_ok = release_check(host, allow_release_mismatch)
     tuning = replace(tuning, cuda=gpu != NO_GPU)
     launch = _launcher(facts, host, backend, tuning, release_ok, model_dir)
     bind = "0.0.0.0" if public else "127.0.0.1"
     out = []
+    cpu_vllm = gpu == NO_GPU and backend in VLLM_BACKENDS
+    binds = ([cpu_bind] if cpu_bind and instances == 1 else cpu_binds((facts.get("cpu") or {}).get("count"), instances)
+             ) if cpu_vllm else [None] * instances
     for i, g in enumerate(pick_gpus(facts, gpu, instances)):
         p = port + i
         name = f"{launch.prefix}-{p}"
         options = {"backend": backend, "public": bool(public), "tuning": tuning.to_dict(),
                    "warnings": list(release_ok.notes) + launch.warnings, "model_dir": model_dir,
-                   "gpu": gpu if gpu == NO_GPU else None}
-        env = {**({"CUDA_VISIBLE_DEVICES": g} if g is not None else {}), **launch.env, **serving.key_env(api_key)}
+                   "gpu": gpu if gpu == NO_GPU else None, "cpu_bind": binds[i]}
+        env = {**({"CUDA_VISIBLE_DEVICES": g} if g is not None else {}), **launch.env, **serving.key_env(api_key),
+               **({"VLLM_CPU_OMP_THREADS_BIND": binds[i]} if binds[i] else {})}
         out.append(Instance(name, p, g, launch.argv(p, bind), env, backend, bind,
                             absolute(facts, wd(f".ocrdeploy/services/{name}.log")), key=api_key, served=launch.served,
                             options=options, ready=launch.ready))
@@ -391,16 +414,36 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
                                   allow_release_mismatch, model_dir)
         except RuntimeError as exc:
             return {"error": str(exc), "instances": []}
-        result = start_planned(conn, h, facts, plan, timeout, con, systemd=systemd)
-        if router:
-            try:
-                result["router"] = router_cmd.after_serve(conn, h, facts, result, key=api_key, con=con, **router)
-            except RuntimeError as exc:
-                result["router"] = {"error": str(exc)}
-        return result
+        return start_planned(conn, h, facts, plan, timeout, con, systemd=systemd)
 
+    if router:          # where the router runs, decided before anything starts (a bad --router-host: exit 2)
+        from .hosts import current_options, selected_hosts
+
+        chosen = {x.name: x for x in selected_hosts(host, None, inventory, current_options().limit)}
+        rhost = router_cmd.pick_router_host(list(chosen.values()), router.get("host"), inventory)
     run = map_hosts(one, host=host, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
                     connect_timeout=connect_timeout, as_json=as_json, con=con)
+    if router:          # once every host's instances are up: one router over them all, on its host
+        by_host = {n: v for n, v in run.hosts if not v.get("error")}
+        workers = {**chosen, **{x.name: x for x in selected_hosts(rhost, None, inventory)}}
+        opts = {k: v for k, v in router.items() if k != "host"}
+
+        def pool(conn, h):
+            try:
+                return router_cmd.after_serve_pool(conn, h, _facts(conn, h), by_host, workers, key=api_key,
+                                                   con=con, **opts)
+            except (RuntimeError, router_cmd.rt.RouterError) as exc:
+                return {"error": str(exc)}
+
+        prun = map_hosts(pool, host=rhost, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
+                         connect_timeout=connect_timeout, as_json=as_json, con=con)
+        run.failed |= prun.failed
+        for n, v in prun.hosts:
+            run.doc["hosts"].setdefault(n, {"instances": []})["router"] = v
+            if n not in by_host:
+                run.hosts.append((n, run.doc["hosts"][n]))
+            else:
+                by_host[n]["router"] = v
     for name, v in run.hosts:
         run.doc["hosts"][name] = v
         if v.get("error"):
@@ -429,8 +472,10 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
                               f"the remedy (`inv stop --name {r.get('name')}` forgets it)", markup=False)
         ready = [r for r in v["instances"] if r.get("ready")]
         if router:
-            run.failed |= not router_cmd.report_joins(con, name, ready) or bool(v["router"].get("error"))
-            router_cmd.print_serve(con, name, v["router"])
+            run.failed |= not router_cmd.report_joins(con, name, ready)
+            if v.get("router"):
+                run.failed |= bool(v["router"].get("error"))
+                router_cmd.print_serve(con, name, v["router"])
         if ready:
             if backend in DEEPSEEK_ENVS:
                 from ..recipes.deepseek import SERVED_NAME as DS
@@ -448,20 +493,27 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
 
 
 
-def start_planned(conn, h, facts, plan, timeout, con, systemd=False) -> dict:
-    """Start the planned instances one after the other, each waited for (with the restarts of section 4.4)."""
+def diagnose_log(conn, h, log, stack="minicpm", rules=None) -> list:
+    """The findings of `inv diagnose` on one service log on the host (a failed start, a dead worker), each
+    fix worded for the stack."""
     from ..diagnose.engine import annotate, fix_context, scan_local, scan_remote
     from ..diagnose.table import load_table
     from ..recipes.remedies import fix_for_stack
 
+    rules = rules or load_table()
+    reps = scan_local([log], rules) if conn.is_local else scan_remote(conn, [log], rules)
+    found = [f for r in annotate(reps, rules, fix_context(h)) for f in r.get("findings", [])]
+    return [{**f, "fix": fix_for_stack(f.get("fix") or "", stack)} for f in found]
+
+
+def start_planned(conn, h, facts, plan, timeout, con, systemd=False) -> dict:
+    """Start the planned instances one after the other, each waited for (with the restarts of section 4.4)."""
+    from ..diagnose.table import load_table
+
     rules = load_table()
     workdir = facts["workdir"]["path"]
     results = []
-
-    def diagnose(log, stack):
-        reps = scan_local([log], rules) if conn.is_local else scan_remote(conn, [log], rules)
-        found = [f for r in annotate(reps, rules, fix_context(h)) for f in r.get("findings", [])]
-        return [{**f, "fix": fix_for_stack(f.get("fix") or "", stack)} for f in found]
+    diagnose = partial(diagnose_log, conn, h, rules=rules)
 
     for inst in plan:
         where = "without a GPU" if inst.gpu is None else f"on GPU {inst.gpu}"
@@ -500,7 +552,7 @@ def services_by_log(conn, h) -> dict:
     return out
 
 
-def restart_service(conn, h, name, change: dict, timeout=900.0, con=None, api_key=None) -> dict:
+def restart_service(conn, h, name, change: dict, timeout=900.0, con=None, api_key=None, model_dir=None) -> dict:
     """Stop a service `inv serve` started and start it again, same backend, GPU and port, with one of the
     guide's remedies applied (`inv diagnose --fix`): e.g. {"enforce_eager": True}.  A service started
     with --api-key is restarted only with its own key (never stored: the user gives it again, and the
@@ -530,12 +582,13 @@ def restart_service(conn, h, name, change: dict, timeout=900.0, con=None, api_ke
         return {"ok": False, "error": f"{name} was started without --api-key; a restart keeps it that way: drop "
                                       f"--api-key (or stop it and serve it again with a key)"}
     tuning = serving.Tuning.from_dict(options.get("tuning")).changed(**change)
-    facts = _facts(conn, h, options.get("model_dir"))
+    model_dir = model_dir or options.get("model_dir")       # restart --rolling --model-dir: another model
+    facts = _facts(conn, h, model_dir)
     try:
         plan = plan_instances(facts, h, options["backend"], options.get("gpu") or str(rec.get("gpu")),
                               int(rec["port"]), 1, options.get("public"), api_key, tuning,
                               any("--allow-release-mismatch" in w for w in options.get("warnings") or []),
-                              options.get("model_dir"))
+                              model_dir, cpu_bind=options.get("cpu_bind"))
     except RuntimeError as exc:
         return {"ok": False, "error": str(exc)}
     stopped = stop_service(conn, workdir, name, grace=30.0)
@@ -611,7 +664,7 @@ def run_status(*, host, inventory, name, api_key, as_json, accept_new_host_keys,
     def one(conn, h):
         facts = _facts(conn, h)
         out = status_all(conn, facts["workdir"]["path"], name, api_key)
-        out["router"] = router_cmd.status_section(conn, facts["workdir"]["path"], out["services"])
+        out["router"] = router_cmd.status_section(conn, facts["workdir"]["path"], out["services"], h)
         return out
 
     run = map_hosts(one, host=host, inventory=inventory, accept_new_host_keys=accept_new_host_keys,

