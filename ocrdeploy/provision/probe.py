@@ -11,6 +11,7 @@ threads at the same time, so the probe costs about as much as its slowest part.
 """
 
 import glob
+import hashlib
 import json
 import os
 import platform
@@ -466,7 +467,7 @@ def _dists(site):
             source = None
         dists[key] = {"version": version, "editable": editable,
                       "complete": os.path.exists(os.path.join(site, entry, "RECORD"))}
-        if editable and source:
+        if source and (editable or source.endswith(".whl")):   # a shared build's wheel names its build
             dists[key]["source"] = source
     return dists
 
@@ -577,6 +578,22 @@ def _git_head(repo):
     except OSError:
         pass
     return {"commit": None, "ref": ref}
+
+
+def _git_status(repo):
+    """Whether a work tree differs from its commit, and a digest of how (a shared build's input): asked
+    only by the steps that key a build on it, since it runs git."""
+    git = shutil.which("git")
+    if not git:
+        return None
+    status = _run([git, "-C", repo, "status", "--porcelain=v1", "--untracked-files=no"], timeout=60)
+    if status["rc"] != 0:
+        return None
+    if not status["out"].strip():
+        return {"dirty": False, "digest": None}
+    diff = _run([git, "-C", repo, "diff", "HEAD", "--binary"], timeout=60)
+    digest = hashlib.sha256((status["out"] + "\0" + diff["out"]).encode("utf-8", "replace")).hexdigest()[:16]
+    return {"dirty": True, "digest": digest}
 
 
 def _imports(out, probes, workdir):
@@ -729,6 +746,8 @@ def collect(request):
     out["venvs"] = _venvs(workdir, request.get("venvs") or [])
     out["files"] = _files(request.get("paths") or [], workdir)
     out["git"] = {r: _git_head(_resolve(r, workdir)) for r in request.get("git") or []}
+    if request.get("git_status"):
+        out["git_status"] = {r: _git_status(_resolve(r, workdir)) for r in request["git_status"]}
     out["globs"] = {g: sorted(glob.glob(_resolve(g, workdir))) for g in request.get("globs") or []}
     out["reads"] = {r: _read_small(_resolve(r, workdir)) for r in request.get("reads") or []}
     out["dirs"] = {d: _listing(_resolve(d, workdir)) for d in request.get("dirs") or []}
