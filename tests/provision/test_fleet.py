@@ -1,8 +1,9 @@
 """Shared builds (provision/fleet.py): one compile per identical fleet, on real sshd lab hosts.
 
 vLLM's source cannot build here (it needs CUDA and a GPU), so a tiny package named `vllm` with a real C
-extension stands in for it: `pip wheel`/`pip install -e` really compile it with the host's gcc (reached as
-gcc-13, the name the guide's build environment uses), and its setup.py counts every compile in a marker file.
+extension stands in for it (tests/standin_vllm.py): `pip wheel`/`pip install -e` really compile it with the
+host's gcc (reached as gcc-13, the name the guide's build environment uses), and its setup.py counts every
+compile in a marker file.
 """
 
 from __future__ import annotations
@@ -17,98 +18,9 @@ import pytest
 import yaml
 
 from ocrdeploy.provision.fleet import SharedBuilds, host_ranges, inputs_key
+from standin_vllm import clean, compiles, git, make_host, make_source, make_tools
 
 ROOT = Path(__file__).parents[2]
-
-SETUP_PY = '''
-import os
-from setuptools import Extension, setup
-from setuptools.command.build_ext import build_ext
-
-MARKER = {marker!r}
-
-
-class counted(build_ext):
-    """Counts each real compile (one line per C file handed to the compiler) in MARKER."""
-
-    def build_extension(self, ext):
-        compile_ = self.compiler.compile
-
-        def compile(sources, *a, **kw):
-            with open(MARKER, "a") as fh:
-                fh.write(os.getcwd() + "\\n")
-            return compile_(sources, *a, **kw)
-
-        self.compiler.compile = compile
-        super().build_extension(ext)
-
-
-setup(name="vllm", version="0.0.1", packages=["vllm"], ext_modules=[Extension("vllm._C", ["csrc/c.c"])],
-      cmdclass={{"build_ext": counted}})
-'''
-C_SOURCE = '''#include <Python.h>
-static PyObject *answer(PyObject *self, PyObject *args) { return PyLong_FromLong(42); }
-static PyMethodDef methods[] = {{"answer", answer, METH_NOARGS, ""}, {NULL, NULL, 0, NULL}};
-static struct PyModuleDef mod = {PyModuleDef_HEAD_INIT, "_C", NULL, -1, methods};
-PyMODINIT_FUNC PyInit__C(void) { return PyModule_Create(&mod); }
-'''
-INIT = "from . import _C\n\n\nclass LLM:\n    answer = _C.answer()\n"
-
-
-def git(repo, *args):
-    subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=repo, check=True,
-                   capture_output=True)
-
-
-def make_source(root: Path, marker: Path) -> Path:
-    """The stand-in vLLM source as a git repository to clone per host (the same commit everywhere)."""
-    src = root / "vllm-template"
-    (src / "vllm").mkdir(parents=True)
-    (src / "csrc").mkdir()
-    (src / "setup.py").write_text(SETUP_PY.format(marker=str(marker)))
-    (src / "csrc" / "c.c").write_text(C_SOURCE)
-    (src / "vllm" / "__init__.py").write_text(INIT)
-    (src / ".gitignore").write_text("build/\n*.egg-info/\n*.so\n")
-    git(src, "init", "-q")
-    git(src, "add", ".")
-    git(src, "commit", "-qm", "stand-in vLLM")
-    return src
-
-
-def make_tools(root: Path) -> tuple[Path, Path]:
-    """gcc-13/g++-13 on PATH (this machine's gcc under the guide's names) and `wheel` for setuptools' bdist_wheel
-    (a .pth in each host's venv points at it: one install for every host)."""
-    bin_ = root / "toolbin"
-    bin_.mkdir()
-    for name, real in (("gcc-13", "gcc"), ("g++-13", "g++")):
-        (bin_ / name).symlink_to(subprocess.run(["which", real], capture_output=True, text=True).stdout.strip())
-    site = root / "buildtools"
-    found = sorted(w for d in ("/opt/wheels", "/opt/pypi/files") for w in Path(d).glob("wheel-*-py3-none-any.whl"))
-    if found:                        # a pure-Python wheel is a zip: unpacked, it is importable (pip would be slower)
-        import zipfile
-
-        zipfile.ZipFile(found[-1]).extractall(site)
-    else:
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target", str(site), "wheel"], check=True)
-    return bin_, site
-
-
-def make_host(root: Path, name: str, template: Path, buildtools: Path) -> dict:
-    """A host's work dir with its vllm-ocr-env (the steps before the compile are not what is tested) and its
-    own clone of the source."""
-    wd = root / name
-    env = wd / "vllm-ocr-env"
-    # pip and setuptools from the interpreter's own site-packages: a venv without its own pip starts in a second
-    subprocess.run(["python3", "-m", "venv", "--without-pip", "--system-site-packages", str(env)], check=True)
-    site = next((env / "lib").glob("python3.*")) / "site-packages"
-    (site / "buildtools.pth").write_text(str(buildtools) + "\n")
-    src = root / f"{name}-src"
-    subprocess.run(["git", "clone", "-q", str(template), str(src)], check=True)
-    deps = wd / "deps"
-    deps.mkdir()
-    return {"workdir": str(wd), "vllm_src": str(src), "deps_dir": str(deps), "sdk_repo": "unused",
-            "transformers_src": "unused", "models": "false"}
-
 
 def run(args, env=None):
     e = dict(os.environ, COLUMNS="200")
@@ -116,10 +28,6 @@ def run(args, env=None):
     e.update(env or {})
     return subprocess.run([sys.executable, "-m", "ocrdeploy", "install", *args], capture_output=True, text=True,
                           env=e, cwd=ROOT, timeout=600)
-
-
-def compiles(marker: Path) -> int:
-    return len(marker.read_text().splitlines()) if marker.exists() else 0
 
 
 @pytest.fixture
@@ -180,11 +88,13 @@ def test_identical_hosts_compile_once_and_install_the_wheel(fleet):
     assert p.stdout.count("ok=1") == 3, p.stdout
     assert compiles(marker) == 1
 
+    clean(vars_)                                                # no build tree left to reuse: all compile anew
     p = run(base + ["--force"], env=env)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "vllm-compile: built on gpu1, installed from wheel on gpu2, gpu3" in p.stdout
     assert compiles(marker) == 2
 
+    clean(vars_)
     p = run(base + ["--force", "--no-shared-build", "--json"], env=env)   # opted out: every host compiles
     assert p.returncode == 0, p.stdout + p.stderr
     assert compiles(marker) == 5 and "shared_builds" not in json.loads(p.stdout)
