@@ -735,6 +735,9 @@ def collect(request):
         threading.Thread(target=_sudo, args=(out,)),
         threading.Thread(target=_network, args=(out, float(request.get("net_timeout", 1.0)), proxy_set)),
     ]
+    if request.get("git_status"):     # runs git: beside the other workers, not before the file facts
+        workers.append(threading.Thread(target=lambda: out.__setitem__("git_status", {
+            r: _git_status(_resolve(r, workdir)) for r in request["git_status"]})))
     if request.get("sources") is not None:
         workers.append(threading.Thread(target=_sources, args=(out, request["sources"],
                                                                float(request.get("net_timeout", 1.0)))))
@@ -746,8 +749,6 @@ def collect(request):
     out["venvs"] = _venvs(workdir, request.get("venvs") or [])
     out["files"] = _files(request.get("paths") or [], workdir)
     out["git"] = {r: _git_head(_resolve(r, workdir)) for r in request.get("git") or []}
-    if request.get("git_status"):
-        out["git_status"] = {r: _git_status(_resolve(r, workdir)) for r in request["git_status"]}
     out["globs"] = {g: sorted(glob.glob(_resolve(g, workdir))) for g in request.get("globs") or []}
     out["reads"] = {r: _read_small(_resolve(r, workdir)) for r in request.get("reads") or []}
     out["dirs"] = {d: _listing(_resolve(d, workdir)) for d in request.get("dirs") or []}

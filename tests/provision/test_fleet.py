@@ -115,7 +115,7 @@ def test_a_failed_build_fails_the_group_once_and_a_different_source_builds_its_o
     [group] = doc["shared_builds"]
     assert (group["builder"], group["installed_from_wheel"]) == ("gpu1", ["gpu2"])
 
-    # an uncommitted edit is an input too: gpu2's broken C source (dirty) no longer matches gpu1's tree
+    # an uncommitted edit is an input too: gpu1 and gpu2 get the same broken one (the same digest: one group)
     for name in ("gpu1", "gpu2"):
         Path(vars_[name]["vllm_src"], "csrc", "c.c").write_text("this is not C\n")
     p = run(base + ["--force", "--json"], env=env)
