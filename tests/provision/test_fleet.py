@@ -149,7 +149,7 @@ def test_a_corrupted_copy_is_refused(fleet, monkeypatch, capsys):
         return real_put(self, local, remote)
 
     monkeypatch.setattr(connection.SSHConnection, "put", put)
-    code = run_install(host=None, group=None, inventory=str(inv), recipe="dspark", check=False, step="vllm-compile",
+    code = run_install(host="gpu1,gpu2,gpu3", group=None, inventory=str(inv), recipe="dspark", check=False, step="vllm-compile",
                        from_=None, force=False, verbose=0, skip_preflight=True, deps_dir=None, sets=[],
                        facts_file=None, as_json=True, accept_new_host_keys=False, connect_timeout=None)
     doc = json.loads(capsys.readouterr().out)
@@ -182,6 +182,10 @@ def test_the_first_host_in_order_builds_and_a_builder_that_ends_hands_over(tmp_p
     role = shared.role("b", "vllm-compile")
     assert role.group.builder == "a" and role.kind == "install" and role.group.members == ["a", "b", "c"]
     assert shared.role("a", "vllm-compile").kind == "build"
+    waited = []
+    waiter = threading.Thread(target=lambda: waited.append(shared.wait("b", role.group)), daemon=True)
+    waiter.start()                          # b waits at its build step for a's wheel
     shared.leave("a")                       # a's run ended before its build: b builds for the group
-    assert shared.wait("b", role.group) == "build" and shared.role("b", "vllm-compile").kind == "build"
+    waiter.join(timeout=10)
+    assert waited == ["build"] and shared.role("b", "vllm-compile").kind == "build"
     assert inputs_key(same) != inputs_key(other)
