@@ -1,6 +1,6 @@
 """One vLLM compile per identical fleet: `inv install --step vllm-compile` on N sshd lab hosts vs one.
 
-Usage: python bench/shared_build.py [--hosts 4] [--repeat 3] [--functions 4000]
+Usage: python bench/shared_build.py [--hosts 4] [--repeat 3] [--functions 4000] [--skip-opt-out]
 
 vLLM's source cannot build here (no CUDA, no GPU), so the stand-in of the tests (tests/standin_vllm.py: a
 package named `vllm` with a real C extension compiled by gcc, padded with `--functions` functions so that
@@ -49,6 +49,8 @@ def main():
     ap.add_argument("--hosts", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--functions", type=int, default=4000, help="C functions padding the stand-in's extension")
+    ap.add_argument("--skip-opt-out", action="store_true", help="leave out the N-host --no-shared-build runs "
+                                                                  "(N compiles at once: the slowest case)")
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="ocrdeploy-bench-shared-"))
     lab = SSHLab(root / "lab")
@@ -67,6 +69,8 @@ def main():
         inv.write_text(yaml.safe_dump({"all": {"hosts": entries}}))
         cases = {"1 host": (names[:1], ()), f"{args.hosts} hosts, shared build": (names, ()),
                  f"{args.hosts} hosts, --no-shared-build": (names, ("--no-shared-build",))}
+        if args.skip_opt_out:
+            cases.pop(f"{args.hosts} hosts, --no-shared-build")
         times = {c: [] for c in cases}
         counts = {c: [] for c in cases}
         loads = []
