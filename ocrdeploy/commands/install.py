@@ -10,9 +10,10 @@ import time
 from ..errors import UsageError
 from ..provision.apply import Applier, summarize
 from ..provision.connection import Connection
+from ..provision.step import Step
 
 VAR_KEYS = ("sdk_repo", "vllm_src", "transformers_src", "deps_dir", "sdk_commit", "cuda_13_4_dir", "max_jobs",
-            "transformers_serving")
+            "transformers_serving", "torch_cuda_arch_list")
 
 
 def parse_sets(sets) -> dict:
@@ -129,7 +130,7 @@ def wants_router(h) -> bool:
 
 
 def run_install(*, host, group, inventory, recipe, check, step, from_, force, verbose, skip_preflight, deps_dir,
-                sets, facts_file, as_json, accept_new_host_keys, connect_timeout) -> int:
+                sets, facts_file, as_json, accept_new_host_keys, connect_timeout, shared_build=True) -> int:
     from ..recipes import get_recipe
     from ..recipes.minicpm import build_plan, check_required
     from .hosts import open_session
@@ -155,10 +156,13 @@ def run_install(*, host, group, inventory, recipe, check, step, from_, force, ve
     con = console(stderr=as_json)
     reporter = Reporter(con, show_commands=verbose >= 1, quiet=False)  # -v: commands; -vv: their output
 
+    shared = None
+
     def one(conn, h):
         result = Applier(conn, h, selected[h.name], h.vars, check=check, force=force, verbose=verbose >= 2,
                          run_id=run_id, reporter=reporter, requirements=chosen.requirements,
-                         skip_preflight=skip_preflight, facts=recorded, diagnose=_log_findings).apply()
+                         skip_preflight=skip_preflight, facts=recorded, diagnose=_log_findings,
+                         shared=shared).apply()
         if wants_router(h) and not check and recorded is None and not result.preflight_failed:
             from .router import install_for
             install_for(conn, h, con)            # the inventory asks for the router: its pinned venv too
@@ -168,13 +172,22 @@ def run_install(*, host, group, inventory, recipe, check, step, from_, force, ve
         if recorded is not None:
             outcomes = {h.name: _Outcome(h, _plan_recorded(one, h, recorded, facts_file)) for h in session.hosts}
         else:
-            outcomes = session.map(one)
+            shared = _shared_builds(session, selected, shared_build, con)
+            try:
+                outcomes = session.map(one)
+            finally:
+                if shared is not None:
+                    shared.close()
     rows, hosts, failed = summarize(outcomes)
     doc = {"recipe": chosen.name, "check": check, "run": run_id, "hosts": hosts}
+    if shared is not None:
+        doc["shared_builds"] = [g.to_dict() for g in shared.groups()]
     if as_json:
         print(_json.dumps(doc, indent=2))
     else:
         recap(con, rows)
+        for line in shared.summary() if shared is not None else ():
+            con.print(line, markup=False)
         for name, o in outcomes.items():
             if not o.error and o.value.preflight_failed:
                 con.print(f"[red]{name}: preflight failed, nothing installed[/red]")
@@ -182,6 +195,25 @@ def run_install(*, host, group, inventory, recipe, check, step, from_, force, ve
             con.print("[dim](check mode: nothing was run)[/dim]")
     sys.stdout.flush()
     return 1 if failed else 0
+
+
+def _shared_builds(session, selected, wanted, con):
+    """The coordinator of builds shared by identical hosts (provision/fleet.py), or None: one host, a plan
+    with nothing to build, --no-shared-build, or more hosts than run at once (their plans wait for each
+    other, so every host must be running)."""
+    if not wanted or len(session.hosts) < 2:
+        return None
+    if not any(type(s).build_inputs is not Step.build_inputs for steps in selected.values() for s in steps):
+        return None
+    if len(session.hosts) > session.max_parallel:
+        con.print(f"shared builds off: {len(session.hosts)} hosts, {session.max_parallel} at once (--forks); "
+                  f"each host builds its own", markup=False)
+        return None
+    from ..provision.fleet import SharedBuilds
+
+    # connected first, so the plan waits only for hosts that are there
+    reached = session.map(lambda conn, h: None)
+    return SharedBuilds([name for name, o in reached.items() if not o.error])
 
 
 def _log_findings(conn, host, log):

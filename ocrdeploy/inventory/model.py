@@ -38,6 +38,7 @@ _STR_VARS = (
     "workdir", "sdk_repo", "vllm_src", "transformers_src", "hf_endpoint",
     "http_proxy", "https_proxy", "no_proxy", "known_hosts_file", "pip_index_url", "torch_index_url",
     "paddle_index_url", "hf_mirror", "modelscope_endpoint", "model_source", "layout_url", "python_install_mirror",
+    "torch_cuda_arch_list",
 )
 SSH_ARG_VARS = ("ansible_ssh_common_args", "ansible_ssh_extra_args")
 CONNECTIONS = ("local", "ssh", "paramiko", "paramiko_ssh", "smart")   # smart and paramiko: ssh, through paramiko

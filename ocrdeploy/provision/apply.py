@@ -79,13 +79,14 @@ class HostRun:
 def _request_dict(host, req: Request, net_timeout: float) -> dict:
     return facts_mod.probe_request(host.workdir, paths=sorted(req.paths), venvs=sorted(req.venvs),
                                    git=sorted(req.git), globs=sorted(req.globs), reads=sorted(req.reads),
-                                   dirs=sorted(req.dirs), imports=req.imports, net_timeout=net_timeout)
+                                   dirs=sorted(req.dirs), imports=req.imports, net_timeout=net_timeout,
+                                   git_status=sorted(req.git_status))
 
 
 class Applier:
     def __init__(self, conn, host, steps, vars_, *, check=False, force=False, verbose=False, run_id=None,
                  reporter=None, requirements=None, skip_preflight=False, facts=None, net_timeout=1.0,
-                 diagnose=None):
+                 diagnose=None, shared=None):
         self.conn, self.host, self.steps, self.vars = conn, host, steps, vars_
         self.check, self.force, self.verbose = check, force, verbose
         self.run_id = run_id or time.strftime("%Y%m%d-%H%M%S")
@@ -95,6 +96,7 @@ class Applier:
         self.net_timeout = net_timeout
         # (conn, host, log path) -> findings; injected by the commands, since the engine knows no error table
         self.diagnose = diagnose
+        self.shared = shared        # fleet.SharedBuilds: builds shared with the other hosts of this run
         self.base_request = Request()
         for s in steps:
             self.base_request.merge(s.request(vars_))
@@ -119,6 +121,22 @@ class Applier:
 
     # -------------------------------------------------------------- main loop
     def apply(self) -> HostRun:
+        try:
+            return self._apply()
+        finally:
+            if self.shared is not None:
+                self.shared.leave(self.host.name)
+
+    def _plan_shared(self, facts):
+        """Which of this host's builds could be shared: the steps that would build, with their inputs."""
+        inputs = {}
+        for step in self.steps:
+            found = step.build_inputs(facts, self.vars)
+            if found is not None and (self.force or step.needs(facts, self.vars).needed):
+                inputs[step.name] = found
+        self.shared.plan(self.host.name, inputs)
+
+    def _apply(self) -> HostRun:
         from ..checks import FAIL, run_preflight_checks
 
         facts = self.gather()
@@ -128,6 +146,8 @@ class Applier:
                 self.run.preflight_failed = True
                 self._report("preflight_failed", self.run.preflight)
                 return self.run
+        if self.shared is not None:
+            self._plan_shared(facts)
         failed: set[str] = set()
         pending: set[str] = set()    # check mode: steps that would run
         self._by_name = {s.name: s for s in self.steps}
@@ -149,8 +169,20 @@ class Applier:
                 self._done(StepResult(step.name, OK, decision.reason), start)
                 continue
             reason = mask_url(decision.reason if decision.needed else f"forced ({decision.reason})")
+            role = self.shared.role(self.host.name, step.name) if self.shared is not None else None
+            if role is not None and not self.check:
+                result, facts = self._shared_build(step, role, reason, facts)
+                if result is not None:
+                    if result.status == FAILED:
+                        failed.add(step.name)
+                    self._done(result, start)
+                    continue
+                reason += "; building its own: its inputs differ from the shared build's"
             try:
-                cmds = step.commands(facts, self.vars)
+                if role is not None and self.check:
+                    cmds, reason = self._shared_plan(step, role, reason, facts)
+                else:
+                    cmds = step.commands(facts, self.vars)
             except StepError as exc:
                 waiting = [d for d in self._deps(step) if d in pending]
                 if self.check and waiting and isinstance(exc, NotYet):
@@ -173,6 +205,114 @@ class Applier:
                 failed.add(step.name)
             self._done(result, start)
         return self.run
+
+    # -------------------------------------------------------------- shared builds
+    def _wheel_dir(self, facts, inputs) -> str:
+        from .fleet import inputs_key
+
+        return f"{facts['workdir']['path'].rstrip('/')}/.ocrdeploy/wheels/{inputs_key(inputs)}"
+
+    def _shared_plan(self, step, role, reason, facts):
+        """--check: the builder's plan is the wheel build and its install, a follower's the install."""
+        from .fleet import host_ranges
+
+        wheel_dir = self._wheel_dir(facts, step.build_inputs(facts, self.vars))
+        wheel = f"{wheel_dir}/<wheel built on {role.group.builder}>"
+        install = step.wheel_install_commands(facts, self.vars, wheel)
+        if role.kind == "build":
+            return (step.wheel_commands(facts, self.vars, wheel_dir) + install,
+                    f"{reason}; builds the wheel for {host_ranges(role.others)} too")
+        return install, f"{reason}; installs the wheel built on {role.group.builder}"
+
+    def _shared_build(self, step, role, reason, facts):
+        """Build the group's wheel here, or wait for it and install it; (None, facts) when this host's inputs
+        turn out to differ from the builder's (it then builds on its own, the usual way)."""
+        from .fleet import WheelMismatch
+
+        shared, group, me = self.shared, role.group, self.host.name
+        inputs = step.build_inputs(facts, self.vars)
+        kind = role.kind
+        if kind == "install":
+            kind = {"wheel": "install", "failed": "failed", "build": "build"}[shared.wait(me, group)]
+            if kind == "failed":
+                return StepResult(step.name, FAILED, f"not built here: the shared build on {group.built_by} failed: "
+                                                     f"{group.failure}"), facts
+            if kind == "install" and group.wheel.inputs != inputs:
+                shared.leave(me, group)
+                shared.installed(me, group, own=True)
+                return None, facts
+        wheel_dir = self._wheel_dir(facts, inputs)
+        log = self._log_path(facts, step)
+        ran: list[str] = []
+        if kind == "build":
+            try:
+                cmds = step.wheel_commands(facts, self.vars, wheel_dir)
+            except StepError as exc:
+                shared.fail(me, group, str(exc))
+                return StepResult(step.name, FAILED, str(exc)), facts
+            self._report("running", step.name, f"{reason}; building the wheel shared with "
+                                               f"{len(group.members) - 1} more host(s)", 1)
+            code, shown = self._run_logged(step, cmds, log)
+            ran.extend(shown)
+            if code != 0:
+                findings = self._diagnose(log)
+                why = f"`{shown[-1]}` exited with {code}"
+                ids = [f["id"] for f in findings]
+                shared.fail(me, group, why + (f" [{', '.join(ids)}]" if ids else "") + f"; log {log}")
+                return StepResult(step.name, FAILED, why, commands=ran, log=log, exit_code=code,
+                                  tail=self._tail(log), findings=findings), facts
+            try:
+                name, sha = self._wheel_on_host(wheel_dir)
+                wheel = shared.fetch(self.conn, group, f"{wheel_dir}/{name}", name, sha, inputs)
+            except (WheelMismatch, CommandFailed, OSError) as exc:
+                shared.fail(me, group, f"the wheel could not be copied from {me}: {exc}")
+                return StepResult(step.name, FAILED, f"built, but the wheel could not be fetched: {exc}",
+                                  commands=ran, log=log), facts
+            shared.publish(me, group, wheel)
+        else:
+            wheel = group.wheel
+            try:
+                self._receive(wheel, wheel_dir)
+            except (WheelMismatch, CommandFailed, OSError) as exc:
+                return StepResult(step.name, FAILED, f"refused the wheel from {group.built_by}: {exc}"), facts
+            shared.installed(me, group)
+        path = f"{wheel_dir}/{wheel.name}"
+        code, shown = self._run_logged(step, step.wheel_install_commands(facts, self.vars, path), log)
+        ran.extend(shown)
+        if code != 0:
+            return StepResult(step.name, FAILED, f"`{shown[-1]}` exited with {code}", commands=ran, log=log,
+                              exit_code=code, tail=self._tail(log), findings=self._diagnose(log)), facts
+        facts = self.gather(step.verify_request(self.vars))
+        verdict = step.verify(facts, self.vars)
+        if verdict.needed:
+            return StepResult(step.name, FAILED, f"ran, but verification failed: {verdict.reason}", commands=ran,
+                              log=log), facts
+        where = "built here" if kind == "build" else f"installed from the wheel built on {group.built_by}"
+        return StepResult(step.name, CHANGED, f"{reason}; {where} (sha256 {wheel.sha256[:12]})", commands=ran,
+                          log=log, outcome=verdict.reason), facts
+
+    def _wheel_on_host(self, wheel_dir) -> tuple[str, str]:
+        """The one wheel the build left in wheel_dir, with its sha256 computed on the builder."""
+        out = self.conn.run(["find", wheel_dir, "-maxdepth", "1", "-name", "*.whl", "-exec", "sha256sum", "{}", "+"],
+                            timeout=600).stdout.split("\n")
+        found = [line.split(None, 1) for line in out if line.strip()]
+        if len(found) != 1:
+            raise OSError(f"expected one wheel in {wheel_dir}, found {len(found)}")
+        sha, path = found[0]
+        return path.strip().rsplit("/", 1)[-1], sha
+
+    def _receive(self, wheel, wheel_dir):
+        """The controller's copy of the wheel to this host, its sha256 checked there on arrival; a copy that
+        does not match is deleted and refused."""
+        from .fleet import WheelMismatch
+
+        path = f"{wheel_dir}/{wheel.name}"
+        self.conn.run(["mkdir", "-p", "--", wheel_dir], timeout=60)
+        self.conn.put(wheel.local, path)
+        got = self.conn.run(["sha256sum", "--", path], timeout=600).stdout.split(None, 1)[0]
+        if got != wheel.sha256:
+            self.conn.run(["rm", "-f", "--", path], timeout=60)
+            raise WheelMismatch(f"sha256 {got} on arrival, the builder's is {wheel.sha256}")
 
     def _deps(self, step) -> list[str]:
         """All steps this one depends on, directly or not, in plan order."""

@@ -18,11 +18,13 @@ from .command import Command, remote_python
 _HERE = Path(__file__).parent
 SH_MARKER = "@@OCRDEPLOY-SH@@"
 def probe_request(workdir: str, paths=(), venvs=(), net_timeout: float = 1.0, git=(), imports=(), globs=(),
-                  reads=(), dirs=(), sources=None) -> dict:
+                  reads=(), dirs=(), sources=None, git_status=()) -> dict:
     """sources: [{"name", "url", ...}] to HEAD from the host (preflight's sources check), or None."""
     req = {"workdir": workdir, "paths": list(paths), "venvs": list(venvs), "net_timeout": net_timeout,
            "git": list(git), "imports": list(imports), "globs": list(globs), "reads": list(reads),
            "dirs": list(dirs)}
+    if git_status:
+        req["git_status"] = list(git_status)
     if sources is not None:
         req["sources"] = list(sources)
     return req

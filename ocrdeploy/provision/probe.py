@@ -11,6 +11,7 @@ threads at the same time, so the probe costs about as much as its slowest part.
 """
 
 import glob
+import hashlib
 import json
 import os
 import platform
@@ -466,7 +467,7 @@ def _dists(site):
             source = None
         dists[key] = {"version": version, "editable": editable,
                       "complete": os.path.exists(os.path.join(site, entry, "RECORD"))}
-        if editable and source:
+        if source and (editable or source.endswith(".whl")):   # a shared build's wheel names its build
             dists[key]["source"] = source
     return dists
 
@@ -577,6 +578,22 @@ def _git_head(repo):
     except OSError:
         pass
     return {"commit": None, "ref": ref}
+
+
+def _git_status(repo):
+    """Whether a work tree differs from its commit, and a digest of how (a shared build's input): asked
+    only by the steps that key a build on it, since it runs git."""
+    git = shutil.which("git")
+    if not git:
+        return None
+    status = _run([git, "-C", repo, "status", "--porcelain=v1", "--untracked-files=no"], timeout=60)
+    if status["rc"] != 0:
+        return None
+    if not status["out"].strip():
+        return {"dirty": False, "digest": None}
+    diff = _run([git, "-C", repo, "diff", "HEAD", "--binary"], timeout=60)
+    digest = hashlib.sha256((status["out"] + "\0" + diff["out"]).encode("utf-8", "replace")).hexdigest()[:16]
+    return {"dirty": True, "digest": digest}
 
 
 def _imports(out, probes, workdir):
@@ -718,6 +735,9 @@ def collect(request):
         threading.Thread(target=_sudo, args=(out,)),
         threading.Thread(target=_network, args=(out, float(request.get("net_timeout", 1.0)), proxy_set)),
     ]
+    if request.get("git_status"):     # runs git: beside the other workers, not before the file facts
+        workers.append(threading.Thread(target=lambda: out.__setitem__("git_status", {
+            r: _git_status(_resolve(r, workdir)) for r in request["git_status"]})))
     if request.get("sources") is not None:
         workers.append(threading.Thread(target=_sources, args=(out, request["sources"],
                                                                float(request.get("net_timeout", 1.0)))))

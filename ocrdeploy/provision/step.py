@@ -41,6 +41,7 @@ class Request:
     globs: set = field(default_factory=set)
     reads: set = field(default_factory=set)
     dirs: set = field(default_factory=set)
+    git_status: set = field(default_factory=set)   # work trees whose uncommitted changes matter (runs git)
     imports: list = field(default_factory=list)
 
     def merge(self, other: "Request") -> "Request":
@@ -50,6 +51,7 @@ class Request:
         self.globs |= other.globs
         self.reads |= other.reads
         self.dirs |= other.dirs
+        self.git_status |= other.git_status
         names = {i["name"] for i in self.imports}
         self.imports.extend(i for i in other.imports if i["name"] not in names)
         return self
@@ -85,6 +87,19 @@ class Step:
     def retry(self, attempt: int, findings: list[str], facts: dict, vars_: dict) -> list[Command] | None:
         """Commands for another attempt after a failure, or None (default: no retry)."""
         return None
+
+    # shared builds (fleet.py): a step that compiles can build a wheel once for the hosts whose inputs match
+    def build_inputs(self, facts: dict, vars_: dict) -> dict | None:
+        """What its build depends on, from facts (None: this step is never shared)."""
+        return None
+
+    def wheel_commands(self, facts: dict, vars_: dict, wheel_dir: str) -> list[Command]:
+        """Build the wheel into wheel_dir (on the builder)."""
+        raise NotImplementedError
+
+    def wheel_install_commands(self, facts: dict, vars_: dict, wheel: str) -> list[Command]:
+        """Install the wheel at this path on the host (every host of the group, the builder included)."""
+        raise NotImplementedError
 
     def __repr__(self):
         return f"<{type(self).__name__} {self.name}>"

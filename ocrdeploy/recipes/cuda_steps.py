@@ -12,7 +12,7 @@ import posixpath
 from ..provision.command import Command
 from ..provision.kinds import editable_source, venv_python
 from ..provision.pip_index import pip_options
-from ..provision.step import Decision, NotYet, Request, Step, StepError, absolute, dist, file_fact, wd
+from ..provision.step import Decision, NotYet, Request, Step, StepError, absolute, dist, file_fact, venv, wd
 from .cuda_layout import LINKS, link_commands, link_target
 
 
@@ -170,13 +170,15 @@ class VllmCompile(Step):
 
     progress = "ninja"
 
-    def __init__(self, name, venv_name, src, python_minor="3.13", deps_dir=None, jobs=None, after=()):
+    def __init__(self, name, venv_name, src, python_minor="3.13", deps_dir=None, jobs=None, after=(), pins=(),
+                 arch_list=None):
         self.name, self.venv_name, self.src, self.after = name, venv_name, src, after
         self.cu = cu13_dir(venv_name, python_minor)
         self.deps_dir, self.jobs = deps_dir, jobs
+        self.minor, self.pins, self.arch_list = python_minor, tuple(pins), arch_list
 
     def request(self, v):
-        req = Request(paths={self.src, f"{self.src}/setup.py"})
+        req = Request(paths={self.src, f"{self.src}/setup.py"}, git={self.src}, git_status={self.src})
         if self.deps_dir:
             req.paths.add(self.deps_dir)
         return req
@@ -188,6 +190,16 @@ class VllmCompile(Step):
             return Decision(True, "vllm not built in this env yet")
         if not d.get("complete", True):
             return Decision(True, "vllm install incomplete (interrupted build?)")
+        wheel = _shared_wheel_key(d)
+        if wheel is not None:
+            from ..provision.fleet import inputs_key
+
+            inputs = self.build_inputs(facts, v)
+            if inputs is not None and inputs_key(inputs) == wheel:
+                return Decision(False, f"already built: vllm {d['version']} from the shared wheel of these inputs "
+                                       f"({wheel})")
+            return Decision(True, f"vllm {d['version']} is a shared wheel of other build inputs ({wheel}): the "
+                                  f"source or the toolchain changed")
         if not d.get("editable") or (editable_source(d) or "").rstrip("/") != want:
             return Decision(True, f"vllm {d['version']} is not the editable build of {want}")
         return Decision(False, f"already built: vllm {d['version']} editable from {want}")
@@ -209,6 +221,8 @@ class VllmCompile(Step):
             for var, sub in OFFLINE_DIRS.items():
                 env[var] = f"{deps}/{sub}"
             env["CMAKE_ARGS"] = "-DCUTLASS_ENABLE_TESTS=OFF"
+        if self.arch_list:
+            env["TORCH_CUDA_ARCH_LIST"] = str(self.arch_list)
         return env
 
     def jobs_for(self, facts) -> int:
@@ -219,7 +233,7 @@ class VllmCompile(Step):
             return int(text)
         return max_jobs(facts["cpu"].get("count") or 1, (facts.get("memory") or {}).get("available"))
 
-    def _command(self, facts, v, jobs):
+    def _command(self, facts, v, jobs, wheel_dir=None):
         if not file_fact(facts, self.src)["exists"]:
             raise StepError(f"vllm_src {self.src} not found on the host")
         if self.offline(facts) and not self.deps_dir:
@@ -228,12 +242,51 @@ class VllmCompile(Step):
         if self.deps_dir and not file_fact(facts, self.deps_dir)["exists"]:
             raise StepError(f"deps dir {self.deps_dir} not found on the host")
         opts = pip_options(v)
-        return Command([venv_python(facts, self.venv_name), "-m", "pip", "install", *opts.args, "-e", ".",
+        what = ["install", *opts.args, "-e", "."] if wheel_dir is None else \
+            ["wheel", *opts.args, "--no-deps", "--wheel-dir", wheel_dir, "."]      # a shared build: the same compile
+        return Command([venv_python(facts, self.venv_name), "-m", "pip", *what,
                         "--no-build-isolation", "--progress-bar", "off"], env={**self.env(facts, jobs), **opts.env},
                        cwd=absolute(facts, self.src))
 
     def commands(self, facts, v):
         return [self._command(facts, v, self.jobs_for(facts))]
+
+    # -------------------------------------------------------------- shared builds (provision/fleet.py)
+    def build_inputs(self, facts, v) -> dict | None:
+        """What makes two hosts' builds the same: the source commit and its uncommitted changes, the env's
+        Python minor, the torch and CUDA pins (as installed, else as pinned), gcc-13/g++-13, and the target
+        architectures (TORCH_CUDA_ARCH_LIST, else the GPU models, which fix their compute capabilities).
+        None when the source is not a git checkout: nothing says two such trees are the same."""
+        head = (facts.get("git") or {}).get(self.src) or {}
+        if not head.get("commit"):
+            return None
+        ve = venv(facts, self.venv_name)
+        python = ".".join(str((ve or {}).get("python") or self.minor).split(".")[:2])
+        pins = {}
+        for pin in self.pins:
+            name, _, version = pin.partition("==")
+            d = dist(facts, self.venv_name, name)
+            pins[name] = d["version"] if d else version
+        compilers = facts.get("compilers") or {}
+        gpus = sorted({g.get("name") or "" for g in (facts.get("gpu") or {}).get("gpus") or []})
+        return {"vllm_src": head["commit"], "dirty": (facts.get("git_status") or {}).get(self.src),
+                "python": python, "pins": pins,
+                "compilers": {c: (compilers.get(c) or {}).get("version") for c in ("gcc-13", "g++-13")},
+                "arch": {"TORCH_CUDA_ARCH_LIST": str(self.arch_list)} if self.arch_list else {"gpus": gpus},
+                "offline": self.offline(facts)}
+
+    def wheel_commands(self, facts, v, wheel_dir):
+        return [Command(["rm", "-rf", "--", wheel_dir]), Command(["mkdir", "-p", "--", wheel_dir]),
+                self._command(facts, v, self.jobs_for(facts), wheel_dir)]
+
+    def wheel_install_commands(self, facts, v, wheel):
+        """The wheel with its dependencies, as the editable install pulls them (feat-ocr transformers comes
+        after, as on the builder); a vllm already there is removed first, since pip keeps an equal version."""
+        python = venv_python(facts, self.venv_name)
+        opts = pip_options(v)
+        drop = [Command([python, "-m", "pip", "uninstall", "-y", "vllm"])] if dist(facts, self.venv_name, "vllm") else []
+        return drop + [Command([python, "-m", "pip", "install", *opts.args, wheel, "--progress-bar", "off"],
+                               env=opts.env)]
 
     def retry(self, attempt, findings, facts, v):
         """One more try with half the jobs when compilers were killed for memory."""
@@ -241,3 +294,12 @@ class VllmCompile(Step):
             jobs = max(1, self.jobs_for(facts) // 2)
             return [self._command(facts, v, jobs)]
         return None
+
+
+def _shared_wheel_key(d: dict) -> str | None:
+    """The build-inputs key of a vllm installed from a shared build's wheel (…/.ocrdeploy/wheels/KEY/x.whl)."""
+    src = editable_source(d) or ""
+    parts = src.rsplit("/", 3)
+    if len(parts) == 4 and src.endswith(".whl") and parts[0].endswith("/.ocrdeploy") and parts[1] == "wheels":
+        return parts[2]
+    return None

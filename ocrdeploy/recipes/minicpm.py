@@ -129,7 +129,7 @@ def vllm_steps(v, env=VLLM_ENV) -> list[Step]:
         CudaCrtFiles("cuda-crt-files", env, VLLM_PYTHON, after=("cuda-packages",),
                      extra_prefix=v.get("cuda_13_4_dir")),
         VllmCompile("vllm-compile", env, v["vllm_src"], VLLM_PYTHON, deps_dir=v.get("deps_dir"),
-                    jobs=v.get("max_jobs"),
+                    jobs=v.get("max_jobs"), pins=TORCH_PINS + CUDA_PINS, arch_list=v.get("torch_cuda_arch_list"),
                     after=("toolchain", "torch", "transformers-release", "build-tools", "cuda-layout",
                            "cuda-crt-files")),
         PipEditable("feat-ocr-transformers", env, v["transformers_src"], "transformers",

@@ -121,3 +121,81 @@ def test_max_jobs_matches_the_seed_data_points():
     assert 8 <= max_jobs(192, 147 * 2**30) <= 32     # seed: 8-32 with 147 GB
     assert max_jobs(96, 147 * 2**30, nvcc_threads=4) == 8
     assert max_jobs(2, 1 * 2**30) == 1 and max_jobs(16, None) == 11
+
+
+# ------------------------------------------------------------------ shared builds: the inputs and the wheel's key
+def _build_facts(**over):
+    facts = {"workdir": {"path": "/w"}, "host": {"home": "/root"},
+             "git": {"/src/vllm": {"commit": "abc123", "ref": "refs/heads/feat"}},
+             "git_status": {"/src/vllm": {"dirty": False, "digest": None}},
+             "venvs": {"vllm-ocr-env": {"python": "3.13.1", "dists": {"torch": {"version": "2.14.0"}}}},
+             "compilers": {"gcc-13": {"version": "13.1.0"}, "g++-13": {"version": "13.1.0"}},
+             "gpu": {"gpus": [{"name": "NVIDIA H200"}]}, "network": {"github": "reachable"}}
+    facts.update(over)
+    return facts
+
+
+def _key(step, facts):
+    from ocrdeploy.provision.fleet import inputs_key
+
+    inputs = step.build_inputs(facts, {})
+    return None if inputs is None else inputs_key(inputs)
+
+
+def test_build_inputs_name_what_makes_two_builds_the_same():
+    step = VllmCompile("vllm-compile", "vllm-ocr-env", "/src/vllm", pins=["torch==2.14.0", "nvidia-cuda-nvcc==13.0.48"])
+    base = _key(step, _build_facts())
+    assert base == _key(step, _build_facts(host={"home": "/home/other"}))        # who and where does not matter
+    assert step.build_inputs(_build_facts(), {})["pins"] == {"torch": "2.14.0", "nvidia-cuda-nvcc": "13.0.48"}
+    changed = [
+        _build_facts(git={"/src/vllm": {"commit": "def456"}}),
+        _build_facts(git_status={"/src/vllm": {"dirty": True, "digest": "0123"}}),
+        _build_facts(compilers={"gcc-13": {"version": "13.2.0"}, "g++-13": {"version": "13.1.0"}}),
+        _build_facts(gpu={"gpus": [{"name": "NVIDIA A100-SXM4-80GB"}]}),
+        _build_facts(venvs={"vllm-ocr-env": {"python": "3.12.3", "dists": {"torch": {"version": "2.14.0"}}}}),
+        _build_facts(venvs={"vllm-ocr-env": {"python": "3.13.1", "dists": {"torch": {"version": "2.14.0+cpu"}}}}),
+        _build_facts(network={"github": "unreachable"}),
+    ]
+    assert all(_key(step, f) != base for f in changed)
+    # the arch list, when given, replaces the GPU models (and goes to the build)
+    arch = VllmCompile("vllm-compile", "vllm-ocr-env", "/src/vllm", arch_list="9.0")
+    assert _key(arch, _build_facts()) == _key(arch, _build_facts(gpu={"gpus": [{"name": "NVIDIA A100"}]}))
+    assert arch.env(_build_facts(), 8)["TORCH_CUDA_ARCH_LIST"] == "9.0"
+    assert "TORCH_CUDA_ARCH_LIST" not in step.env(_build_facts(), 8)
+    # a source that is not a git checkout: nothing says two such trees are the same
+    assert step.build_inputs(_build_facts(git={"/src/vllm": None}), {}) is None
+
+
+def test_a_vllm_from_a_shared_wheel_is_ok_only_for_the_inputs_it_was_built_from():
+    step = VllmCompile("vllm-compile", "vllm-ocr-env", "/src/vllm")
+    facts = _build_facts()
+    key = _key(step, facts)
+
+    def with_vllm(url):
+        f = _build_facts()
+        f["venvs"]["vllm-ocr-env"]["dists"]["vllm"] = {"version": "0.31.0", "editable": False, "complete": True,
+                                                        "source": url}
+        return f
+
+    ok = step.needs(with_vllm(f"file:///w/.ocrdeploy/wheels/{key}/vllm-0.31.0-cp313-cp313-linux_x86_64.whl"), {})
+    assert not ok.needed and key in ok.reason
+    stale = step.needs(with_vllm("file:///w/.ocrdeploy/wheels/0000000000000000/vllm-0.31.0-cp313-cp313-linux_x86_64.whl"), {})
+    assert stale.needed and "other build inputs" in stale.reason
+    assert step.needs(with_vllm("file:///tmp/vllm-0.31.0-cp313-cp313-linux_x86_64.whl"), {}).needed
+
+
+def test_the_shared_build_is_a_pip_wheel_with_the_guides_environment_and_installs_with_dependencies(tmp_path):
+    src = tmp_path / "vllm"
+    src.mkdir()
+    facts = _build_facts(files={str(src): {"exists": True}}, cpu={"count": 8}, memory={"available": 64 * 2**30})
+    step = VllmCompile("vllm-compile", "vllm-ocr-env", str(src), jobs=4)
+    rm, mkdir, build = step.wheel_commands(facts, {}, "/w/.ocrdeploy/wheels/k")
+    assert list(rm.argv) == ["rm", "-rf", "--", "/w/.ocrdeploy/wheels/k"] and list(mkdir.argv[:2]) == ["mkdir", "-p"]
+    assert list(build.argv[1:]) == ["-m", "pip", "wheel", "--no-deps", "--wheel-dir", "/w/.ocrdeploy/wheels/k", ".",
+                              "--no-build-isolation", "--progress-bar", "off"]
+    assert build.env == step._command(facts, {}, 4).env and build.env["MAX_JOBS"] == "4" and build.cwd == str(src)
+    [install] = step.wheel_install_commands(facts, {}, "/w/x.whl")
+    assert list(install.argv[1:4]) == ["-m", "pip", "install"] and "--no-deps" not in install.argv
+    facts["venvs"]["vllm-ocr-env"]["dists"]["vllm"] = {"version": "0.31.0", "editable": True}
+    drop, install = step.wheel_install_commands(facts, {}, "/w/x.whl")
+    assert list(drop.argv[1:]) == ["-m", "pip", "uninstall", "-y", "vllm"]
