@@ -55,7 +55,10 @@ def request() -> Request:
 
 def pip_config(facts: dict) -> list[str]:
     """Where the host configures pip's sources, as 'file: key' and env var names; [] when nowhere."""
-    found = [name for name in facts.get("pip_env") or () if name in PIP_SOURCE_ENV]
+    names = facts.get("pip_env") or ()
+    found = [name for name in names if name in PIP_SOURCE_ENV]
+    if "PIP_CONFIG_FILE=/dev/null" in names:      # pip reads no configuration file then
+        return found
     for path in PIP_CONFIG_FILES:
         text = (facts.get("reads") or {}).get(path)
         if not text:

@@ -734,7 +734,8 @@ def collect(request):
     out["dirs"] = {d: _listing(_resolve(d, workdir)) for d in request.get("dirs") or []}
     out["env_path"] = os.environ.get("PATH", "")
     # names only (a value may hold an index password): the installer choice keeps pip where they configure it
-    out["pip_env"] = sorted(k for k in os.environ if k.startswith("PIP_"))
+    out["pip_env"] = sorted(k if k != "PIP_CONFIG_FILE" or v != os.devnull else k + "=" + v
+                            for k, v in os.environ.items() if k.startswith("PIP_"))
     for t in workers:
         t.join()
     out["probe"]["elapsed_ms"] = round((time.time() - start) * 1000, 1)
