@@ -191,3 +191,22 @@ def test_a_host_whose_pip_is_configured_keeps_pip_and_installs_no_uv(tmp_path, i
     reasons = {r.step: r.reason for r in first.results}
     assert reasons["tools-uv"] == "not needed: no install runs with uv", reasons
     assert "not needed" in reasons["tools-venv"]
+
+
+def test_compiles_keep_pip_where_uv_is_there_and_paddle_on_a_cpu_host_follows_the_wiring():
+    from ocrdeploy.recipes.cuda_steps import VllmCompile
+    from ocrdeploy.recipes.deepseek import FlashAttn
+    from ocrdeploy.recipes.minicpm import Paddle
+
+    facts = {**UV_THERE, "files": {**UV_THERE["files"], "/src/vllm": {"exists": True}},
+             "network": {"github": "reachable"}, "cpu": {"count": 8}, "memory": {"available": 64 * 2**30},
+             "venvs": {"ds": {"dists": {n: {"version": "1"} for n in ("wheel", "ninja", "packaging", "setuptools")}
+                                        | {"torch": {"version": "2.6.0"}}}}}
+    (compile_,) = VllmCompile("vllm-compile", "vllm-ocr-env", "/src/vllm").commands(facts, {})
+    assert compile_.argv[1:] == ("-m", "pip", "install", "-e", ".", "--no-build-isolation", "--progress-bar", "off")
+    (fa,) = FlashAttn("ds-flash-attn", "ds").commands(facts, {})
+    assert fa.argv[1:4] == ("-m", "pip", "install") and "--no-build-isolation" in fa.argv
+    # paddle on a host without GPU installs its CPU twin: with uv too once the plan put uv first
+    (paddle,) = [s for s in with_uv([Paddle("sdk-paddle")], {}) if s.name == "sdk-paddle"]
+    (cmd,) = paddle.commands({**FACTS, "gpu": {"gpus": []}}, {})
+    assert cmd.argv[:3] == ("/w/.ocrdeploy/tools-env/bin/uv", "pip", "install") and cmd.argv[-1] == "paddlepaddle==3.2.1"
