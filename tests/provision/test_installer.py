@@ -190,6 +190,10 @@ def test_a_host_whose_pip_is_configured_keeps_pip_and_installs_no_uv(tmp_path, i
         assert installed_by(workdir, "env1", name) == "pip", name
     reasons = {r.step: r.reason for r in first.results}
     assert reasons["tools-uv"] == "not needed: no install runs with uv", reasons
+    # why: the probe names the variable (names only), whatever this machine's /etc/pip.conf says
+    from ocrdeploy.provision.probe import collect
+    facts = collect({"workdir": str(workdir), "net_timeout": 0})
+    assert installer.pip_config(facts) == ["PIP_TRUSTED_HOST"]
     assert "not needed" in reasons["tools-venv"]
 
 
