@@ -151,7 +151,6 @@ class Venv(Step):
         return [Command([interp["path"], "-m", "venv", *(["--clear"] if recreate else []), path])]
 
 
-
 class ManagedPython(Step):
     """A Python minor for an env: the host's when it has one, else a standalone CPython from
     `uv python install` (no root, nothing of the system touched; the probe finds it next run).
@@ -290,6 +289,7 @@ class UvForPython(PipInstall):
         if installs and have.needed:
             return Decision(True, f"{have.reason}; it installs {', '.join(installs)}")
         return have
+
 
 def with_uv(steps: list, v: dict) -> list:
     """The steps of a run with uv's bootstrap in front: the tools venv and uv in it, each needed only while
