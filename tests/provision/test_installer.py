@@ -5,7 +5,6 @@ engines) served by a local index the test starts (tests/pipindex.py, with basic 
 installs it with pip into a real tools venv, then the installs run with it."""
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
