@@ -185,6 +185,7 @@ def diagnose(c, log=None, host=None, inventory=None, service=False, service_name
     "no-shared-build": "Every host compiles vLLM itself (default: hosts with the same build inputs share one "
                        "build: one compiles a wheel, the others install it)",
     "facts": "With --check: plan against recorded facts (JSON from `inv facts --json --raw`) instead of a host",
+    "installer": "auto (default), uv or pip: what installs the packages (the installer inventory var; README: uv)",
     "docker": "With --recipe deepseek-ocr-vllm085: write its Dockerfile and build/run commands instead of installing",
     "docker-dir": "Where --docker writes (default ./deepseek-ocr-docker)",
     "pip-index-url": "With --docker: the Dockerfile's pip mirror (its PIP_INDEX_URL build argument's default), e.g. "
@@ -195,7 +196,7 @@ def diagnose(c, log=None, host=None, inventory=None, service=False, service_name
 def install(c, host=None, group=None, inventory=None, recipe=None, check=False, step=None, from_=None, force=False,
             verbose=0, skip_preflight=False, deps_dir=None, set=None, facts=None, json=False, docker=False,
             docker_dir=None, accept_new_host_keys=False, connect_timeout=None, pip_index_url=None,
-            no_shared_build=False):
+            no_shared_build=False, installer=None):
     """Install a recipe's environments, idempotently: only the steps the facts say are needed run."""
     from .commands.install import run_docker, run_install
 
@@ -208,8 +209,9 @@ def install(c, host=None, group=None, inventory=None, recipe=None, check=False, 
         return
     code = run_install(host=host, group=group, inventory=inventory, recipe=recipe, check=check, step=step,
                        from_=from_, force=force, verbose=verbose, skip_preflight=skip_preflight, deps_dir=deps_dir,
-                       sets=list(set or []), facts_file=facts, as_json=json, accept_new_host_keys=accept_new_host_keys,
-                       connect_timeout=connect_timeout, shared_build=not no_shared_build)
+                       sets=list(set or []) + ([f"installer={installer}"] if installer else []), facts_file=facts,
+                       as_json=json, accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout,
+                       shared_build=not no_shared_build)
     if code:
         raise Exit(code=code)
 

@@ -132,6 +132,8 @@ def wants_router(h) -> bool:
 def run_install(*, host, group, inventory, recipe, check, step, from_, force, verbose, skip_preflight, deps_dir,
                 sets, facts_file, as_json, accept_new_host_keys, connect_timeout, shared_build=True) -> int:
     from ..recipes import get_recipe
+    from ..provision.installer import mode
+    from ..provision.kinds import with_uv
     from ..recipes.minicpm import build_plan, check_required
     from .hosts import open_session
     from ..provision.report import console, recap
@@ -150,8 +152,10 @@ def run_install(*, host, group, inventory, recipe, check, step, from_, force, ve
         h.vars.update(overrides)
         origin = str(inventory or os.environ.get("OCRDEPLOY_INVENTORY") or "inventory.yml")
         check_required(chosen.name, h.vars, origin)
+        mode(h.vars)                             # a bad installer var: one line before anything connects
         plans[h.name] = build_plan(chosen.name, h.vars)
-    selected = {name: plan.select(step, from_) for name, plan in plans.items()}
+    # uv's bootstrap comes with the selected steps (on demand: nothing where uv is there or not used)
+    selected = {h.name: with_uv(plans[h.name].select(step, from_), h.vars) for h in session.hosts}
     run_id = time.strftime("%Y%m%d-%H%M%S")
     con = console(stderr=as_json)
     reporter = Reporter(con, show_commands=verbose >= 1, quiet=False)  # -v: commands; -vv: their output

@@ -14,7 +14,9 @@ from packaging.version import InvalidVersion, Version
 
 from ..checks.requirements import PythonRule
 from ..errors import HostFailed
+from . import installer
 from .command import Command, Script, Secret
+from .installer import TOOLS_ENV
 from .pip_index import own_index, pip_options, url_arg
 from .step import (Decision, NotYet, Request, Step, StepError, absolute, dist, file_fact, fingerprint, venv,
                    venv_request, wd)
@@ -112,12 +114,18 @@ class Venv(Step):
     def __init__(self, name, venv_name, python, after=()):
         self.name, self.venv_name, self.after = name, venv_name, after
         self.rule = PythonRule.of(python)
+        self.serves: list = []     # set for the tools venv: made only while one of these has work
+
+    def _served_work(self, facts, v) -> bool:
+        return any(_has_work(s, facts, v) for s in self.serves)
 
     def request(self, v):
         return Request(paths={wd(f"{self.venv_name}/bin/python")}, venvs=venv_request(self.venv_name))
 
     def needs(self, facts, v):
         ve = venv(facts, self.venv_name)
+        if not ve and self.serves and not self._served_work(facts, v):
+            return Decision(False, f"not needed: {self.venv_name} does not exist and no step that uses it has work")
         if not ve:
             return Decision(True, f"{self.venv_name} does not exist")
         if not self.rule.accepts(ve.get("python")):
@@ -141,9 +149,6 @@ class Venv(Step):
         path = absolute(facts, wd(self.venv_name))
         recreate = venv(facts, self.venv_name) is not None
         return [Command([interp["path"], "-m", "venv", *(["--clear"] if recreate else []), path])]
-
-
-TOOLS_ENV = ".ocrdeploy/tools-env"     # ocrdeploy's own venv on the host: hub clients, uv
 
 
 class ManagedPython(Step):
@@ -175,6 +180,14 @@ class ManagedPython(Step):
                         env={"UV_PYTHON_INSTALL_MIRROR": url_arg(mirror)} if mirror else None)]
 
 
+def _has_work(step, facts, v) -> bool:
+    """A served step's own decision; one that cannot even decide (its input is missing) counts as work."""
+    try:
+        return step.needs(facts, v).needed
+    except StepError:
+        return True
+
+
 # ------------------------------------------------------------------ pip
 def satisfied(d: dict | None, req: Requirement) -> tuple[bool, str]:
     if d is None:
@@ -191,8 +204,11 @@ def satisfied(d: dict | None, req: Requirement) -> tuple[bool, str]:
 
 
 class PipInstall(Step):
-    """pip install of pinned requirements, from the inventory's index (pip_index.py) or the step's own
-    `index_url`, which its `index_var` overrides."""
+    """pip install of pinned requirements (through installer.py: uv or pip), from the inventory's index
+    (pip_index.py) or the step's own `index_url`, which its `index_var` overrides."""
+
+    pip_only: str | None = None     # why this step keeps pip whatever the installer var says
+    uv_bootstrap = False            # with_uv: a step before this one installs uv
 
     def __init__(self, name, venv_name, requirements, index_url=None, extra_index_urls=(), no_deps=False,
                  after=(), reason=None, index_var=None):
@@ -207,7 +223,10 @@ class PipInstall(Step):
         self.why = reason
 
     def request(self, v):
-        return Request(venvs=venv_request(self.venv_name))
+        return Request(venvs=venv_request(self.venv_name)).merge(installer.request())
+
+    def installer(self, facts, v) -> installer.Choice:
+        return installer.choose(facts, v, pip_only=self.pip_only, bootstrap=self.uv_bootstrap)
 
     def needs(self, facts, v):
         results = [satisfied(dist(facts, self.venv_name, r.name), r) for r in self.reqs]
@@ -220,11 +239,12 @@ class PipInstall(Step):
     def pip_options(self, v):
         return pip_options(v, own_index(v, self.index_var, self.index_url), self.extra_index_urls)
 
-    def pip_command(self, facts, v, *more) -> Command:
-        """`python -m pip install ...more` with this step's index options."""
-        opts = self.pip_options(v)
-        return Command([venv_python(facts, self.venv_name), "-m", "pip", "install", *opts.args, *more],
-                       env=opts.env)
+    def pip_command(self, facts, v, *more, env=None, cwd=None) -> Command:
+        """`pip install ...more` (uv's or pip's, installer.py) with this step's index options."""
+        return installer.install_command(facts, v, venv_python(facts, self.venv_name), more,
+                                         index_url=own_index(v, self.index_var, self.index_url),
+                                         extra=self.extra_index_urls, env=env, cwd=cwd, pip_only=self.pip_only,
+                                         bootstrap=self.uv_bootstrap)
 
     def commands(self, facts, v):
         broken = [r.name for r in self.reqs if not (dist(facts, self.venv_name, r.name) or {}).get("complete", True)]
@@ -233,23 +253,67 @@ class PipInstall(Step):
 
 
 class UvForPython(PipInstall):
-    """uv in the tools venv, needed only while one of the managed Pythons it serves is to be installed."""
+    """uv in the tools venv (installed with pip: it is the installer), needed only while one of the managed
+    Pythons it serves is to be installed or one of the installs it serves is to run with uv."""
+
+    pip_only = "uv is installed with pip"
 
     def __init__(self, name, venv_name, pythons: list[ManagedPython], after=()):
-        super().__init__(name, venv_name, ["uv"], after=after)
+        super().__init__(name, venv_name, [installer.UV_PIN], after=after)
         self.pythons = list(pythons)
+        self.installs: list = []        # with_uv: the steps that install with uv
 
     def request(self, v):
         req = super().request(v)
-        for p in self.pythons:
+        for p in [*self.pythons, *self.installs]:
             req = req.merge(p.request(v))
         return req
 
+    def _uv_work(self, facts, v) -> list[str]:
+        out = []
+        for s in self.installs:
+            try:
+                if s.installer(facts, v).name == "uv" and _has_work(s, facts, v):
+                    out.append(s.name)
+            except StepError:
+                pass
+        return out
+
     def needs(self, facts, v):
         decisions = [p.needs(facts, v) for p in self.pythons]
-        if not any(d.needed for d in decisions):
-            return Decision(False, "not needed: " + "; ".join(d.reason for d in decisions))
-        return super().needs(facts, v)
+        installs = self._uv_work(facts, v)
+        if not any(d.needed for d in decisions) and not installs:
+            why = [d.reason for d in decisions] + (["no install runs with uv"] if self.installs else [])
+            return Decision(False, "not needed: " + "; ".join(why))
+        have = super().needs(facts, v)
+        if installs and have.needed:
+            return Decision(True, f"{have.reason}; it installs {', '.join(installs)}")
+        return have
+
+
+def with_uv(steps: list, v: dict) -> list:
+    """The steps of a run with uv's bootstrap in front: the tools venv and uv in it, each needed only while
+    a step it serves has work (a re-run where everything stands installs no uv), and every install that
+    may use uv after them, so it runs with uv (or is skipped when uv could not be installed: --check shows
+    uv for it).  installer: pip changes nothing; neither does a run without installs."""
+    if installer.mode(v) == "pip":
+        return steps
+    installs = [s for s in steps if isinstance(s, (PipInstall, PipEditable)) and not s.pip_only]
+    if not installs:
+        return steps
+    by = {s.name: s for s in steps}
+    tools_venv = by.get("tools-venv") or Venv("tools-venv", TOOLS_ENV, ">=3.10")
+    uv = by.get("tools-uv")
+    if not isinstance(uv, UvForPython):     # a recipe's plain uv install (or none) becomes the bootstrap
+        uv = UvForPython("tools-uv", TOOLS_ENV, [], after=("tools-venv",))
+    uv.installs = installs
+    for s in installs:
+        s.uv_bootstrap = True
+        s.after = tuple(dict.fromkeys((*s.after, "tools-uv")))
+    rest = [s for s in steps if s.name not in ("tools-venv", "tools-uv")]
+    tools_venv.serves = [s for s in [uv, *rest] if "tools-venv" in s.after]
+    return [tools_venv, uv, *rest]
+
 
 class ExistingEnv(Step):
     """A venv the user already has (an inventory var such as vllm_env): proven to hold its package, never
@@ -309,6 +373,10 @@ def _drop_unrecorded(python: str, *names) -> Command:
 class PipEditable(Step):
     """pip install -e <path> (from a user's source tree), optionally --no-deps and at an expected version."""
 
+    pip_only: str | None = None
+    uv_bootstrap = False
+    installer = PipInstall.installer
+
     def __init__(self, name, venv_name, src: str, dist_name: str, expect_version=None, extras=None,
                  no_deps=False, after=(), src_var=None):
         self.name, self.venv_name, self.src, self.dist_name = name, venv_name, src, dist_name
@@ -316,7 +384,7 @@ class PipEditable(Step):
         self.src_var = src_var
 
     def request(self, v):
-        return Request(paths={self.src}, venvs=venv_request(self.venv_name))
+        return Request(paths={self.src}, venvs=venv_request(self.venv_name)).merge(installer.request())
 
     def needs(self, facts, v):
         d = dist(facts, self.venv_name, self.dist_name)
@@ -344,14 +412,12 @@ class PipEditable(Step):
             error = NotYet if self.src.startswith("@/") else StepError  # under the work dir: a clone makes it
             raise error(f"source {absolute(facts, self.src)}{var} not found on the host")
         target = absolute(facts, self.src) + (f"[{self.extras}]" if self.extras else "")
-        opts = pip_options(v)
         python = venv_python(facts, self.venv_name)
         d = dist(facts, self.venv_name, self.dist_name)
         repair = [_drop_unrecorded(python, self.dist_name)] if d is not None and not d.get("complete", True) else []
-        argv = [python, "-m", "pip", "install", *opts.args]
-        if self.no_deps:
-            argv.append("--no-deps")
-        return repair + [Command(argv + ["-e", target], env=opts.env)]
+        args = [*(["--no-deps"] if self.no_deps else []), "-e", target]
+        return repair + [installer.install_command(facts, v, python, args, pip_only=self.pip_only,
+                                                   bootstrap=self.uv_bootstrap)]
 
 
 # ------------------------------------------------------------------ git

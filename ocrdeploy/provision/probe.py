@@ -753,6 +753,9 @@ def collect(request):
     out["reads"] = {r: _read_small(_resolve(r, workdir)) for r in request.get("reads") or []}
     out["dirs"] = {d: _listing(_resolve(d, workdir)) for d in request.get("dirs") or []}
     out["env_path"] = os.environ.get("PATH", "")
+    # names only (a value may hold an index password): the installer choice keeps pip where they configure it
+    out["pip_env"] = sorted(k if k != "PIP_CONFIG_FILE" or v != os.devnull else k + "=" + v
+                            for k, v in os.environ.items() if k.startswith("PIP_"))
     for t in workers:
         t.join()
     out["probe"]["elapsed_ms"] = round((time.time() - start) * 1000, 1)

@@ -10,6 +10,7 @@ import math
 import posixpath
 
 from ..provision.command import Command
+from ..provision.installer import install_command
 from ..provision.kinds import editable_source, venv_python
 from ..provision.pip_index import pip_options
 from ..provision.step import Decision, NotYet, Request, Step, StepError, absolute, dist, file_fact, venv, wd
@@ -165,6 +166,10 @@ OFFLINE_DIRS = {
 }
 
 
+# the compile's 20 minutes are nvcc's, not the installer's; the diagnose table reads pip's build output
+PIP_ONLY = "the vLLM compile stays with pip (as the guide runs it)"
+
+
 class VllmCompile(Step):
     """pip install -e <vllm_src> --no-build-isolation with the CUDA 13 prefix, gcc-13 and tuned MAX_JOBS."""
 
@@ -241,12 +246,16 @@ class VllmCompile(Step):
                             "--deps-dir (an existing vLLM source's .deps) for the offline *_SRC_DIR variables")
         if self.deps_dir and not file_fact(facts, self.deps_dir)["exists"]:
             raise StepError(f"deps dir {self.deps_dir} not found on the host")
+        if wheel_dir is None:
+            return install_command(facts, v, venv_python(facts, self.venv_name), ["-e", ".", "--no-build-isolation"],
+                                   env=self.env(facts, jobs), cwd=absolute(facts, self.src), pip_only=PIP_ONLY,
+                                   pip_flags=["--progress-bar", "off"])
+        # a shared build (provision/fleet.py): the same compile as a wheel; `pip wheel` has no uv equivalent
+        # that keeps pip's build environment, and the compile is pip-only anyway (PIP_ONLY)
         opts = pip_options(v)
-        what = ["install", *opts.args, "-e", "."] if wheel_dir is None else \
-            ["wheel", *opts.args, "--no-deps", "--wheel-dir", wheel_dir, "."]      # a shared build: the same compile
-        return Command([venv_python(facts, self.venv_name), "-m", "pip", *what,
-                        "--no-build-isolation", "--progress-bar", "off"], env={**self.env(facts, jobs), **opts.env},
-                       cwd=absolute(facts, self.src))
+        return Command([venv_python(facts, self.venv_name), "-m", "pip", "wheel", *opts.args, "--no-deps",
+                        "--wheel-dir", wheel_dir, ".", "--no-build-isolation", "--progress-bar", "off"],
+                       env={**self.env(facts, jobs), **opts.env}, cwd=absolute(facts, self.src))
 
     def commands(self, facts, v):
         return [self._command(facts, v, self.jobs_for(facts))]

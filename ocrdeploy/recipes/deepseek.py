@@ -17,8 +17,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from ..checks.requirements import DEEPSEEK_PYTHON
 from ..errors import UsageError
 from ..provision.command import Command
-from ..provision.kinds import (TOOLS_ENV, GitClone, ManagedPython, PipInstall, RecordedCheck, Venv, satisfied,
-                               venv_python)
+from ..provision.kinds import (TOOLS_ENV, GitClone, ManagedPython, PipInstall, RecordedCheck, UvForPython, Venv,
+                               satisfied, venv_python)
 from ..provision.pip_index import check_url, index_urls, masked, own_index
 from ..provision.plan import Plan
 from ..provision.step import Decision, NotYet, Step, StepError, absolute, dist, wd
@@ -112,6 +112,8 @@ class FlashAttn(PipInstall):
     """flash-attn built against the torch of the env, checked as a pair before anything is built, with
     MAX_JOBS sized to the host's memory as the vLLM compile is (halved once when the build was killed)."""
 
+    pip_only = "the flash-attn compile stays with pip (as the seed runs it; the diagnose table reads pip's build)"
+
     def __init__(self, name, venv_name, version="2.7.3", after=()):
         super().__init__(name, venv_name, [f"flash-attn=={version}"], after=after)
         self.version = version
@@ -158,10 +160,11 @@ def vllm085_steps(v) -> list[Step]:
     wheel = v.get("vllm_wheel") or VLLM_WHEEL
     fa = str(v.get("flash_attn_version") or "2.7.3")
     venv = Venv("ds-venv", ENV, DEEPSEEK_PYTHON, after=("python312",))
+    python = ManagedPython("python312", DEEPSEEK_PYTHON.managed, after=("tools-uv",), serves=venv)
     return [
         Venv("tools-venv", TOOLS, ">=3.10"),
-        PipInstall("tools-uv", TOOLS, ["uv"], after=("tools-venv",)),
-        ManagedPython("python312", DEEPSEEK_PYTHON.managed, after=("tools-uv",), serves=venv),
+        UvForPython("tools-uv", TOOLS, [python], after=("tools-venv",)),
+        python,
         venv,
         PipInstall("ds-torch", ENV, TORCH_PINS, index_url=CU118_INDEX, index_var="torch_index_url",
                    after=("ds-venv",)),

@@ -84,11 +84,16 @@ class Paddle(PipInstall):
                               reason="no GPU: CPU paddle chosen, parse must use layout.device=cpu")
 
     def _pick(self, facts):
-        return self if _has_gpu(facts) else self.cpu
+        pick = self if _has_gpu(facts) else self.cpu
+        pick.uv_bootstrap = self.uv_bootstrap        # with_uv wired this step, not its CPU twin
+        return pick
 
     def needs(self, facts, v):
         pick = self._pick(facts)
         return PipInstall.needs(pick, facts, v)
+
+    def installer(self, facts, v):
+        return PipInstall.installer(self._pick(facts), facts, v)
 
     def commands(self, facts, v):
         pick = self._pick(facts)

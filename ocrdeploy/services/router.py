@@ -62,8 +62,11 @@ def argv(exe: str, port: int, bind: str = "127.0.0.1", workers=(), policy: str =
 
 def install_commands(python: str, env_dir: str) -> list:
     """The router's own venv from the pinned wheel (a prebuilt Rust binary and a few pure-Python deps)."""
+    from ..provision.installer import install_command
+
+    # no facts here (the router installs outside a plan): install_command gives pip
     return [Command([python, "-m", "venv", env_dir]),
-            Command([f"{env_dir}/bin/python", "-m", "pip", "install", "-q", "--disable-pip-version-check", PIN])]
+            install_command(None, {}, f"{env_dir}/bin/python", [PIN], pip_flags=["-q", "--disable-pip-version-check"])]
 
 
 def in_flight(metrics_text: str | None) -> dict | None:

@@ -117,7 +117,7 @@ def _plan(tmp_path, pythons, *extra, venvs=None, files=None):
     path.write_text(json.dumps(facts))
     p = subprocess.run([sys.executable, "-m", "ocrdeploy", "install", "--check", "--json", "--facts", str(path),
                         "--set", "sdk_repo=https://example.invalid/sdk.git", "--set", "vllm_src=/src/vllm",
-                        "--set", "transformers_src=/src/transformers", *extra],
+                        "--set", "transformers_src=/src/transformers", "--set", "installer=pip", *extra],
                        capture_output=True, text=True, cwd=tmp_path)
     host = json.loads(p.stdout)["hosts"]["localhost"]
     return ({c["name"]: c for c in host["preflight"]}, {s["step"]: s for s in host["steps"]})
@@ -138,6 +138,9 @@ def test_preflight_and_the_plan_follow_one_python_rule(tmp_path):
     assert checks["python:vllm-ocr-env"]["status"] == "pass" and steps["python313"]["status"] == "ok"
     assert steps["tools-uv"]["status"] == "ok" and steps["vllm-venv"]["commands"][0].startswith("/usr/bin/python3.13 ")
     assert steps["sdk-venv"]["commands"][0].startswith("/usr/bin/python3.10 -m venv")   # python3 -m venv sdk-env
+    # with uv as the installer (auto) the same uv is wanted for the installs, not for a Python
+    checks, steps = _plan(tmp_path, both, "--set", "installer=auto")
+    assert steps["tools-uv"]["status"] == "changed" and "it installs sdk-paddle, " in steps["tools-uv"]["reason"]
     # vllm-ocr-env made before with a 3.13 this login cannot see (another user's pyenv): nothing to install
     standing = [{"path": "/usr/bin/python3.10", "version": "3.10.12", "default": True}]
     checks, steps = _plan(tmp_path, standing, venvs={"vllm-ocr-env": {"python": "3.13.9", "dists": {

@@ -265,7 +265,7 @@ def test_the_router_env_is_found_where_the_inventory_or_the_workdir_has_it(tmp_p
         router_cmd.ensure_env(conn, Host("localhost", {"router_env": str(tmp_path)}), facts)
     cmds = [list(c.argv) for c in rt.install_commands("python3", "/w/router-env")]
     assert cmds == [["python3", "-m", "venv", "/w/router-env"],
-                    ["/w/router-env/bin/python", "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                     "vllm-router==0.1.17"]]
+                    ["/w/router-env/bin/python", "-m", "pip", "install", "vllm-router==0.1.17", "-q",
+                     "--disable-pip-version-check"]]
     from ocrdeploy.commands.install import wants_router
     assert wants_router(Host("h", {"router": True})) and not wants_router(Host("h", {}))

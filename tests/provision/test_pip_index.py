@@ -68,18 +68,22 @@ def check_plan(recipe, *sets):
     return {s["step"]: s["commands"] for s in json.loads(p.stdout)["hosts"]["localhost"]["steps"]}
 
 
-def test_every_pip_step_of_a_recipe_uses_the_mirror_and_its_own_index_override():
+@pytest.mark.parametrize("installer", ["pip", "auto"])
+def test_every_pip_step_of_a_recipe_uses_the_mirror_and_its_own_index_override(installer):
     plan = check_plan("deepseek-ocr-vllm085", f"pip_index_url={MIRROR}", "pip_trusted_host=mirror.example.com",
-                      "torch_index_url=https://mirror.example.com/pytorch/whl/cu118")
-    pip = {step: cmds for step, cmds in plan.items() if any(" -m pip install" in c for c in cmds)}
+                      "torch_index_url=https://mirror.example.com/pytorch/whl/cu118", f"installer={installer}")
+    pip = {step: cmds for step, cmds in plan.items() if any(" pip install" in c for c in cmds)}
     assert set(pip) >= {"tools-uv", "ds-torch", "ds-vllm", "tools-hub-clients"}
     for step, cmds in pip.items():
-        assert "--trusted-host mirror.example.com" in cmds[0], step
+        uv = installer == "auto" and step != "tools-uv"      # uv itself is installed with pip
+        assert ("/tools-env/bin/uv pip install --python " in cmds[0]) == uv, step
+        assert ("--allow-insecure-host mirror.example.com" if uv else "--trusted-host mirror.example.com") in cmds[0]
         if step == "ds-torch":
             assert "--index-url https://mirror.example.com/pytorch/whl/cu118" in cmds[0]
             assert "***" not in cmds[0]
         else:
-            assert "PIP_INDEX_URL='https://***@mirror.example.com/simple'" in cmds[0], step
+            var = "UV_INDEX_URL" if uv else "PIP_INDEX_URL"
+            assert f"{var}='https://***@mirror.example.com/simple'" in cmds[0], step
 
 
 def test_uv_gets_its_python_build_from_the_mirror_var():

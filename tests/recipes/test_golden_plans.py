@@ -48,12 +48,15 @@ def test_seed_order_and_pins_in_the_default_plan():
     order = [line.split(":")[0] for line in text.splitlines() if line and not line.startswith(("#", " "))]
     assert order.index("cuda-packages") < order.index("cuda-layout") < order.index("vllm-compile")
     assert order.index("vllm-compile") < order.index("feat-ocr-transformers")     # never the other way round
-    assert "pip install torch==2.14.0 torchaudio==2.11.0 torchvision==0.29.0" in text
+    assert "/vllm-ocr-env/bin/python torch==2.14.0 torchaudio==2.11.0 torchvision==0.29.0" in text
     assert "nvidia-cuda-cccl==13.3.4.3.1" in text and "'transformers>=5.16.1,<5.20.0'" in text
     assert "paddlepaddle-gpu==3.3.0" in text and "--index-url https://www.paddlepaddle.org.cn/packages/stable/cu129/" in text
     assert "sudo -n env DEBIAN_FRONTEND=noninteractive add-apt-repository -y ppa:ubuntu-toolchain-r/test" in text
     assert "CC=gcc-13 CXX=g++-13 CUDAHOSTCXX=g++-13" in text and "--no-build-isolation --progress-bar off" in text
-    assert "pip install --no-deps -e /home/ubuntu/src/transformers" in text
+    assert "/vllm-ocr-env/bin/python --no-deps -e /home/ubuntu/src/transformers" in text
+    # uv installs the pins, its bootstrap first; the compile stays with pip
+    assert order[:2] == ["tools-venv", "tools-uv"] and "/bin/python -m pip install -e . --no-build-isolation" in text
+    assert text.count("/tools-env/bin/uv pip install --python ") == 9
 
 
 def test_missing_required_var_fails_before_anything_runs():
