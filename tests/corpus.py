@@ -6,6 +6,7 @@ bench prints is the one the tests hold the table to.
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
@@ -41,6 +42,44 @@ def load_file(path: Path) -> dict:
             item["_file"] = path.name
             out[key].append(item)
     return out
+
+
+def thread_of(item) -> str:
+    """The public thread a case comes from: its URL without scheme, fragment or query (else its source text)."""
+    src = str(item.get("source") or item.get("file") or "")
+    m = re.search(r"https?://[^\s)\"'#?]+", src)
+    return _url_key(m.group(0)) if m else src.lower()
+
+
+def _url_key(url: str) -> str:
+    return re.sub(r"^https?://(www\.)?", "", url).rstrip("/.,`'\"").lower()
+
+
+def cited_threads(data: dict | None = None, rules_text: str | None = None) -> set:
+    """Every thread the corpus or the table itself cites: a held-out item from one of them was not unseen."""
+    from ocrdeploy.diagnose.table import BUILTIN
+
+    data = load() if data is None else data
+    out = {thread_of(i) for key in ("cases", "near_misses", "unrecognised", "benign") for i in data.get(key) or []}
+    text = BUILTIN.read_text(encoding="utf-8") if rules_text is None else rules_text
+    out |= {_url_key(u) for u in re.findall(r"https?://[^\s)\"'#?]+", text)}
+    return {t for t in out if "/" in t}
+
+
+def without_cited(batch: dict, cited: set) -> tuple[dict, list]:
+    """The held-out batch without the items whose thread is cited (and the threads left out, sorted)."""
+    kept, dropped = {}, set()
+    for key, items in batch.items():
+        if not isinstance(items, list):
+            kept[key] = items
+            continue
+        kept[key] = []
+        for item in items:
+            if thread_of(item) in cited:
+                dropped.add(thread_of(item))
+            else:
+                kept[key].append(item)
+    return kept, sorted(dropped)
 
 
 def text_of(item) -> bytes:

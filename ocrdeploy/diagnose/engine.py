@@ -19,7 +19,7 @@ from . import scanner as scanner_module
 from .table import Rule, fill
 
 WIRE_FIELDS = ("id", "stage", "severity", "patterns", "literals", "unless", "levels", "not_levels", "overrides",
-               "preceded_by", "followed_by", "within", "reset_by")
+               "preceded_by", "followed_by", "within", "reset_by", "context_on_line")
 
 
 def wire_rules(rules: list[Rule]) -> list[dict]:

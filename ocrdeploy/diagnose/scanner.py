@@ -55,7 +55,9 @@ GENERIC_CLASSES = (
     ("nvcc-fatal", re.compile(r"(?i)\b(?:nvcc|ptxas|nvlink|fatbinary|cicc)(?:\.exe)?\s+fatal\s*:")),
     ("build-killed", re.compile(r"^\s*(?:\S+:\s+)?Killed\s*$|\bninja: build stopped\b|\bninja: subcommand failed\b")),
     ("exception", re.compile(r"(?<![\w.])" + EXC_NAME + r"(?::|\s*$)")),
-    ("compiler-error", re.compile(r"(?i)(?<![\w-])(?:fatal )?error(?:\[E\d+\])?:|\bfatal error\b")),
+    # (gcc's other languages: "error fatal:", "schwerwiegender Fehler:", "erreur fatale :", "致命错误：")
+    ("compiler-error", re.compile(r"(?i)(?<![\w-])(?:fatal )?error(?:\[E\d+\])?:|\bfatal error\b|\berror fatal:"
+                                  r"|\bschwerwiegender Fehler:|\berreur fatale ?:|致命错误[:：]")),
     ("failed", re.compile(r"(?<![\w-])(?:FAILED|FATAL|Fatal error):")),
     ("curl-error", re.compile(r"^\s*curl: \(\d+\) ")),
     ("validation-error", re.compile(r"\bValue error, ")),          # pydantic, as vLLM's config checks word it
@@ -66,13 +68,14 @@ GENERIC_CLASSES = (
 # matching elsewhere on the same line never absorbs them.
 FATAL_CLASSES = (
     # (a shell's job report too: "line 28:  8156 Killed    python3 main.py")
-    ("fatal-signal", re.compile(r"(?i)\bsegmentation fault\b|\bcore dumped\b|\bSIG(?:SEGV|ABRT|BUS|ILL|FPE|KILL)\b"
+    # (and the Chinese locale's "段错误 (核心已转储)")
+    ("fatal-signal", re.compile(r"(?i)\bsegmentation fault\b|\bcore dumped\b|段错误|核心已转储|\bSIG(?:SEGV|ABRT|BUS|ILL|FPE|KILL)\b"
                                 r"|\b(?:killed|terminated) by signal\b|\bsignal (?:6|9|11)\b|\bfatal python error\b"
                                 r"|(?<![\w.])\d+ (?:Killed|Aborted) {2,}\S")),
     ("exit-status", re.compile(r"(?i)\bexit(?:ed)? (?:status|code)\s*[:=]?\s*(?!0\b)-?\d+\b"
                                r"|\breturned non-zero exit status\b|\bexited with (?:code|status) (?!0\b)-?\d+\b")),
     # (a cgroup's OOM killer as a scheduler reports it: slurmstepd's "Detected 1 oom-kill event(s)")
-    ("kernel-gpu", re.compile(r"\bNVRM: Xid\b|\bXid \(PCI:|(?i:\bout of memory: killed process\b|\boom-kill:"
+    ("kernel-gpu", re.compile(r"\bNVRM: Xid\b|\bXid \(PCI:|(?i:\bout of memory: kill(?:ed)? process\b|\boom-kill:"
                               r"|\binvoked oom-killer\b|\bfallen off the bus\b|\boom[-_]kill events?\b)")),
     # a package manager that found no set of versions: pip, uv, conda
     ("resolution-failed", re.compile(r"(?i)\bNo solution found when resolving dependencies\b|\bResolutionImpossible\b"
@@ -82,16 +85,17 @@ FATAL_CLASSES = (
 # log (a crash loop's 1 KB ERROR lines) runs only the class regexes whose word is on the line.
 GENERIC_HINTS = {
     "traceback": ("Traceback",), "cmake-error": ("CMake Error",), "nvcc-fatal": ("fatal",),
-    "build-killed": ("Killed", "ninja: "), "exception": ("Error", "Exception"), "compiler-error": ("error",),
+    "build-killed": ("Killed", "ninja: "), "exception": ("Error", "Exception"),
+    "compiler-error": ("error", "fehler", "erreur", "致命错误"),
     "failed": ("FAILED:", "FATAL:", "Fatal error:"), "curl-error": ("curl: (",), "validation-error": ("Value error, ",),
     "connection-refused": ("ECONNREFUSED",),
 }
 GENERIC_LOWER = ("nvcc-fatal", "compiler-error")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
                     "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused",
-                    "segmentation fault", "core dumped", "sigsegv", "sigabrt", "sigbus", "sigill", "sigfpe", "sigkill",
+                    "segmentation fault", "core dumped", "段错误", "核心已转储", "schwerwiegender fehler", "erreur fatale", "致命错误", "sigsegv", "sigabrt", "sigbus", "sigill", "sigfpe", "sigkill",
                     "by signal", "signal 6", "signal 9", "signal 11", "exit status", "exit code", "exited with",
-                    "nvrm: xid", "xid (pci:", "out of memory: killed", "oom-kill", "oom_kill", "fallen off the bus",
+                    "nvrm: xid", "xid (pci:", "out of memory: kill", "oom-kill", "oom_kill", "fallen off the bus",
                     "no solution found", "resolutionimpossible", "unsatisfiableerror", "packagesnotfounderror")
 TRACEBACK = "Traceback (most recent call last)"
 EXC_LINE = re.compile(r"(?<![\w.])((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::\s*(.*))?$")
@@ -103,7 +107,7 @@ class InputProblem(Exception):
 
 class CompiledRule(object):
     __slots__ = ("id", "stage", "severity", "patterns", "literals", "unless", "levels", "not_levels",
-                 "overrides", "preceded_by", "followed_by", "within", "reset_by")
+                 "overrides", "preceded_by", "followed_by", "within", "reset_by", "context_on_line")
 
     def __init__(self, d):
         self.id = d["id"]
@@ -119,6 +123,7 @@ class CompiledRule(object):
         self.followed_by = [re.compile(p) for p in d.get("followed_by") or ()]
         self.within = int(d.get("within") or 20)
         self.reset_by = [re.compile(p) for p in d.get("reset_by") or ()]
+        self.context_on_line = bool(d.get("context_on_line"))
 
     @property
     def multiline(self):
@@ -206,7 +211,7 @@ KILL_CLASSES = ("fatal-signal", "kernel-gpu")
 
 
 # a word one of which every FATAL_CLASSES match holds: most error lines skip the regexes
-FATAL_HINTS = ("segmentation", "core dumped", "sig", "fatal python", "exit", "nvrm", "xid", "out of memory",
+FATAL_HINTS = ("segmentation", "core dumped", "段错误", "核心已转储", "sig", "fatal python", "exit", "nvrm", "xid", "out of memory",
                "oom-kill", "oom_kill", "fallen off", "no solution found", "resolutionimpossible", "unsatisfiableerror",
                "packagesnotfounderror", "killed", "aborted")
 
@@ -800,12 +805,18 @@ def _any(patterns, raw):
     return any(p.search(unwrap(seg)) for seg in clean(raw) for p in patterns)
 
 
-def window_ok(rule, windows, offset):
-    """A multi-line rule's own line matched: do its neighbours match too?"""
+def window_ok(rule, windows, offset, segs=()):
+    """A multi-line rule's own line matched: do its neighbours match too?  With context_on_line, a line that carries
+    its own context (preceded_by on the matching line itself, `segs`, as written or unwrapped: "c++: fatal error:
+    Killed signal terminated program cc1plus" is a compile, and so is a BuildKit step's "#8 245.6 Killed") needs no
+    line before it."""
+    own = rule.context_on_line and any(p.search(seg) for seg in segs for p in rule.preceded_by)
+    if own and not rule.followed_by:
+        return True
     before = rule.within if rule.preceded_by else 0
     after = rule.within if rule.followed_by else 0
     prev, nxt = windows.around(offset, before, after)
-    if rule.preceded_by:
+    if rule.preceded_by and not own:
         hit = None
         for i in range(len(prev) - 1, -1, -1):
             if _any(rule.preceded_by, prev[i]):
@@ -1045,13 +1056,15 @@ def scan(path, rules, context=2, engine="auto"):
             examined += 1
             if examined > MAX_CANDIDATES:
                 continue
+            written = segs
             segs = [unwrap(seg) for seg in segs]    # what is matched: the line without its wrappers' prefixes
             bare = " | ".join(segs) if len(segs) > 1 else segs[0]
             hits = []
             for rule, idx in match_line(compiled, segs):
                 if rule.multiline:
                     n_windows += 1
-                    if n_windows > MAX_WINDOWS or offset is None or not window_ok(rule, windows, offset):
+                    if n_windows > MAX_WINDOWS or offset is None or not window_ok(rule, windows, offset,
+                                                                                           written + segs):
                         continue
                 hits.append((rule, idx))
             hits = drop_overridden(hits)

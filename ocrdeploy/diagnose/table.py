@@ -32,7 +32,8 @@ SEVERITIES = ("error", "warning", "harmless")
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 MIN_LITERAL = 3
 _FIELDS = {"id", "stage", "severity", "patterns", "literals", "unless", "levels", "not_levels",
-           "overrides", "cause", "fix", "remedy", "title", "preceded_by", "followed_by", "within", "reset_by"}
+           "overrides", "cause", "fix", "remedy", "title", "preceded_by", "followed_by", "within", "reset_by",
+           "context_on_line"}
 # The only {names} a cause or fix may hold; engine.fix_context fills them with the host's values.
 PLACEHOLDERS = ("vllm_env", "sdk_env", "tf_env", "transformers_src", "vllm_src", "cu13", "deps_dir", "workdir", "port")
 MAX_WITHIN = 500
@@ -60,12 +61,13 @@ class Rule:
     followed_by: list[str] = field(default_factory=list)
     within: int = 20
     reset_by: list[str] = field(default_factory=list)
+    context_on_line: bool = False
     origin: str = "builtin"
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in (
             "id", "stage", "severity", "patterns", "literals", "cause", "fix", "title", "unless", "levels",
-            "not_levels", "overrides", "remedy", "preceded_by", "followed_by", "within", "reset_by", "origin")}
+            "not_levels", "overrides", "remedy", "preceded_by", "followed_by", "within", "reset_by", "context_on_line", "origin")}
 
 
 # ------------------------------------------------------------ cause and fix texts
@@ -230,6 +232,10 @@ def parse_rules(data, source: str, origin: str) -> list[Rule]:
                                                                              "reset_by")}
         if near["reset_by"] and not near["preceded_by"]:
             raise UsageError(f"{_where(source, entry, 'reset_by')}: {rid}: reset_by needs preceded_by")
+        on_line = entry.get("context_on_line", False)
+        if not isinstance(on_line, bool) or (on_line and not near["preceded_by"]):
+            raise UsageError(f"{_where(source, entry, 'context_on_line')}: {rid}: context_on_line is true or false, "
+                             f"and true needs preceded_by")
         within = entry.get("within", 20)
         if isinstance(within, bool) or not isinstance(within, int) or not 1 <= within <= MAX_WITHIN:
             raise UsageError(f"{_where(source, entry, 'within')}: {rid}: within must be a whole number of lines "
@@ -273,7 +279,7 @@ def parse_rules(data, source: str, origin: str) -> list[Rule]:
             title=texts["title"], unless=unless, levels=levels, not_levels=not_levels,
             overrides=_str_list(entry.get("overrides"), source, entry, "overrides"), remedy=remedy,
             preceded_by=near["preceded_by"], followed_by=near["followed_by"], within=within,
-            reset_by=near["reset_by"], origin=origin))
+            reset_by=near["reset_by"], context_on_line=on_line, origin=origin))
     return rules
 
 

@@ -79,6 +79,8 @@ def test_every_placeholder_is_filled_from_the_host_context():
     ({"within": True}, "within must be"),
     ({"preceded_by": ["(bad"]}, "bad regex"),
     ({"reset_by": ["x"]}, "reset_by needs preceded_by"),
+    ({"context_on_line": True}, "context_on_line"),
+    ({"context_on_line": "yes", "preceded_by": ["x"]}, "context_on_line"),
     ({"followed_by": [1]}, "must be a string or a list of strings"),
     ({"cause": {"a": 1}}, "must be text"),
     ({"stage": ["install"]}, "stage"),
