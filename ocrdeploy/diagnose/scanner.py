@@ -71,7 +71,11 @@ FATAL_CLASSES = (
     # (and the Chinese locale's "段错误 (核心已转储)")
     ("fatal-signal", re.compile(r"(?i)\bsegmentation fault\b|\bcore dumped\b|段错误|核心已转储|\bSIG(?:SEGV|ABRT|BUS|ILL|FPE|KILL)\b"
                                 r"|\b(?:killed|terminated) by signal\b|\bsignal (?:6|9|11)\b|\bfatal python error\b"
-                                r"|(?<![\w.])\d+ (?:Killed|Aborted) {2,}\S")),
+                                r"|(?<![\w.])\d+ (?:Killed|Aborted) {2,}\S"
+                                # zsh's report names no job ("zsh: killed     python3 run.py", after a progress bar too)
+                                r"|\bzsh: (?:killed|segmentation fault|abort|bus error)\b"
+                                # the kernel's own line for a crashed process (dmesg, journald): "segfault at 60 ip ... error 4 in libX.so"
+                                r"|\bsegfault at [0-9a-f]+ ip [0-9a-f]+ sp [0-9a-f]+ error -?\d+\b")),
     ("exit-status", re.compile(r"(?i)\bexit(?:ed)? (?:status|code)\s*[:=]?\s*(?!0\b)-?\d+\b"
                                r"|\breturned non-zero exit status\b|\bexited with (?:code|status) (?!0\b)-?\d+\b")),
     # (a cgroup's OOM killer as a scheduler reports it: slurmstepd's "Detected 1 oom-kill event(s)")
@@ -93,7 +97,7 @@ GENERIC_HINTS = {
 GENERIC_LOWER = ("nvcc-fatal", "compiler-error")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
                     "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused",
-                    "segmentation fault", "core dumped", "段错误", "核心已转储", "schwerwiegender fehler", "erreur fatale", "致命错误", "sigsegv", "sigabrt", "sigbus", "sigill", "sigfpe", "sigkill",
+                    "segmentation fault", "segfault at", "core dumped", "段错误", "核心已转储", "schwerwiegender fehler", "erreur fatale", "致命错误", "sigsegv", "sigabrt", "sigbus", "sigill", "sigfpe", "sigkill",
                     "by signal", "signal 6", "signal 9", "signal 11", "exit status", "exit code", "exited with",
                     "nvrm: xid", "xid (pci:", "out of memory: kill", "oom-kill", "oom_kill", "fallen off the bus",
                     "no solution found", "resolutionimpossible", "unsatisfiableerror", "packagesnotfounderror")
@@ -211,7 +215,7 @@ KILL_CLASSES = ("fatal-signal", "kernel-gpu")
 
 
 # a word one of which every FATAL_CLASSES match holds: most error lines skip the regexes
-FATAL_HINTS = ("segmentation", "core dumped", "段错误", "核心已转储", "sig", "fatal python", "exit", "nvrm", "xid", "out of memory",
+FATAL_HINTS = ("segmentation", "segfault at", "core dumped", "段错误", "核心已转储", "sig", "fatal python", "exit", "nvrm", "xid", "out of memory",
                "oom-kill", "oom_kill", "fallen off", "no solution found", "resolutionimpossible", "unsatisfiableerror",
                "packagesnotfounderror", "killed", "aborted")
 

@@ -243,3 +243,19 @@ def test_a_bare_kill_is_a_compile_only_inside_a_build(tmp_path, engine):
 ])
 def test_the_safety_net_knows_other_languages_and_older_wordings(line, cls):
     assert scanner.generic_class(line) == cls
+
+
+def test_a_bare_kill_after_the_flash_attn_extensions_nvcc_line_is_its_build(tmp_path):
+    """A Docker build of flash-attn shows no pip wheel line, only nvcc's flags naming the extension (the line as
+    flash-attention#734 prints it); the same kill after another extension's flags is not flash-attn's."""
+    from ocrdeploy.diagnose.engine import wire_rules
+    from ocrdeploy.diagnose.table import load_table
+
+    builtin = wire_rules(load_table())
+    flags = ("--expt-extended-lambda --use_fast_math -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 "
+             "--threads 4 -DTORCH_API_INCLUDE_EXTENSION_H '-DPYBIND11_COMPILER_TYPE=\"_gcc\"' "
+             "-DTORCH_EXTENSION_NAME={} -D_GLIBCXX_USE_CXX11_ABI=1")
+    found, _ = ids(tmp_path, [flags.format("flash_attn_2_cuda"), "Killed"], "python", rules=builtin)
+    assert "flash-attn-build-oom" in found and "host-oom-killed" not in found, found
+    found, _ = ids(tmp_path, [flags.format("_C"), "Killed"], "python", name="v.log", rules=builtin)
+    assert "flash-attn-build-oom" not in found, found

@@ -181,3 +181,14 @@ def test_unwrap_leaves_a_tools_own_line_alone():
                  "| GPU  Name  Persistence-M | Bus-Id  Disp.A |", "3.10.12 is not supported"):
         assert scanner.unwrap(line) == line
     assert scanner.unwrap("#9 7.312 #9 7.312 Killed") == "Killed"
+
+
+def test_kernel_segfault_and_zsh_kill_lines_are_fatal():
+    """The kernel's line for a crashed process (its format: arch/x86/mm/fault.c show_signal_msg, "%s[%d]: segfault at
+    %lx ip %px sp %px error %lx in %s") and zsh's job-less kill report are fatal ends; prose about a segfault is not."""
+    kernel = ("[Mon Jun 23 19:39:31 2025] python3.10[3078129]: segfault at 60 ip 00007f24b8cf2616 sp 00007ffc0f212680 "
+              "error 4 in libc10_cuda.so[7f24b8cc8000+5c000] likely on CPU 15 (core 8, socket 1)")
+    assert scanner.fatal_class(kernel) == "fatal-signal"
+    assert scanner.fatal_class("Processing:  27%|##| 359/1306 [02:04<05:59]zsh: killed     python3 run.py") == "fatal-signal"
+    assert scanner.fatal_class("the segfault at startup is gone since 2.1") is None
+    assert scanner.fatal_class("zsh: command not found: vllm") is None
