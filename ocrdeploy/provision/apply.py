@@ -13,7 +13,7 @@ import os
 import re
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from . import facts as facts_mod
 from .command import Command, Script
@@ -153,7 +153,9 @@ class Applier:
         self._by_name = {s.name: s for s in self.steps}
         for step in self.steps:
             start = time.monotonic()
-            blocked = [d for d in step.after if d in failed]
+            if failed:      # what did not succeed in this run, for the choices made from the facts (installer.py)
+                facts = {**facts, "run_failed": sorted(failed)}
+            blocked = [d for d in step.after if d in failed and not step.runs_without(d, self.vars)]
             if blocked:
                 failed.add(step.name)
                 self._done(StepResult(step.name, SKIPPED, f"not run: {blocked[0]} did not succeed"), start)
@@ -203,6 +205,9 @@ class Applier:
             result, facts = self._execute(step, cmds, reason, facts)
             if result.status == FAILED:
                 failed.add(step.name)
+                tolerated = step.tolerated_failure(facts, self.vars)
+                if tolerated:
+                    result = replace(result, status=SKIPPED, reason=f"{tolerated} ({result.reason})")
             self._done(result, start)
         return self.run
 

@@ -96,6 +96,10 @@ def choose(facts: dict, v: dict, *, pip_only: str | None = None, bootstrap: bool
     conf = pip_config(facts) if m == "auto" else []
     if conf:
         return Choice("pip", f"the host configures pip ({'; '.join(conf)}), which uv does not read")
+    if bootstrap and not uv_present(facts) and "tools-uv" in (facts.get("run_failed") or ()):
+        if m == "uv":
+            raise StepError("installer: uv, but uv could not be installed in this run (tools-uv failed)")
+        return Choice("pip", "uv could not be installed in this run (tools-uv failed): pip instead")
     if uv_present(facts) or bootstrap:
         return Choice("uv", f"installer: {m}")
     if m == "uv":

@@ -228,6 +228,9 @@ class PipInstall(Step):
     def installer(self, facts, v) -> installer.Choice:
         return installer.choose(facts, v, pip_only=self.pip_only, bootstrap=self.uv_bootstrap)
 
+    def runs_without(self, dep, v):
+        return dep == "tools-uv" and self.uv_bootstrap and installer.mode(v) == "auto"
+
     def needs(self, facts, v):
         results = [satisfied(dist(facts, self.venv_name, r.name), r) for r in self.reqs]
         bad = [msg for ok, msg in results if not ok]
@@ -278,6 +281,13 @@ class UvForPython(PipInstall):
             except StepError:
                 pass
         return out
+
+    def tolerated_failure(self, facts, v):
+        """installer: auto asks for uv where it helps, not at any price: when it cannot be installed (a mirror
+        without it, an old pip), the installs it serves run with pip, unless a managed Python needs uv."""
+        if installer.mode(v) != "auto" or any(p.needs(facts, v).needed for p in self.pythons):
+            return None
+        return "uv could not be installed: the installs it serves run with pip instead (installer: auto)"
 
     def needs(self, facts, v):
         decisions = [p.needs(facts, v) for p in self.pythons]
@@ -376,6 +386,7 @@ class PipEditable(Step):
     pip_only: str | None = None
     uv_bootstrap = False
     installer = PipInstall.installer
+    runs_without = PipInstall.runs_without
 
     def __init__(self, name, venv_name, src: str, dist_name: str, expect_version=None, extras=None,
                  no_deps=False, after=(), src_var=None):

@@ -89,6 +89,16 @@ class Step:
         return None
 
     # shared builds (fleet.py): a step that compiles can build a wheel once for the hosts whose inputs match
+    def runs_without(self, dep: str, vars_: dict) -> bool:
+        """Whether this step still runs when `dep` (one of its `after`) did not succeed: an install that
+        would have used uv falls back to pip when uv could not be installed (installer: auto)."""
+        return False
+
+    def tolerated_failure(self, facts: dict, vars_: dict) -> str | None:
+        """Why this step's failure does not fail the run (None: it does), e.g. uv's install under
+        installer: auto, where every install it serves runs with pip instead."""
+        return None
+
     def build_inputs(self, facts: dict, vars_: dict) -> dict | None:
         """What its build depends on, from facts (None: this step is never shared)."""
         return None

@@ -65,9 +65,13 @@ def test_sdk_only_from_a_local_index_and_modelscope(tmp_path, sources):
     assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-4000:]
     doc = json.loads(p.stdout)["hosts"]["localhost"]
     status = {s["step"]: s["status"] for s in doc["steps"]}
-    assert status == {"sdk-venv": "changed", "sdk-venv-guard": "ok", "sdk-paddle": "changed", "sdk-clone": "changed",
+    # this mirror has no uv: installer auto tries it (the tools venv, then uv), and the installs run with pip
+    assert status == {"tools-venv": "changed", "tools-uv": "skipped",
+                      "sdk-venv": "changed", "sdk-venv-guard": "ok", "sdk-paddle": "changed", "sdk-clone": "changed",
                       "sdk-install": "changed", "sdk-paddlex": "changed", "sdk-pypdfium2": "changed",
                       "sdk-backends": "changed", f"model:{LAYOUT}": "changed"}
+    uv = next(s for s in doc["steps"] if s["step"] == "tools-uv")
+    assert "uv could not be installed: the installs it serves run with pip instead" in uv["reason"]
     asked = {path for _, path in index.requests}
     assert {"/simple/paddlepaddle/", "/simple/paddlex/", "/simple/pypdfium2/"} <= asked
     assert any(p_.endswith("/PaddlePaddle/PP-DocLayoutV3/repo/files") for _, p_, _ in ms.requests)
