@@ -23,8 +23,8 @@ import configparser
 from dataclasses import dataclass
 
 from ..errors import UsageError
-from .command import Command, Secret
-from .pip_index import _USERINFO, index_urls, masked, pip_options, url_arg
+from .command import Command
+from .pip_index import index_args, pip_options
 from .step import Request, StepError, absolute, file_fact, wd
 
 TOOLS_ENV = ".ocrdeploy/tools-env"     # ocrdeploy's own venv on the host: hub clients, uv
@@ -108,29 +108,10 @@ def choose(facts: dict, v: dict, *, pip_only: str | None = None, bootstrap: bool
 
 
 def _uv_index(v: dict, index_url: str | None, extra=()) -> tuple[list, dict]:
-    """pip_options' index vars in uv's words: the same URLs, credentials through the environment."""
-    index, extras, hosts = index_urls(v)
-    args: list = []
-    env: dict = {}
-    chosen = index_url or index
-    if chosen:
-        if _USERINFO.match(chosen):
-            env["UV_INDEX_URL"] = url_arg(chosen)
-        else:
-            args += ["--index-url", chosen]
-    secret = []
-    for url in [*extra, *extras]:
-        if _USERINFO.match(url):
-            secret.append(url)
-        else:
-            args += ["--extra-index-url", url]
-    if secret:
-        env["UV_EXTRA_INDEX_URL"] = Secret(" ".join(secret), shown=" ".join(masked(u) for u in secret))
-    if extra or extras:
-        args += ["--index-strategy", "unsafe-best-match"]    # pip's rule: the best version over every index
-    for host in hosts:
-        args += ["--allow-insecure-host", host]
-    return args, env
+    """pip_index's index vars in uv's words: the same URLs, credentials through UV_*, and pip's rule for
+    several indexes (the best version over every index)."""
+    return index_args(v, index_url, extra, env_prefix="UV", trusted_flag="--allow-insecure-host",
+                      with_extras=["--index-strategy", "unsafe-best-match"])
 
 
 def install_command(facts, v: dict, python: str, args, *, index_url=None, extra=(), env=None, cwd=None,

@@ -85,13 +85,22 @@ def pip_options(v: dict, index_url: str | None = None, extra=()) -> PipOptions:
     Secret, which the connection hands over on stdin: a command line is world-readable in /proc for
     the whole install).  pip takes PIP_EXTRA_INDEX_URL in place of a pip.conf extra-index-url, and
     --extra-index-url on the command line in addition to it."""
+    args, env = index_args(v, index_url, extra)
+    return PipOptions(args, env)
+
+
+def index_args(v: dict, index_url: str | None = None, extra=(), *, env_prefix: str = "PIP",
+               trusted_flag: str = "--trusted-host", with_extras=()) -> tuple[list, dict]:
+    """The index vars as one installer's arguments and environment: pip's, or uv's (UV_*, --allow-insecure-host;
+    installer.py).  Credentials go through `{env_prefix}_INDEX_URL` / `_EXTRA_INDEX_URL`, never argv;
+    `with_extras` is added when there is any extra index."""
     index, extras, hosts = index_urls(v)
     args: list = []
     env: dict = {}
     chosen = index_url or index
     if chosen:
         if _USERINFO.match(chosen):
-            env["PIP_INDEX_URL"] = url_arg(chosen)
+            env[f"{env_prefix}_INDEX_URL"] = url_arg(chosen)
         else:
             args += ["--index-url", chosen]
     secret_extras = []
@@ -102,7 +111,9 @@ def pip_options(v: dict, index_url: str | None = None, extra=()) -> PipOptions:
             args += ["--extra-index-url", url]
     if secret_extras:
         joined = " ".join(secret_extras)
-        env["PIP_EXTRA_INDEX_URL"] = Secret(joined, shown=" ".join(masked(u) for u in secret_extras))
+        env[f"{env_prefix}_EXTRA_INDEX_URL"] = Secret(joined, shown=" ".join(masked(u) for u in secret_extras))
+    if extra or extras:
+        args += list(with_extras)
     for host in hosts:
-        args += ["--trusted-host", host]
-    return PipOptions(args, env)
+        args += [trusted_flag, host]
+    return args, env
