@@ -80,7 +80,9 @@ FATAL_CLASSES = (
                                r"|\breturned non-zero exit status\b|\bexited with (?:code|status) (?!0\b)-?\d+\b")),
     # (a cgroup's OOM killer as a scheduler reports it: slurmstepd's "Detected 1 oom-kill event(s)")
     ("kernel-gpu", re.compile(r"\bNVRM: Xid\b|\bXid \(PCI:|(?i:\bout of memory: kill(?:ed)? process\b|\boom-kill:"
-                              r"|\binvoked oom-killer\b|\bfallen off the bus\b|\boom[-_]kill events?\b)")),
+                              r"|\binvoked oom-killer\b|\bfallen off the bus\b|\boom[-_]kill events?\b"
+                              # (the kill line without its "Out of memory:" head: older and embedded kernels)
+                              r"|\bkilled process \d+ \([^)]{1,64}\),? total-vm:)")),
     # a package manager that found no set of versions: pip, uv, conda
     ("resolution-failed", re.compile(r"(?i)\bNo solution found when resolving dependencies\b|\bResolutionImpossible\b"
                                      r"|\bUnsatisfiableError\b|\bPackagesNotFoundError\b")),
@@ -165,9 +167,22 @@ def unwrap(text):
     return text
 
 
+# glog/absl's one-letter levels, as C++ frameworks (TensorFlow, Paddle, XLA) write them: "W0121 11:28:26.123500   524 file.cc:287] "
+# and TensorFlow's "2021-02-27 01:33:51.779607: W external/...": a W line is a warning whatever words it quotes.
+GLOG_LEVEL = re.compile(r"(?:^|(?<=[\s|\]]))(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{1,9}: ([IWEF]) "
+                        r"|([IWEF])\d{4} \d\d:\d\d:\d\d\.\d{1,9} {1,8}\d{1,10} )")
+GLOG_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
+# A logger that relays a child's or its own standard streams at a fixed level (FastChat/LLaVA's
+# "| INFO | stdout | ..."): that level says where the text came from, not how bad it is.
+RELAY = re.compile(r"\s{0,3}[|:\]-]?\s{0,3}std(?:out|err)\b")
+
+
 def line_level(text):
     m = LEVEL.search(text, 0, 120)
     if not m:
+        g = GLOG_LEVEL.search(text, 0, 120) if ("0" in text or ": " in text) else None
+        return GLOG_LEVELS[g.group(1) or g.group(2)] if g else None
+    if RELAY.match(text, m.end()):
         return None
     lv = m.group(1)
     return {"WARN": "WARNING", "FATAL": "CRITICAL"}.get(lv, lv)

@@ -259,3 +259,39 @@ def test_a_bare_kill_after_the_flash_attn_extensions_nvcc_line_is_its_build(tmp_
     assert "flash-attn-build-oom" in found and "host-oom-killed" not in found, found
     found, _ = ids(tmp_path, [flags.format("_C"), "Killed"], "python", name="v.log", rules=builtin)
     assert "flash-attn-build-oom" not in found, found
+
+
+def test_the_wheel_downloads_error_line_counts_only_after_a_github_url(tmp_path):
+    """setup.py's download error names no host ("error: <urlopen error ...>", LongLoRA#43 as pip prints it): it is
+    github-fetch-failed only within a few lines after "Guessing wheel URL: https://github.com/..."; alone, or after
+    a line that names another host, it is a network error of something else."""
+    from ocrdeploy.diagnose.engine import wire_rules
+    from ocrdeploy.diagnose.table import load_table
+
+    builtin = wire_rules(load_table())
+    guess = ("      Guessing wheel URL:  https://github.com/Dao-AILab/flash-attention/releases/download/v2.3.1.post1/"
+             "flash_attn-2.3.1.post1+cu117torch2.0cxx11abiFALSE-cp39-cp39-linux_x86_64.whl")
+    error = "      error: <urlopen error [Errno -2] Name or service not known>"
+    found, _ = ids(tmp_path, ["      running bdist_wheel", guess, error], "python", rules=builtin)
+    assert "github-fetch-failed" in found, found
+    found, _ = ids(tmp_path, ["      running bdist_wheel", error], "python", name="a.log", rules=builtin)
+    assert "github-fetch-failed" not in found, found
+    found, _ = ids(tmp_path, [guess] + ["      running build"] * 7 + [error], "python", name="b.log", rules=builtin)
+    assert "github-fetch-failed" not in found, found
+
+
+def test_a_warning_level_line_quoting_ptxas_is_not_a_triton_failure(tmp_path):
+    """TensorFlow falls back to the driver when its ptxas does not know the card and says so at glog's W level
+    (tensorflow#46933); the same ptxas words at ERROR level, or with no level, are Triton's failure."""
+    from ocrdeploy.diagnose.engine import wire_rules
+    from ocrdeploy.diagnose.table import load_table
+
+    builtin = wire_rules(load_table())
+    quote = ("W tensorflow/stream_executor/gpu/asm_compiler.cc:235] Your CUDA software stack is old. We fallback to the "
+             "NVIDIA driver for some compilation. Update your CUDA version to get the best performance. The ptxas error "
+             "was: ptxas fatal   : Value 'sm_86' is not defined for option 'gpu-name'")
+    found, rep = ids(tmp_path, ["2021-02-04 08:52:12.943009: " + quote], "python", rules=builtin)
+    assert found == {} and rep["unrecognised"] == [], (found, rep["unrecognised"])
+    found, _ = ids(tmp_path, ["ptxas fatal   : Value 'sm_86' is not defined for option 'gpu-name'"], "python",
+                   name="e.log", rules=builtin)
+    assert "triton-compile-failed" in found, found

@@ -191,4 +191,42 @@ def test_kernel_segfault_and_zsh_kill_lines_are_fatal():
     assert scanner.fatal_class(kernel) == "fatal-signal"
     assert scanner.fatal_class("Processing:  27%|##| 359/1306 [02:04<05:59]zsh: killed     python3 run.py") == "fatal-signal"
     assert scanner.fatal_class("the segfault at startup is gone since 2.1") is None
+    # the addresses are hex: a fault address with letters in it (Ubuntu 9.10's syslog as pasted on a VMware forum,
+    # "my ubuntu always shuts it down by itself", 2010-01-20)
+    syslog = ("Jan 19 18:03:51 jfernandez-ubuntu kernel: [27366.708415] gnome-panel[1883]: segfault at 7f8c0fded360 "
+              "ip 00007f8c0e394ef0 sp 00007fffd0c89830 error 4 in libc-2.10.1.so[7f8c0e31f000+166000]")
+    assert scanner.fatal_class(syslog) == "fatal-signal"
     assert scanner.fatal_class("zsh: command not found: vllm") is None
+
+
+def test_the_kernels_kill_line_without_its_out_of_memory_head_is_a_memory_kill():
+    """Older and embedded kernels print the kill line alone (systemd#6966's /var/log/messages)."""
+    line = "Aug 18 03:19:11 169 kernel: Killed process 7748 (python) total-vm:12907828kB, anon-rss:11500204kB, file-rss:0kB"
+    assert scanner.fatal_class(line) == "kernel-gpu"
+    assert scanner.fatal_class("the test killed process 12 (a fixture) on purpose") is None
+
+
+@pytest.mark.parametrize("line,level", [
+    # glog/absl one-letter levels (TensorFlow's own timestamp form, Paddle's glog form)
+    ("2021-02-04 08:52:12.943009: W tensorflow/stream_executor/gpu/asm_compiler.cc:235] Your CUDA software stack is old.",
+     "WARNING"),
+    ("W0121 11:28:26.123500   524 dynamic_loader.cc:287] The third-party dynamic library (libcudnn.so) that Paddle", "WARNING"),
+    ("2019-10-15 15:23:07.768703: I tensorflow/stream_executor/platform/default/dso_loader.cc:44] Successfully opened",
+     "INFO"),
+    ("E0101 00:00:00.000000  1 a.cc:1] x", "ERROR"),
+    # a logger relaying standard streams at a fixed level (FastChat's model worker, FastChat#310): not the text's level
+    ("2023-04-08 19:44:25 | ERROR | stderr |   warn(", None),
+    ("2023-04-08 19:44:25 | INFO | model_worker | Loading the model 7B on worker ecacaf ...", "INFO"),
+    ("INFO 08-03 19:16:46 [cli_args.py:309] non-default args", "INFO"),
+    ("Wrong 1234 thing", None),
+])
+def test_line_levels_of_other_loggers(line, level):
+    assert scanner.line_level(line) == level
+
+
+def test_an_error_relayed_through_stdout_at_info_is_still_an_error():
+    """LLaVA's/FastChat's worker logs whatever the process prints at INFO ("| INFO | stdout | ..."): a CUDA error
+    in it is not quiet.  (The relay's format as FastChat#310 shows it, around FastChat#379's error line.)"""
+    line = "2023-04-12 10:00:00 | INFO | stdout | RuntimeError: CUDA error: unknown error"
+    assert scanner.generic_class(line) == "exception"
+    assert scanner.generic_class("2023-04-12 10:00:00 | INFO | model_worker | RuntimeError: CUDA error: unknown error") is None
