@@ -339,7 +339,12 @@ def _bounded(seconds, fn, *args):
 
 
 def _connect(address, timeout):
-    socket.create_connection(address, timeout=timeout).close()
+    # an ASCII name as bytes: getaddrinfo encodes a str host with the idna codec, whose import
+    # (encodings.idna, stringprep, unicodedata) cost more than the rest of the network check's CPU
+    host, port = address
+    if isinstance(host, str) and host.isascii():
+        host = host.encode("ascii")
+    socket.create_connection((host, port), timeout=timeout).close()
 
 
 def _network(out, timeout, proxy_set):
