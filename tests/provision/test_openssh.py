@@ -120,7 +120,8 @@ def test_ssh_itself_refuses_what_paramiko_refuses_and_records_as_paramiko_does(l
     kh.write_text("")
     monkeypatch.setenv("OCRDEPLOY_KNOWN_HOSTS", str(kh))
     cfg = tmp_path / "ssh_config"
-    cfg.write_text("Host *\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  CheckHostIP yes\n")
+    cfg.write_text("Host *\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  CheckHostIP yes\n"
+                   f"  HashKnownHosts yes\n  UpdateHostKeys yes\n  ControlMaster auto\n  ControlPath {tmp_path}/cm-%C\n")
     monkeypatch.setenv("OCRDEPLOY_SSH_CONFIG", str(cfg))
     run = dict(timeout=30, stdin=None, echo=False, out_stream=None)
     conn = conn_for(lab, tmp_path, stranger)
@@ -133,6 +134,7 @@ def test_ssh_itself_refuses_what_paramiko_refuses_and_records_as_paramiko_does(l
     conn = conn_for(lab, tmp_path, stranger, accept_new=True)
     assert conn._run_openssh("echo hi", "echo hi", **run) is None           # changed: refused, accept-new or not
     assert conn._conn is None
+    assert not list(tmp_path.glob("cm-*"))                                 # no shared master connection
 
 
 def test_what_openssh_cannot_be_told_alike_keeps_paramiko(lab, tmp_path, monkeypatch):
