@@ -675,6 +675,10 @@ class SSHConnection(Connection):
                 proc.kill()
                 out, err = proc.communicate()
                 code = None
+        except BaseException:           # Ctrl-C: ssh ends with the run (the host's sshd then ends the probe)
+            proc.kill()
+            proc.wait()
+            raise
         finally:
             with _running_lock:
                 _RUNNING.discard(proc.pid)
