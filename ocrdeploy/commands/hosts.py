@@ -62,7 +62,7 @@ def open_session(host, group, inventory, accept_new_host_keys, connect_timeout):
     hosts = selected_hosts(host, group, inventory, opts.limit)
     return Session(hosts, connect_timeout=number(connect_timeout, "connect-timeout", 10, above=0),
                    accept_new_host_keys=accept_new_host_keys, max_parallel=opts.forks,
-                   verbosity=opts.verbosity)
+                   verbosity=opts.verbosity, lazy=True)
 
 
 def list_hosts(host, group, inventory, as_json) -> int:

@@ -216,7 +216,7 @@ def _shared_builds(session, selected, wanted, con):
     from ..provision.fleet import SharedBuilds
 
     # connected first, so the plan waits only for hosts that are there
-    reached = session.map(lambda conn, h: None)
+    reached = session.map(lambda conn, h: conn.ensure_open())
     return SharedBuilds([name for name, o in reached.items() if not o.error])
 
 

@@ -126,6 +126,15 @@ class Connection:
             raise CommandFailed(self.name, result, reason)
         return result
 
+    def run_light(self, command: Command | Sequence[str], **kwargs) -> CommandResult:
+        """run() for a read-only command that may be run again without harm (the facts probe): over SSH it
+        may go through the system ssh before any paramiko connection is opened (SSHConnection)."""
+        return self.run(command, **kwargs)
+
+    def ensure_open(self):
+        """The connection made now where it is opened lazily: a failure to connect is this call's HostError."""
+        return self
+
     def _note(self, line: str):
         """A verbose line: on stderr, so --json output stays one document; masked like every shown command."""
         sys.stderr.write(f"[{self.name}] {line}\n")
@@ -628,6 +637,59 @@ class SSHConnection(Connection):
         self.accept_new = accept_new_host_keys
         self.port = host.port
         self._conn = None
+        self._light = False
+
+    def ensure_open(self):
+        if self._conn is None:
+            self.open()
+        return self
+
+    def run_light(self, command, **kwargs):
+        self._light = True
+        try:
+            return self.run(command, **kwargs)
+        finally:
+            self._light = False
+
+    def _run_openssh(self, text, shown, *, timeout, stdin, echo, out_stream) -> CommandResult | None:
+        """The command through the system ssh (provision/openssh.py), or None when that cannot be told the
+        same as the paramiko path, or when ssh exits 255 (it could not connect, authenticate or trust the
+        host key): then paramiko opens the connection and says exactly why in its HostError, or runs it."""
+        import subprocess
+
+        from .openssh import ssh_argv
+
+        argv = ssh_argv(self)
+        if argv is None:
+            return None
+        start = time.monotonic()
+        proc = subprocess.Popen([*argv, text], stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        with _running_lock:
+            _RUNNING.add(proc.pid)
+        try:
+            try:
+                out, err = proc.communicate(stdin.encode("utf-8") if stdin is not None else None, timeout=timeout)
+                code = proc.returncode
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                out, err = proc.communicate()
+                code = None
+        except BaseException:           # Ctrl-C: ssh ends with the run (the host's sshd then ends the probe)
+            proc.kill()
+            proc.wait()
+            raise
+        finally:
+            with _running_lock:
+                _RUNNING.discard(proc.pid)
+        if code == 255:
+            return None
+        stdout, stderr = out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+        if out_stream is not None or echo:
+            target = out_stream or sys.stdout
+            for line in (stdout + stderr).splitlines():
+                target.write(line + "\n")
+        return CommandResult(shown, code, stdout, stderr, time.monotonic() - start)
 
     def _client(self, address, port, user, keys, gateway=None):
         """A fabric Connection whose host keys are checked like every other (known_hosts + policy)."""
@@ -742,6 +804,11 @@ class SSHConnection(Connection):
         return self
 
     def _run_text(self, text, shown, *, timeout, stdin, echo, out_stream):
+        if self._light and self._conn is None:
+            result = self._run_openssh(text, shown, timeout=timeout, stdin=stdin, echo=echo, out_stream=out_stream)
+            if result is not None:
+                return result
+        self.ensure_open()
         try:
             result = _invoke_run(self._conn, text, shown, timeout, stdin, echo, out_stream)
         except (EOFError, OSError) as exc:
@@ -754,10 +821,12 @@ class SSHConnection(Connection):
 
     def put(self, local, remote):
         tmp = f"{remote}.ocrdeploy-tmp"
+        self.ensure_open()
         self._conn.put(str(local), tmp)
         self.run(["mv", "-f", tmp, remote])
 
     def get(self, remote, local):
+        self.ensure_open()
         self._conn.get(remote, str(local))
 
     def forward(self, remote_port: int):
@@ -765,6 +834,7 @@ class SSHConnection(Connection):
 
         @contextlib.contextmanager
         def tunnel():
+            self.ensure_open()
             with socket.socket() as s:
                 s.bind(("127.0.0.1", 0))
                 local = s.getsockname()[1]
@@ -794,14 +864,17 @@ def _fingerprint(key) -> str:
 
 
 def connect(host, *, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-            accept_new_host_keys: bool = False, verbosity: int = 0) -> Connection:
-    """Open a connection to ``host``; raises HostError with a one-line reason."""
+            accept_new_host_keys: bool = False, verbosity: int = 0, lazy: bool = False) -> Connection:
+    """Open a connection to ``host``; raises HostError with a one-line reason.  ``lazy``: an SSH host's
+    paramiko connection opens on first use (a failure is then that call's HostError), and a run_light()
+    before it may go through the system ssh instead."""
     for note in host.ignored_settings():
         sys.stderr.write(f"warning: {host.name}: ignored {note}\n")
     if host.is_local:
         return LocalConnection(host, verbosity)
-    return SSHConnection(host, connect_timeout=connect_timeout, accept_new_host_keys=accept_new_host_keys,
-                         verbosity=verbosity).open()
+    conn = SSHConnection(host, connect_timeout=connect_timeout, accept_new_host_keys=accept_new_host_keys,
+                         verbosity=verbosity)
+    return conn if lazy else conn.open()
 
 
 def debug_connections():

@@ -49,7 +49,7 @@ def gather(conn, request: dict, timeout: float = 120.0) -> dict:
     if conn.is_local and not conn.host.python_interpreter and not conn.host.become_user:
         raw = probe_module.collect(request)
     else:
-        result = conn.run(probe_command(request), timeout=timeout, ok_codes=range(0, 256))
+        result = conn.run_light(probe_command(request), timeout=timeout, ok_codes=range(0, 256))
         raw = parse_probe_output(conn.name, result.stdout, result.stderr, result.exit_code)
     facts = normalise(raw)
     conn.set_uid(facts["host"].get("uid"))

@@ -19,7 +19,6 @@ pass), but it is not pip in everything, so the choice (`installer`: auto, uv or 
 
 from __future__ import annotations
 
-import configparser
 from dataclasses import dataclass
 
 from ..errors import UsageError
@@ -63,6 +62,8 @@ def pip_config(facts: dict) -> list[str]:
         text = (facts.get("reads") or {}).get(path)
         if not text:
             continue
+        import configparser     # only for a host with a pip.conf: a no-op elsewhere never reads one
+
         parser = configparser.RawConfigParser(strict=False)
         try:
             parser.read_string(text)

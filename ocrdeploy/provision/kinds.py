@@ -8,8 +8,8 @@ relative to the work dir ('@/...') in requests and made absolute from facts.
 from __future__ import annotations
 
 import json
+import re
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from ..checks.requirements import PythonRule
@@ -189,7 +189,56 @@ def _has_work(step, facts, v) -> bool:
 
 
 # ------------------------------------------------------------------ pip
-def satisfied(d: dict | None, req: Requirement) -> tuple[bool, str]:
+# A pin as the recipes write them: a name, maybe extras, then comma-separated `OP VERSION` clauses.
+_SIMPLE_PIN = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*"
+                         r"(?:\[\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?(?:\s*,\s*[A-Za-z0-9]"
+                         r"(?:[A-Za-z0-9._-]*[A-Za-z0-9])?)*)?\s*\])?\s*"
+                         r"((?:===|==|!=|<=|>=|~=|<|>)\s*[A-Za-z0-9.*+!_-]+"
+                         r"(?:\s*,\s*(?:===|==|!=|<=|>=|~=|<|>)\s*[A-Za-z0-9.*+!_-]+)*)?\s*")
+
+
+class Pin:
+    """A requirement of the simple form, read without packaging.requirements.
+
+    packaging.requirements brings its PEP 508 tokenizer, markers and packaging.tags (with platform,
+    logging and subprocess): about a third of a local no-op's import time, for pins that are a name and
+    version clauses.  Such a line is matched here and its clauses handed to packaging.specifiers (which
+    still judges them); anything else (markers, URLs, parentheses, an invalid line) goes to packaging's
+    Requirement, which then parses it or raises its InvalidRequirement.  tests/provision/test_kinds_pins.py
+    checks that both readings agree on name, extras and specifier."""
+
+    __slots__ = ("name", "extras", "specifier", "marker", "url")
+
+    def __init__(self, name, extras, specifier):
+        self.name, self.extras, self.specifier, self.marker, self.url = name, extras, specifier, None, None
+
+    def __str__(self):
+        extras = f"[{','.join(sorted(self.extras))}]" if self.extras else ""
+        return f"{self.name}{extras}{self.specifier}"
+
+    def __repr__(self):
+        return f"<Pin('{self}')>"
+
+
+def requirement(line: str):
+    """A Pin for a simple line, else packaging's Requirement (a ValueError for an invalid line)."""
+    m = _SIMPLE_PIN.fullmatch(line)
+    if m:
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+        try:
+            spec = SpecifierSet(m.group(3) or "")
+        except InvalidSpecifier:
+            pass
+        else:
+            extras = {e.strip() for e in m.group(2).split(",")} if m.group(2) else set()
+            return Pin(m.group(1), extras, spec)
+    from packaging.requirements import Requirement
+
+    return Requirement(line)
+
+
+def satisfied(d: dict | None, req) -> tuple[bool, str]:
     if d is None:
         return False, f"{req.name} not installed"
     if not d.get("complete", True):
@@ -214,8 +263,8 @@ class PipInstall(Step):
                  after=(), reason=None, index_var=None):
         self.name, self.venv_name, self.after = name, venv_name, after
         try:
-            self.reqs = [Requirement(r) for r in requirements]
-        except InvalidRequirement as exc:
+            self.reqs = [requirement(r) for r in requirements]
+        except ValueError as exc:        # packaging's InvalidRequirement
             raise ValueError(f"{name}: {exc}")
         self.raw = list(requirements)
         self.index_url, self.extra_index_urls, self.no_deps = index_url, tuple(extra_index_urls), no_deps

@@ -14,7 +14,6 @@ import glob
 import hashlib
 import json
 import os
-import platform
 import re
 import shutil
 import socket
@@ -61,7 +60,17 @@ def _os_release():
     except OSError:
         pass
     return {"id": info.get("id"), "version_id": info.get("version_id"),
-            "pretty": info.get("pretty_name") or platform.system()}
+            "pretty": info.get("pretty_name") or _uname()[0]}
+
+
+def _uname():
+    """(system, node, release, version, machine): os.uname where there is one, as platform reads it there;
+    platform itself (a dozen regexes compiled at import) only where there is not."""
+    if hasattr(os, "uname"):
+        return tuple(os.uname())
+    import platform
+
+    return (platform.system(), platform.node(), platform.release(), platform.version(), platform.machine())
 
 
 def _memory():
@@ -339,7 +348,12 @@ def _bounded(seconds, fn, *args):
 
 
 def _connect(address, timeout):
-    socket.create_connection(address, timeout=timeout).close()
+    # an ASCII name as bytes: getaddrinfo encodes a str host with the idna codec, whose import
+    # (encodings.idna, stringprep, unicodedata) cost more than the rest of the network check's CPU
+    host, port = address
+    if isinstance(host, str) and host.isascii():
+        host = host.encode("ascii")
+    socket.create_connection((host, port), timeout=timeout).close()
 
 
 def _network(out, timeout, proxy_set):
@@ -717,8 +731,8 @@ def collect(request):
     out = {
         "probe": {"version": PROBE_VERSION, "kind": "python", "python": sys.executable,
                   "python_version": "%d.%d.%d" % sys.version_info[:3]},
-        "host": {"hostname": socket.gethostname(), "os": _os_release(), "kernel": platform.release(),
-                 "arch": platform.machine(), "user": _user(), "uid": os.getuid() if hasattr(os, "getuid") else None,
+        "host": {"hostname": socket.gethostname(), "os": _os_release(), "kernel": _uname()[2],
+                 "arch": _uname()[4], "user": _user(), "uid": os.getuid() if hasattr(os, "getuid") else None,
                  "home": home},
         "cpu": {"count": _cpu_count()},
         "memory": _memory(),

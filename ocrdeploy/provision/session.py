@@ -34,11 +34,15 @@ class HostOutcome:
 
 class Session:
     def __init__(self, hosts, *, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-                 accept_new_host_keys: bool = False, max_parallel: int = DEFAULT_FORKS, verbosity: int = 0):
+                 accept_new_host_keys: bool = False, max_parallel: int = DEFAULT_FORKS, verbosity: int = 0,
+                 lazy: bool = False):
+        """lazy: SSH connections open on first use (connection.connect), so a run that needs only the facts
+        probe's answer makes one system-ssh round trip and no paramiko connection."""
         self.hosts = list(hosts)
         self.connect_timeout = connect_timeout
         self.accept_new_host_keys = accept_new_host_keys
         self.verbosity = verbosity
+        self.lazy = lazy
         if verbosity >= 3:
             debug_connections()
         self.max_parallel = max(1, min(max_parallel, len(self.hosts) or 1))
@@ -54,7 +58,7 @@ class Session:
                 raise HostError(host.name, self._failed[host.name])
         try:
             conn = connect(host, connect_timeout=self.connect_timeout,
-                           accept_new_host_keys=self.accept_new_host_keys, verbosity=self.verbosity)
+                           accept_new_host_keys=self.accept_new_host_keys, verbosity=self.verbosity, lazy=self.lazy)
         except HostError as exc:
             with self._lock:
                 self._failed[host.name] = exc.message
