@@ -710,20 +710,28 @@ def run_status(*, host, inventory, name, api_key, as_json, accept_new_host_keys,
 
 
 def run_stop(*, host, inventory, name, grace, as_json, accept_new_host_keys, connect_timeout, drain=False,
-             drain_timeout=None, api_key=None) -> int:
+             drain_timeout=None, api_key=None, router_host=None) -> int:
     from . import router as router_cmd
 
     check_name(name)
     grace = number(grace, "grace", 30, minimum=0)
     drain_timeout = number(drain_timeout, "drain-timeout", 600, minimum=0)
+    # a worker host's instances leave the pool router held by another host too (its tunnel's URL)
+    rhost = router_cmd.pool_router_host(router_host, inventory)
+    pool = router_cmd.RemotePool(rhost, accept_new_host_keys, connect_timeout) if rhost else None
 
     def one(conn, h):       # out of the router first (with --drain: until the engine holds no request)
         facts = _facts(conn, h)
+        elsewhere = (lambda port: pool.out(h.name, port)) if pool and rhost.name != h.name else None
         return router_cmd.stop_host(conn, facts["workdir"]["path"], name, float(grace), drain, drain_timeout,
-                                    api_key)
+                                    api_key, elsewhere)
 
-    run = map_hosts(one, host=host, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
-                    connect_timeout=connect_timeout, as_json=as_json)
+    try:
+        run = map_hosts(one, host=host, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
+                        connect_timeout=connect_timeout, as_json=as_json)
+    finally:
+        if pool:
+            pool.close()
     con = run.con
     for hname, stopped in run.hosts:
         run.doc["hosts"][hname] = stopped
