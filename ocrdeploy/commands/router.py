@@ -96,10 +96,10 @@ def start_router(conn, host, facts, port, policy, con) -> dict:
     rdir = rt.records_dir(workdir)
     inst = Instance(name, port, None, rt.argv(exe, port, "127.0.0.1", policy=policy), {}, "router", "127.0.0.1",
                     posixpath.join(workdir, ".ocrdeploy", "router", name + ".log"),
-                    options={"policy": policy})
+                    options={"policy": policy}, also_ports=((port + 1, "the router's --prometheus-port"),))
     started = start_instance(conn, rdir, inst, served_name=None)
     if not started.get("ok"):
-        raise RuntimeError(f"the router did not start: {started.get('error')}")
+        raise RuntimeError(f"the router did not start: {started.get('error')}; choose another --router-port")
     router = rt.Router(rt.Host(conn), port)
     deadline = time.monotonic() + LIVE_WAIT_S
     while not router.alive():

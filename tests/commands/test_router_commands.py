@@ -269,3 +269,21 @@ def test_the_router_env_is_found_where_the_inventory_or_the_workdir_has_it(tmp_p
                      "--disable-pip-version-check"]]
     from ocrdeploy.commands.install import wants_router
     assert wants_router(Host("h", {"router": True})) and not wants_router(Host("h", {}))
+
+
+def test_serve_refuses_a_router_port_whose_prometheus_port_is_taken(site):
+    """The router binds its port and the next one (--prometheus-port); a taken next port is named with the
+    router's own in one line, before anything starts, and no router record is left."""
+    import socket
+
+    port = router_port()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", port + 1))
+        s.listen()
+        with pytest.raises(RuntimeError) as exc:
+            serve_router(site, [], port)
+    said = str(exc.value)
+    assert f"port {port} is free, but port {port + 1}" in said and "--prometheus-port" in said
+    assert "choose another --router-port" in said and "\n" not in said
+    assert router_cmd.routers(site["conn"], site["wd"]) == []
+    assert serve_router(site, [], port)["started"]             # the same port, once its neighbour is free
