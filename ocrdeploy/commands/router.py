@@ -120,11 +120,17 @@ def _bodies(kind, served):
 
 
 def join(conn, router, inst: dict, key=None) -> dict:
-    """A ready instance joins the pool only after it answers a smoke request (the readiness gate)."""
-    sm = rt.smoke(rt.Host(conn), inst["port"], _bodies(inst.get("kind"), inst.get("served") or "minicpm-ocr"),
-                  key=key)
+    """A ready instance joins the pool only after it answers a smoke request (the readiness gate), and only
+    where the workers already in the pool take the same API key (services.router.key_mismatch)."""
+    host = rt.Host(conn)
+    sm = rt.smoke(host, inst["port"], _bodies(inst.get("kind"), inst.get("served") or "minicpm-ocr"), key=key)
     if not sm["ok"]:
         return {"joined": False, "smoke": sm}
+    pool = router.urls()
+    if inst["url"] not in pool:
+        why = rt.key_mismatch(host, [int(u.rsplit(":", 1)[1]) for u in pool], key)
+        if why:
+            return {"joined": False, "smoke": {**sm, "ok": False, "kind": "API key", "detail": why}}
     return {"joined": True, "smoke": sm, "pool": router.add(inst["url"])}
 
 
