@@ -6,7 +6,9 @@ service's (services.hostside) in a directory of its own, so the commands that pi
 (verify, parse, diagnose) never take the router for an engine.  Workers are reached by the router on the
 host's loopback.  Workers on other hosts stay on their own loopback too and are reached through SSH tunnels
 the router host holds (`ssh -N -L`, each recorded and stopped like a service): no worker port is ever
-open to the network and no key crosses it in clear (README: "One URL for many instances").
+open to the network and no key crosses it in clear (README: "One URL for many instances").  Rolling
+restarts and stops find that pool router the way serve placed it (--router-host, the inventory group
+`router`) and act on a worker of another host through the tunnel's URL on the router host.
 """
 
 from __future__ import annotations
