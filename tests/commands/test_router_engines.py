@@ -21,7 +21,8 @@ from tinymodel import make_tiny_llama
 
 # Sized for CI (it was opt-in at 28 min): what a start of the tiny model costs on a CPU is three Python processes
 # importing torch and vLLM (API server, engine core, worker: ~15-35 s each on 2 cores), then, by default, vLLM's
-# inductor compile of the model (~30 s more; bench/router_instance_start.py measures both).  --enforce-eager
+# inductor compile of the model (bench/router_instance_start.py, 2026-12-02 at load 3.5: 100 s to ready
+# by default, 60 s with --enforce-eager).  --enforce-eager
 # (compilation mode none) drops the compile, which the test need not pay: what is under test is the order of the
 # roll, not the engine's speed.  KV cache 1 GiB, --max-model-len 2048.  Each CPU instance has cores of its own
 # (VLLM_CPU_OMP_THREADS_BIND, commands/services.cpu_binds): before that, a restarted engine beside a busy one sat
