@@ -349,17 +349,19 @@ def status(c, host=None, inventory=None, name=None, api_key=None, json=False, ac
             "grace": "Seconds between SIGTERM and SIGKILL (default 30)",
             "drain": "Out of the router first, then wait until the engine holds no request (running, waiting: 0)",
             "drain-timeout": "Seconds --drain waits before the stop cuts requests off (default 600)",
-            "api-key": "The services' key (to read their /metrics while draining)"})
+            "api-key": "The services' key (to read their /metrics while draining)",
+            "router-host": "The host whose router pools these hosts' workers (default: the inventory group "
+                           "`router`); they leave it first"})
 @cli_errors
 @host_options
 def stop(c, host=None, inventory=None, name=None, grace=None, json=False, accept_new_host_keys=False,
-         connect_timeout=None, drain=False, drain_timeout=None, api_key=None):
+         connect_timeout=None, drain=False, drain_timeout=None, api_key=None, router_host=None):
     """Stop what `inv serve` started, by pid, and wait for it to end."""
     from .commands.services import run_stop
 
     code = run_stop(host=host, inventory=inventory, name=name, grace=grace, as_json=json,
                     accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout, drain=drain,
-                    drain_timeout=drain_timeout, api_key=api_key)
+                    drain_timeout=drain_timeout, api_key=api_key, router_host=router_host)
     if code:
         raise Exit(code=code)
 
@@ -376,13 +378,15 @@ def stop(c, host=None, inventory=None, name=None, grace=None, json=False, accept
             "max-model-len": "New vLLM --max-model-len", "max-num-seqs": "New vLLM --max-num-seqs",
             "gpu-memory-utilization": "New vLLM --gpu-memory-utilization",
             "enforce-eager": "Restart with --enforce-eager",
-            "model-dir": "Serve this model directory from now on (absolute path on the host)"})
+            "model-dir": "Serve this model directory from now on (absolute path on the host)",
+            "router-host": "The host whose router pools the selected hosts' workers (default: the inventory group "
+                           "`router`, else each host's own router)"})
 @cli_errors
 @host_options
 def restart(c, host=None, inventory=None, rolling=False, batch=None, allow_downtime=False, timeout=None,
             drain_timeout=None, router_port=None, api_key=None, max_model_len=None, max_num_seqs=None,
             gpu_memory_utilization=None, enforce_eager=False, json=False, accept_new_host_keys=False,
-            connect_timeout=None, model_dir=None):
+            connect_timeout=None, model_dir=None, router_host=None):
     """Restart the instances behind the router with changed serve options, dropping no request."""
     from .commands.router import run_restart
     from .commands.services import tuning_from
@@ -394,7 +398,7 @@ def restart(c, host=None, inventory=None, rolling=False, batch=None, allow_downt
     code = run_restart(host=host, inventory=inventory, rolling=rolling, change=change, timeout=timeout, batch=batch,
                        allow_downtime=allow_downtime, drain_timeout=drain_timeout, router_port=router_port,
                        api_key=api_key, as_json=json, accept_new_host_keys=accept_new_host_keys,
-                       connect_timeout=connect_timeout, model_dir=model_dir)
+                       connect_timeout=connect_timeout, model_dir=model_dir, router_host=router_host)
     if code:
         raise Exit(code=code)
 

@@ -6,7 +6,9 @@ service's (services.hostside) in a directory of its own, so the commands that pi
 (verify, parse, diagnose) never take the router for an engine.  Workers are reached by the router on the
 host's loopback.  Workers on other hosts stay on their own loopback too and are reached through SSH tunnels
 the router host holds (`ssh -N -L`, each recorded and stopped like a service): no worker port is ever
-open to the network and no key crosses it in clear (README: "One URL for many instances").
+open to the network and no key crosses it in clear (README: "One URL for many instances").  Rolling
+restarts and stops find that pool router the way serve placed it (--router-host, the inventory group
+`router`) and act on a worker of another host through the tunnel's URL on the router host.
 """
 
 from __future__ import annotations
@@ -96,10 +98,10 @@ def start_router(conn, host, facts, port, policy, con) -> dict:
     rdir = rt.records_dir(workdir)
     inst = Instance(name, port, None, rt.argv(exe, port, "127.0.0.1", policy=policy), {}, "router", "127.0.0.1",
                     posixpath.join(workdir, ".ocrdeploy", "router", name + ".log"),
-                    options={"policy": policy})
+                    options={"policy": policy}, also_ports=((port + 1, "the router's --prometheus-port"),))
     started = start_instance(conn, rdir, inst, served_name=None)
     if not started.get("ok"):
-        raise RuntimeError(f"the router did not start: {started.get('error')}")
+        raise RuntimeError(f"the router did not start: {started.get('error')}; choose another --router-port")
     router = rt.Router(rt.Host(conn), port)
     deadline = time.monotonic() + LIVE_WAIT_S
     while not router.alive():
@@ -120,11 +122,17 @@ def _bodies(kind, served):
 
 
 def join(conn, router, inst: dict, key=None) -> dict:
-    """A ready instance joins the pool only after it answers a smoke request (the readiness gate)."""
-    sm = rt.smoke(rt.Host(conn), inst["port"], _bodies(inst.get("kind"), inst.get("served") or "minicpm-ocr"),
-                  key=key)
+    """A ready instance joins the pool only after it answers a smoke request (the readiness gate), and only
+    where the workers already in the pool take the same API key (services.router.key_mismatch)."""
+    host = rt.Host(conn)
+    sm = rt.smoke(host, inst["port"], _bodies(inst.get("kind"), inst.get("served") or "minicpm-ocr"), key=key)
     if not sm["ok"]:
         return {"joined": False, "smoke": sm}
+    pool = router.urls()
+    if inst["url"] not in pool:
+        why = rt.key_mismatch(host, [int(u.rsplit(":", 1)[1]) for u in pool], key)
+        if why:
+            return {"joined": False, "smoke": {**sm, "ok": False, "kind": "API key", "detail": why}}
     return {"joined": True, "smoke": sm, "pool": router.add(inst["url"])}
 
 
@@ -155,6 +163,14 @@ def tunnels_dir(workdir) -> str:
 def pick_router_host(hosts, router_host=None, inventory=None) -> str:
     """The host the router runs on: --router-host, else the inventory group `router`'s first host, else the
     first selected host."""
+    found = pool_router_host(router_host, inventory)
+    return found.name if found else hosts[0].name
+
+
+def pool_router_host(router_host=None, inventory=None):
+    """The host whose router pools workers of other hosts, for the commands that act on a pool after serve
+    (restart --rolling, stop): --router-host, else the inventory group `router`'s first host, else None (each
+    host's own router, as serve puts it on the first selected host)."""
     from .hosts import selected_hosts
 
     if router_host:
@@ -164,14 +180,26 @@ def pick_router_host(hosts, router_host=None, inventory=None) -> str:
             raise UsageError(f"--router-host {router_host}: {exc}") from None
         if len(found) != 1:
             raise UsageError(f"--router-host {router_host}: names {len(found)} hosts of the inventory; give one")
-        return found[0].name
+        return found[0]
     try:
         group = selected_hosts(None, "router", inventory)
     except UsageError:
         group = []
-    if group:
-        return group[0].name
-    return hosts[0].name
+    return group[0] if group else None
+
+
+def pool_members(conn, workdir, router_host_name, urls) -> dict:
+    """{url: (host name, port on that host)} of a router's pool: a worker behind a tunnel the router host holds
+    is on the tunnel's host at its worker port; any other URL is the router host's own loopback."""
+    via = {f"http://127.0.0.1:{t.get('port')}": t.get("options") or {} for t in tunnels(conn, workdir)}
+    out = {}
+    for url in urls:
+        o = via.get(url)
+        if o and o.get("host"):
+            out[url] = (o["host"], int(o["worker_port"]))
+        else:
+            out[url] = (router_host_name, int(url.rsplit(":", 1)[1]))
+    return out
 
 
 def tunnel_name(worker_host, port) -> str:
@@ -387,8 +415,9 @@ def print_status(con, hname, docs) -> bool:
 
 
 # ---------------------------------------------------------------- drain and stop
-def drain(conn, workdir, svc, timeout, key=None) -> dict:
-    """Out of every router on the host, then wait until the engine holds no request (bounded)."""
+def drain(conn, workdir, svc, timeout, key=None, elsewhere=None) -> dict:
+    """Out of every router on the host, and out of the pool router on another host (elsewhere(port): the
+    names of the routers it was taken out of there), then wait until the engine holds no request (bounded)."""
     url = f"http://127.0.0.1:{svc['port']}"
     removed = []
     for rec in routers(conn, workdir):
@@ -397,12 +426,59 @@ def drain(conn, workdir, svc, timeout, key=None) -> dict:
             if url in router.urls():
                 router.remove(url)
                 removed.append(rec["name"])
+    if elsewhere is not None:
+        removed += elsewhere(svc["port"])
     host = rt.Host(conn)
     waited = rt.wait_drained(lambda: rt.worker_load(host, svc["port"], key), timeout)
     return {"removed_from": removed, **waited}
 
 
-def stop_host(conn, workdir, name, grace, drain_on, drain_timeout, key=None) -> dict:
+class RemotePool:
+    """The pool router on another host (the inventory group `router` or --router-host), reached on its own
+    connection, opened the first time a worker has to leave it and shared by the threads of the hosts being
+    stopped: out(H, P) takes host H's worker on port P out through the URL of the router host's tunnel to it."""
+
+    def __init__(self, host, accept_new_host_keys=False, connect_timeout=None, port=None):
+        import threading
+
+        from ..provision.session import Session
+        from .options import number
+
+        self.host, self.port, self.lock = host, port, threading.Lock()
+        self.session = Session([host], connect_timeout=number(connect_timeout, "connect-timeout", 10, above=0),
+                               accept_new_host_keys=accept_new_host_keys)
+        self.conn = self.router = None
+
+    def _open(self):
+        from ..provision.session import HostError
+        from .services import _facts
+
+        if self.conn is not None:
+            return
+        try:
+            self.conn = self.session.connection(self.host)
+        except HostError as exc:
+            raise rt.RouterError(f"the router host {self.host.name} is unreachable: {exc.message}") from None
+        self.workdir = _facts(self.conn, self.host)["workdir"]["path"]
+        self.rec = live_router(self.conn, self.workdir, self.port)
+        self.router = rt.Router(rt.Host(self.conn), self.rec["port"]) if self.rec else None
+
+    def out(self, worker_host, port) -> list:
+        with self.lock:
+            self._open()
+            if self.router is None:
+                return []
+            members = pool_members(self.conn, self.workdir, self.host.name, self.router.urls())
+            urls = [u for u, (h, p) in members.items() if h == worker_host and p == port]
+            for u in urls:
+                self.router.remove(u)
+        return [f"{self.rec['name']} on {self.host.name}"] if urls else []
+
+    def close(self):
+        self.session.close()
+
+
+def stop_host(conn, workdir, name, grace, drain_on, drain_timeout, key=None, elsewhere=None) -> dict:
     """inv stop on one host: a router name stops that router alone; an instance (or all of them) is taken
     out of the router first (and with --drain waited on); a plain stop of everything ends the routers too."""
     if name and rt.is_router_name(name):
@@ -415,7 +491,7 @@ def stop_host(conn, workdir, name, grace, drain_on, drain_timeout, key=None) -> 
         drained = None
         if s.get("alive") and s.get("port"):
             try:
-                drained = drain(conn, workdir, s, drain_timeout if drain_on else 0.0, key)
+                drained = drain(conn, workdir, s, drain_timeout if drain_on else 0.0, key, elsewhere)
             except rt.RouterError as exc:
                 drained = {"error": str(exc)}
         res = stop_service(conn, workdir, s["name"], grace)
@@ -444,10 +520,11 @@ def drain_note(res) -> str | None:
 
 # ---------------------------------------------------------------- rolling restart
 def run_restart(*, host, inventory, rolling, change, timeout, batch, allow_downtime, drain_timeout, router_port,
-                api_key, as_json, accept_new_host_keys, connect_timeout, model_dir=None) -> int:
+                api_key, as_json, accept_new_host_keys, connect_timeout, model_dir=None, router_host=None) -> int:
+    """With a pool router (--router-host, or the inventory group `router`) the workers of every selected host
+    roll one at a time through that one router; without one, each host rolls behind its own router."""
     from ..provision.report import console
     from .hosts import map_hosts
-    from .services import restart_service
 
     if not rolling:
         raise UsageError("restart needs --rolling (one instance at a time behind the router); to restart one "
@@ -459,61 +536,71 @@ def run_restart(*, host, inventory, rolling, change, timeout, batch, allow_downt
     drain_timeout = number(drain_timeout, "drain-timeout", rt.DRAIN_TIMEOUT_S, minimum=0)
     port = number(router_port, "router-port", None, whole=True, minimum=1, maximum=65534) if router_port else None
     con = console(stderr=as_json)
+    roll = dict(change=change, timeout=timeout, batch=batch, allow_downtime=allow_downtime,
+                drain_timeout=drain_timeout, api_key=api_key, model_dir=model_dir, con=con)
+    rhost = pool_router_host(router_host, inventory)
 
     def one(conn, h):
         from .services import _facts
 
-        facts = _facts(conn, h)
-        workdir = facts["workdir"]["path"]
+        workdir = _facts(conn, h)["workdir"]["path"]
         rec = live_router(conn, workdir, port)
         if not rec:
             return {"ok": False, "error": "no router runs on this host: inv serve ... --router first"}
         router = rt.Router(rt.Host(conn), rec["port"])
         by_url = {f"http://127.0.0.1:{s['port']}": s for s in status_all(conn, workdir, key=api_key)["services"]}
-        pool = [u for u in router.urls() if u in by_url]
-        why = rt.check_rollable(len(pool), batch, allow_downtime) or _unrestartable([by_url[u] for u in pool], api_key)
-        if why:
-            return {"ok": False, "error": why, "refused": True}
-        host = rt.Host(conn)
-        t0 = time.monotonic()
+        pool = router.urls()
+        members = [{"url": u, "conn": conn, "host": h, "svc": by_url[u]} for u in pool if u in by_url]
+        return _roll(conn, router, members, len(members), **roll)
 
-        def restart(url):
-            s = by_url[url]
-            what = {**change, **({"model_dir": model_dir} if model_dir else {})} or "the same options"
-            con.print(f"[dim]{h.name} | {s['name']}: drained; restarting with {safe(str(what))}[/dim]")
-            res = restart_service(conn, h, s["name"], change, timeout, con, api_key, model_dir=model_dir)
-            if "ready" not in res:        # refused before the stop (a plan error): the old one still serves
-                res["still_serving"] = True
-            return res
+    def pooled(rconn, rh):
+        from ..provision.session import HostError, Session
+        from .hosts import current_options, selected_hosts
+        from .services import _facts
 
-        def back(url):
-            s = by_url[url]
-            j = join(conn, router, {"port": s["port"], "url": url, "kind": (s.get("options") or {}).get("backend"),
-                                    "served": s.get("served_name")}, api_key)
-            if not j["joined"]:
-                raise rt.RouterError(f"{s['name']} is ready but its smoke request failed: {j['smoke']['detail']}")
-            con.print(f"{h.name} | {s['name']}: back in the pool (smoke {j['smoke']['kind']})", markup=False)
-
-        roll = rt.Roll(out=router.remove,
-                       drain=lambda u: rt.wait_drained(lambda: rt.worker_load(host, by_url[u]["port"], api_key),
-                                                       drain_timeout),
-                       restart=restart, back=back)
-        try:
-            res = roll.run(pool, batch)
-        except rt.RouterError as exc:
-            res = {"ok": False, "error": str(exc), "done": []}
-        res["seconds"] = round(time.monotonic() - t0, 1)
-        res["steps"] = [list(s) for s in roll.log]
-        res["pool"] = router.urls()
+        rwd = _facts(rconn, rh)["workdir"]["path"]
+        rec = live_router(rconn, rwd, port)
+        if not rec:
+            return {"ok": False, "error": f"no router runs on the router host {rh.name}: inv serve ... --router first"}
+        router = rt.Router(rt.Host(rconn), rec["port"])
+        chosen = {x.name: x for x in selected_hosts(host, None, inventory, current_options().limit)}
+        pool = router.urls()
+        by_host = {}
+        for url, (hname, wport) in pool_members(rconn, rwd, rh.name, pool).items():
+            if hname in chosen:
+                by_host.setdefault(hname, []).append((url, wport))
+        if not by_host:
+            return {"ok": False, "error": f"no worker of {', '.join(chosen)} is in the pool of {rec['name']} on "
+                                          f"{rh.name}"}
+        others = [chosen[n] for n in by_host if n != rh.name]
+        with Session(others, connect_timeout=number(connect_timeout, "connect-timeout", 10, above=0),
+                     accept_new_host_keys=accept_new_host_keys) as session:
+            members = []
+            for hname, urls in by_host.items():
+                wh = chosen[hname]
+                try:
+                    wconn = rconn if hname == rh.name else session.connection(wh)
+                except HostError as exc:
+                    return {"ok": False, "error": f"{hname} is unreachable: {exc.message}; nothing was rolled"}
+                wwd = _facts(wconn, wh)["workdir"]["path"]
+                svcs = {s["port"]: s for s in status_all(wconn, wwd, key=api_key)["services"]}
+                members += [{"url": u, "conn": wconn, "host": wh, "svc": svcs[p]} for u, p in urls if p in svcs]
+            res = _roll(rconn, router, members, len(pool), **roll)
+        res["router_host"] = rh.name
         return res
 
-    run = map_hosts(one, host=host, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
-                    connect_timeout=connect_timeout, as_json=as_json, con=con)
+    if rhost is not None:
+        run = map_hosts(pooled, host=rhost.name, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
+                        connect_timeout=connect_timeout, as_json=as_json, con=con)
+    else:
+        run = map_hosts(one, host=host, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
+                        connect_timeout=connect_timeout, as_json=as_json, con=con)
     for hname, v in run.hosts:
         run.doc["hosts"][hname] = v
         if v.get("ok"):
-            con.print(f"[green]{hname}: rolled {len(v['done'])} instance(s) in {v['seconds']:.0f} s[/green]; pool: "
-                      f"{' '.join(v['pool'])}", highlight=False)
+            where = f" on {', '.join(v['worker_hosts'])}" if rhost is not None else ""
+            con.print(f"[green]{hname}: rolled {len(v['done'])} instance(s){where} in {v['seconds']:.0f} s[/green]; "
+                      f"pool: {' '.join(v['pool'])}", highlight=False)
             continue
         run.failed = True
         if v.get("error"):
@@ -528,6 +615,55 @@ def run_restart(*, host, inventory, rolling, change, timeout, batch, allow_downt
             con.print(f"    diagnosis {f['id']} (line {f['first_line']}): {safe(f['cause'])}", markup=False)
             con.print(f"    fix: {safe(f['fix'])}", markup=False)
     return run.exit_code()
+
+
+def _roll(rconn, router, members, in_pool, *, change, timeout, batch, allow_downtime, drain_timeout, api_key,
+          model_dir, con) -> dict:
+    """The one rolling order (services.router.Roll) over members {url, conn, host, svc}: out of the router on
+    the router host's connection, drained by the worker's own /metrics on its host, stopped and started on its
+    host, smoked through the URL the router uses (its tunnel for a worker on another host), back in."""
+    from .services import restart_service
+
+    by_url = {m["url"]: m for m in members}
+    why = rt.check_rollable(in_pool, batch, allow_downtime) or _unrestartable([m["svc"] for m in members], api_key)
+    if why:
+        return {"ok": False, "error": why, "refused": True}
+    t0 = time.monotonic()
+
+    def restart(url):
+        m = by_url[url]
+        s = m["svc"]
+        what = {**change, **({"model_dir": model_dir} if model_dir else {})} or "the same options"
+        con.print(f"[dim]{m['host'].name} | {s['name']}: drained; restarting with {safe(str(what))}[/dim]")
+        res = restart_service(m["conn"], m["host"], s["name"], change, timeout, con, api_key, model_dir=model_dir)
+        if "ready" not in res:        # refused before the stop (a plan error): the old one still serves
+            res["still_serving"] = True
+        return res
+
+    def back(url):
+        m = by_url[url]
+        s = m["svc"]
+        j = join(rconn, router, {"port": int(url.rsplit(":", 1)[1]), "url": url,
+                                 "kind": (s.get("options") or {}).get("backend"), "served": s.get("served_name")},
+                 api_key)
+        if not j["joined"]:
+            raise rt.RouterError(f"{s['name']} is ready but its smoke request failed: {j['smoke']['detail']}")
+        con.print(f"{m['host'].name} | {s['name']}: back in the pool (smoke {j['smoke']['kind']})", markup=False)
+
+    def drain(url):
+        m = by_url[url]
+        return rt.wait_drained(lambda: rt.worker_load(rt.Host(m["conn"]), m["svc"]["port"], api_key), drain_timeout)
+
+    roll = rt.Roll(out=router.remove, drain=drain, restart=restart, back=back)
+    try:
+        res = roll.run([m["url"] for m in members], batch)
+    except rt.RouterError as exc:
+        res = {"ok": False, "error": str(exc), "done": []}
+    res["seconds"] = round(time.monotonic() - t0, 1)
+    res["steps"] = [list(s) for s in roll.log]
+    res["pool"] = router.urls()
+    res["worker_hosts"] = sorted({m["host"].name for m in members})
+    return res
 
 
 def _unrestartable(services, api_key) -> str | None:

@@ -507,24 +507,27 @@ def diagnose_log(conn, h, log, stack="minicpm", rules=None) -> list:
 
 
 def start_planned(conn, h, facts, plan, timeout, con, systemd=False) -> dict:
-    """Start the planned instances one after the other, each waited for (with the restarts of section 4.4)."""
+    """Start the planned instances, each waited for (with the restarts of section 4.4): one after the other,
+    except CPU instances that each have cores of their own (cpu_binds), which start together -- a vLLM start
+    on a CPU is mostly single-threaded imports in three processes, so one at a time leaves the other cores
+    idle and N instances take N times as long."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from ..diagnose.table import load_table
 
     rules = load_table()
     workdir = facts["workdir"]["path"]
-    results = []
     diagnose = partial(diagnose_log, conn, h, rules=rules)
 
-    for inst in plan:
+    def one(inst):
         where = "without a GPU" if inst.gpu is None else f"on GPU {inst.gpu}"
         con.print(f"[dim]{h.name} | {inst.name}: starting {where}, port {inst.port}[/dim]")
         show = (lambda ph, s, i=inst: con.print(f"[dim]{h.name} | {i.name}: {ph} ({s:.0f} s)[/dim]"))
         if systemd:
             try:
-                results.append(_systemd(conn, h, workdir, inst, timeout, show))
+                return _systemd(conn, h, workdir, inst, timeout, show)
             except ValueError as exc:
-                results.append({"name": inst.name, "ready": False, "reason": "refused", "error": str(exc)})
-            continue
+                return {"name": inst.name, "ready": False, "reason": "refused", "error": str(exc)}
         stack = "deepseek" if inst.kind in DEEPSEEK_ENVS else "minicpm"
         res = serve_with_retries(conn, h, workdir, inst, inst.served, timeout, partial(diagnose, stack=stack), show)
         res.update({"name": inst.name, "url": inst.url(), "gpu": inst.gpu, "port": inst.port, "served": inst.served,
@@ -533,7 +536,14 @@ def start_planned(conn, h, facts, plan, timeout, con, systemd=False) -> dict:
                     "command": " ".join(str(a) for a in inst.argv)})
         if not res.get("ready") and res.get("reason") != "refused":
             res["tail"] = _tail(conn, inst.current_log())
-        results.append(res)
+        return res
+
+    together = not systemd and len(plan) > 1 and all((i.options or {}).get("cpu_bind") for i in plan)
+    if together:
+        with ThreadPoolExecutor(len(plan)) as pool:
+            results = list(pool.map(one, plan))
+    else:
+        results = [one(inst) for inst in plan]
     return {"instances": results, "remote": not conn.is_local, "user": h.user, "address": h.address,
             "ssh_port": h.port}
 
@@ -710,20 +720,28 @@ def run_status(*, host, inventory, name, api_key, as_json, accept_new_host_keys,
 
 
 def run_stop(*, host, inventory, name, grace, as_json, accept_new_host_keys, connect_timeout, drain=False,
-             drain_timeout=None, api_key=None) -> int:
+             drain_timeout=None, api_key=None, router_host=None) -> int:
     from . import router as router_cmd
 
     check_name(name)
     grace = number(grace, "grace", 30, minimum=0)
     drain_timeout = number(drain_timeout, "drain-timeout", 600, minimum=0)
+    # a worker host's instances leave the pool router held by another host too (its tunnel's URL)
+    rhost = router_cmd.pool_router_host(router_host, inventory)
+    pool = router_cmd.RemotePool(rhost, accept_new_host_keys, connect_timeout) if rhost else None
 
     def one(conn, h):       # out of the router first (with --drain: until the engine holds no request)
         facts = _facts(conn, h)
+        elsewhere = (lambda port: pool.out(h.name, port)) if pool and rhost.name != h.name else None
         return router_cmd.stop_host(conn, facts["workdir"]["path"], name, float(grace), drain, drain_timeout,
-                                    api_key)
+                                    api_key, elsewhere)
 
-    run = map_hosts(one, host=host, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
-                    connect_timeout=connect_timeout, as_json=as_json)
+    try:
+        run = map_hosts(one, host=host, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
+                        connect_timeout=connect_timeout, as_json=as_json)
+    finally:
+        if pool:
+            pool.close()
     con = run.con
     for hname, stopped in run.hosts:
         run.doc["hosts"][hname] = stopped

@@ -52,6 +52,7 @@ class Instance:
     ready: str = "models"           # how readiness shows: "models" (/v1/models lists it) or "health"
     options: dict = field(default_factory=dict)   # how serve was asked (backend, tuning): kept in the record
     run_log: str | None = None      # this start's own log (the host makes one per start)
+    also_ports: tuple = ()          # (port, why) the process binds besides its own, checked free with it
 
     def current_log(self) -> str:
         return self.run_log or self.log
@@ -78,7 +79,7 @@ def start_instance(conn, workdir: str, inst: Instance, served_name: str) -> dict
                             "argv": [str(a) for a in inst.argv], "shown": shown, "env": inst.env,
                             "log": inst.log, "kind": inst.kind, "gpu": inst.gpu, "bind": inst.bind,
                             "served_name": served_name, "has_key": bool(inst.key), "options": inst.options,
-                            "ready": inst.ready})
+                            "ready": inst.ready, "also_ports": [list(x) for x in inst.also_ports]})
 
 
 def wait_ready(conn, workdir, inst, served_name, timeout, show=None, unit=False) -> dict:

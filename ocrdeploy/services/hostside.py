@@ -444,6 +444,10 @@ def start(req):
                 port, other, orec["pid"])}
         if port_open(port):
             return {"ok": False, "error": "port %d is already taken on this host: %s" % (port, who_listens(port))}
+        for extra, why in req.get("also_ports") or ():
+            if port_open(int(extra)):
+                return {"ok": False, "error": "port %d is free, but port %d, which it needs too (%s), is already "
+                                             "taken on this host: %s" % (port, int(extra), why, who_listens(int(extra)))}
         log = start_log(req["log"], name)
         token = "%s/%s" % (name, secrets.token_hex(16))
         env = dict(os.environ)

@@ -207,6 +207,33 @@ def smoke(host: Host, port: int, bodies: dict, key=None, timeout: float = 300) -
     return {"ok": True, "kind": kind, "detail": content.strip()[:60]}
 
 
+def key_mismatch(host: Host, ports, key) -> str | None:
+    """Why a worker started with `key` (None: no key) may not join a pool whose workers answer on these ports
+    of the router host, or None.  vllm-router 0.1.17 passes each client's Authorization header on to the
+    worker it picks and adds none of its own (its --api-key is not sent with proxied requests; tried: a
+    keyed worker behind it answers 401 to a client without the key), and it health-checks /health, which
+    vLLM serves without the key.  So a keyed fleet works through the router when every worker requires the
+    same key and the clients send it; a pool that mixes keys (or keyed and open workers) would answer one
+    client's request or refuse it by the worker the router happened to pick."""
+    for port in ports:
+        with_key = control.request(host.conn, port, "/v1/models", None, key=key, timeout=10).get("status")
+        if with_key is None:
+            continue                            # not answering: the router's health check takes it out
+        if key is None and with_key == 401:
+            return (f"the pool's worker on port {port} requires an API key and this one none: every worker "
+                    f"behind one router must require the same key (serve them all with the same --api-key)")
+        if key is None:
+            continue
+        if with_key == 401:
+            return (f"the pool's worker on port {port} requires another API key (or this one's key is wrong): every "
+                    f"worker behind one router must require the same key")
+        without = control.request(host.conn, port, "/v1/models", None, key=None, timeout=10).get("status")
+        if without == 200:
+            return (f"the pool's worker on port {port} requires no API key and this one does: every worker behind "
+                    f"one router must require the same key (serve them all with the same --api-key)")
+    return None
+
+
 # ---------------------------------------------------------------- the rolling order
 @dataclass
 class Roll:

@@ -40,11 +40,13 @@ def site(tmp_path):
     cli("stop", ["--grace", "5"], inv)            # never leave a worker or a router behind
 
 
-def start_worker(site, port=None) -> dict:
-    """A stand-in worker started and recorded like a service of `inv serve` (minicpm-ocr-PORT)."""
+def start_worker(site, port=None, key=None) -> dict:
+    """A stand-in worker started and recorded like a service of `inv serve` (minicpm-ocr-PORT); with a key,
+    given as serve gives it (VLLM_API_KEY)."""
     port = port or free_port()
     name = f"minicpm-ocr-{port}"
-    inst = Instance(name, port, None, [sys.executable, str(STANDIN), str(port)], {}, "standard", "127.0.0.1",
+    env = {"VLLM_API_KEY": key} if key else {}
+    inst = Instance(name, port, None, [sys.executable, str(STANDIN), str(port)], env, "standard", "127.0.0.1",
                     f"{site['wd']}/.ocrdeploy/services/{name}.log", options={"backend": "standard"})
     started = start_instance(site["conn"], site["wd"], inst, "minicpm-ocr")
     assert started["ok"], started
@@ -60,13 +62,14 @@ def start_worker(site, port=None) -> dict:
             "served": "minicpm-ocr", "pid": started["pid"]}
 
 
-def serve_router(site, instances, port):
+def serve_router(site, instances, port, key=None):
     return router_cmd.after_serve(site["conn"], site["host"], site["facts"], {"instances": instances}, port=port,
-                                  policy="round_robin", key=None, con=console())
+                                  policy="round_robin", key=key, con=console())
 
 
-def chat(port, text="hi", timeout=30):
+def chat(port, text="hi", timeout=30, key=None):
     return httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", trust_env=False, timeout=timeout,
+                      headers={"Authorization": f"Bearer {key}"} if key else {},
                       json={"model": "minicpm-ocr", "messages": [{"role": "user", "content": text}]})
 
 
@@ -269,3 +272,50 @@ def test_the_router_env_is_found_where_the_inventory_or_the_workdir_has_it(tmp_p
                      "--disable-pip-version-check"]]
     from ocrdeploy.commands.install import wants_router
     assert wants_router(Host("h", {"router": True})) and not wants_router(Host("h", {}))
+
+
+def test_serve_refuses_a_router_port_whose_prometheus_port_is_taken(site):
+    """The router binds its port and the next one (--prometheus-port); a taken next port is named with the
+    router's own in one line, before anything starts, and no router record is left."""
+    import socket
+
+    port = router_port()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", port + 1))
+        s.listen()
+        with pytest.raises(RuntimeError) as exc:
+            serve_router(site, [], port)
+    said = str(exc.value)
+    assert f"port {port} is free, but port {port + 1}" in said and "--prometheus-port" in said
+    assert "choose another --router-port" in said and "\n" not in said
+    assert router_cmd.routers(site["conn"], site["wd"]) == []
+    assert serve_router(site, [], port)["started"]             # the same port, once its neighbour is free
+
+
+def test_a_keyed_fleet_works_through_the_router_and_one_router_takes_one_key(site):
+    """Workers started with an API key behind the real router: the client's key travels through the router to
+    the worker it picks (without it the worker's 401 comes back); a worker with another key, or none, is
+    kept out of a keyed pool, and a keyed one out of an open pool, each with the reason."""
+    a, b = start_worker(site, key="k1"), start_worker(site, key="k1")
+    port = router_port()
+    doc = serve_router(site, [a, b], port, key="k1")
+    assert sorted(doc["workers"]) == sorted([a["url"], b["url"]])
+    answers = {chat(port, key="k1").json()["choices"][0]["message"]["content"] for _ in range(4)}
+    assert answers == {f"answer from {a['port']}", f"answer from {b['port']}"}
+    assert [chat(port).status_code for _ in range(2)] == [401, 401]
+
+    other, open_ = start_worker(site, key="k2"), start_worker(site)
+    serve_router(site, [other], port, key="k2")
+    serve_router(site, [open_], port)
+    assert other["router"]["joined"] is False and "requires another API key" in other["router"]["smoke"]["detail"]
+    assert open_["router"]["joined"] is False and "requires an API key and this one none" in \
+        open_["router"]["smoke"]["detail"]
+    assert sorted(rt.Router(rt.Host(site["conn"]), port).urls()) == sorted([a["url"], b["url"]])
+    assert router_cmd.report_joins(console(), "localhost", [other]) is False
+
+    port2 = router_port()
+    serve_router(site, [open_], port2)
+    keyed = start_worker(site, key="k1")
+    serve_router(site, [keyed], port2, key="k1")
+    assert keyed["router"]["joined"] is False and "requires no API key and this one does" in \
+        keyed["router"]["smoke"]["detail"]

@@ -5,6 +5,8 @@ inventory's `router` host (this machine), and the real OpenSSH tunnels it holds 
 
 import json
 import sys
+import threading
+import time
 from pathlib import Path
 
 import httpx
@@ -20,6 +22,11 @@ def _served(port) -> float:
     text = httpx.get(f"http://127.0.0.1:{port}/metrics", trust_env=False, timeout=10).text
     return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
                if line.startswith("vllm:request_success_total{"))
+
+
+def _max_model_len(port) -> int:
+    return httpx.get(f"http://127.0.0.1:{port}/v1/models", trust_env=False, timeout=10).json()["data"][0][
+        "max_model_len"]
 
 
 def _chat(port):
@@ -90,3 +97,76 @@ def test_router_host_must_name_one_host(tmp_path):
     assert p.returncode == 2 and "--router-host" in p.stderr + p.stdout and "Traceback" not in p.stderr
     p = cli("serve", ["--router-host", "a"], inv)
     assert p.returncode == 2 and "go with --router" in p.stderr + p.stdout
+
+
+@pytest.mark.ssh
+def test_a_roll_and_a_drain_cross_hosts_through_the_one_router(lab, tmp_path):
+    """Workers on two sshd lab hosts behind the one router the inventory's `router` host holds: `restart
+    --rolling` over both hosts rolls each worker one at a time through that router (out on the router host,
+    drained by its own /metrics, stopped and started on its own host, smoked through its tunnel, back in) while
+    a client loop through the router sees no failed request; `stop --drain` on one worker host takes its
+    worker out of the router held by the other host, waits for the request in flight, then stops it."""
+    h1, h2 = lab.start("w1", "127.0.0.33", path_prefix=str(SMI)), lab.start("w2", "127.0.0.34", path_prefix=str(SMI))
+    wd1, wd2, rwd = tmp_path / "wd1", tmp_path / "wd2", tmp_path / "rwd"
+    provision(wd1)
+    provision(wd2)
+    rwd.mkdir()
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {
+        "hosts": {"w1": lab.inventory_entry(h1, workdir=str(wd1)), "w2": lab.inventory_entry(h2, workdir=str(wd2))},
+        "children": {"router": {"hosts": {"localhost": {"ansible_connection": "local", "workdir": str(rwd),
+                                                        "router_env": str(engine_env("router"))}}}}}}))
+    env = {"OCRDEPLOY_KNOWN_HOSTS": str(lab.known_hosts)}
+    p1, p2, rport = free_port(), free_port(), free_port()
+    try:
+        for h, p in (("w1", p1), ("w2", p2)):
+            r = cli("serve", ["--host", h, "--port", str(p), "--router",
+                              "--router-port", str(rport)], inv, env=env)
+            assert r.returncode == 0, r.stdout + r.stderr
+        pool = httpx.get(f"http://127.0.0.1:{rport}/list_workers", trust_env=False, timeout=10).json()["urls"]
+        assert len(pool) == 2
+
+        results, stop = [], threading.Event()
+
+        def loop():
+            while not stop.is_set():
+                try:
+                    results.append(_chat(rport).status_code)
+                except httpx.HTTPError as exc:
+                    results.append(repr(exc))
+                time.sleep(0.05)
+
+        t = threading.Thread(target=loop)
+        t.start()
+        try:
+            r = cli("restart", ["--host", "w1:w2", "--rolling", "--max-model-len", "8192", "--json"], inv, env=env)
+        finally:
+            stop.set()
+            t.join()
+        assert r.returncode == 0, r.stdout + r.stderr
+        roll = json.loads(r.stdout)["hosts"]["localhost"]
+        assert roll["worker_hosts"] == ["w1", "w2"] and roll["router_host"] == "localhost"
+        assert [s for s, _ in roll["steps"]] == ["out", "drained", "restarted", "back"] * 2   # one at a time
+        assert sorted({u for _, u in roll["steps"]}) == sorted(pool) == sorted(roll["pool"])    # through the tunnels
+        assert [_max_model_len(q) for q in (p1, p2)] == [8192, 8192]
+        failed = [x for x in results if x != 200]
+        assert len(results) >= 20 and failed == []
+
+        # stop --drain on w1: out of the router on localhost first, the request in flight answered, then stopped
+        held = {}
+        ht = threading.Thread(target=lambda: held.setdefault("r", httpx.post(
+            f"http://127.0.0.1:{p1}/v1/chat/completions", trust_env=False, timeout=60,
+            json={"model": "minicpm-ocr", "messages": [{"role": "user", "content": "hold 6"}]})))
+        ht.start()
+        time.sleep(0.5)
+        r = cli("stop", ["--host", "w1", "--drain", "--json", "--grace", "5"], inv, env=env)
+        ht.join()
+        assert r.returncode == 0, r.stdout + r.stderr
+        d = json.loads(r.stdout)["hosts"]["w1"][f"minicpm-ocr-{p1}"]["drain"]
+        assert d["removed_from"] == [f"vllm-router-{rport} on localhost"] and d["drained"] and d["waited"] >= 1
+        assert held["r"].status_code == 200
+        left = httpx.get(f"http://127.0.0.1:{rport}/list_workers", trust_env=False, timeout=10).json()["urls"]
+        assert len(left) == 1 and left[0] in pool and _chat(rport).status_code == 200
+    finally:
+        for h in ("w1", "w2", "localhost"):
+            cli("stop", ["--host", h, "--grace", "2"], inv, env=env)

@@ -78,3 +78,16 @@ def test_rolling_model_dir_then_a_failed_start_stops_the_roll_with_the_finding(s
 
     p = cli("restart", ["--rolling", "--model-dir", "models/other"], inv)
     assert p.returncode == 2 and "give the model directory's absolute path" in p.stderr + p.stdout
+
+
+def test_cpu_instances_with_cores_of_their_own_start_together(site):
+    """serve --gpu none --instances 2 starts both at once (each on its own cores): with a stand-in that takes
+    6 s to be ready, one after the other would start the second 6 s after the first."""
+    wd, inv = site
+    provision(wd, {"ready_after": 6})
+    port = free_port()
+    p = cli("serve", ["--standard", "--gpu", "none", "--instances", "2", "--port", str(port), "--json"], inv)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert all(i["ready"] for i in json.loads(p.stdout)["hosts"]["localhost"]["instances"])
+    started = [s["started_at"] for s in _services(inv).values()]
+    assert len(started) == 2 and abs(started[0] - started[1]) < 4, started
