@@ -77,6 +77,7 @@ class Group:
     inputs: dict
     left: set = field(default_factory=set)
     builder: str | None = None
+    building: bool = False              # the builder has started the build: it is the group's only one
     built_by: str | None = None
     wheel: Wheel | None = None
     failure: str | None = None
@@ -166,6 +167,12 @@ class SharedBuilds:
                 return "wheel"
             return "failed" if group.failure is not None else "build"
 
+    def building(self, host: str, group: Group):
+        """The builder starts its build: from now on its end, however it comes (Ctrl-C, a lost connection),
+        fails the group instead of handing the build to a follower, which would start a second compile."""
+        with self._cond:
+            group.building = True
+
     def publish(self, host: str, group: Group, wheel: Wheel):
         with self._cond:
             group.wheel, group.built_by = wheel, host
@@ -184,7 +191,8 @@ class SharedBuilds:
 
     def leave(self, host: str, group: Group | None = None):
         """The host is done (its run ended), or — with `group` — it builds on its own instead: a builder that
-        leaves before its wheel or failure is known hands the build to the next host still in the group."""
+        leaves before its build started (an earlier step failed) hands the build to the next host still in the
+        group; one that leaves during its build (interrupted, its connection lost) fails the group."""
         with self._cond:
             groups = [group] if group else list(self._groups.values())
             if group is None:
@@ -194,7 +202,10 @@ class SharedBuilds:
                     continue
                 g.left.add(host)
                 if g.builder == host and g.wheel is None and g.failure is None:
-                    g.builder = next((m for m in g.members if m not in g.left), None)
+                    if g.building:
+                        g.failure, g.built_by = f"the build on {host} ended without a wheel (interrupted?)", host
+                    else:
+                        g.builder = next((m for m in g.members if m not in g.left), None)
             self._cond.notify_all()
 
     # ---------------------------------------------------------------- the copy

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from ocrdeploy.provision.fleet import SharedBuilds, host_ranges, inputs_key
-from standin_vllm import clean, compiles, git, make_host, make_source, make_tools
+from standin_vllm import clean, compiles, git, make_host, make_source, make_tools, uv_binary
 
 ROOT = Path(__file__).parents[2]
 
@@ -30,23 +30,35 @@ def run(args, env=None):
                           env=e, cwd=ROOT, timeout=600)
 
 
-@pytest.fixture
-def fleet(lab, tmp_path):
-    """Three lab hosts gpu1..gpu3, each with its own work dir and source clone; returns (inventory, marker,
-    hosts' vars, run args)."""
+def make_fleet(lab, tmp_path, uv: bool):
+    """Three lab hosts gpu1..gpu3, each with its own work dir and source clone (with `uv`: the real uv in
+    each tools venv and `installer: uv`); returns (inventory, marker, hosts' vars, run args, env)."""
     marker = tmp_path / "compiles.log"
     template = make_source(tmp_path, marker)
     bin_, buildtools = make_tools(tmp_path)
+    uv_bin = uv_binary(tmp_path) if uv else None
     hosts, vars_ = {}, {}
     for i in (1, 2, 3):
         name = f"gpu{i}"
         h = lab.start(name, f"127.0.0.{40 + i}", path_prefix=str(bin_))
-        vars_[name] = make_host(tmp_path, name, template, buildtools)
+        vars_[name] = make_host(tmp_path, name, template, buildtools, uv=uv_bin)
         hosts[name] = lab.inventory_entry(h, **vars_[name])
     inv = tmp_path / "inv.yml"
     inv.write_text(yaml.safe_dump({"all": {"hosts": hosts}}))
     base = ["--inventory", str(inv), "--host", "gpu1,gpu2,gpu3", "--recipe", "dspark", "--step", "vllm-compile", "--skip-preflight"]
     return inv, marker, vars_, base, {"OCRDEPLOY_KNOWN_HOSTS": str(lab.known_hosts)}
+
+
+@pytest.fixture
+def fleet(lab, tmp_path):
+    """The built wheel installed with uv, as after the recipe's tools-uv."""
+    return make_fleet(lab, tmp_path, uv=True)
+
+
+@pytest.fixture
+def pip_fleet(lab, tmp_path):
+    """No uv on the hosts: pip installs the built wheel."""
+    return make_fleet(lab, tmp_path, uv=False)
 
 
 def venv_run(v, code):
@@ -101,8 +113,8 @@ def test_identical_hosts_compile_once_and_install_the_wheel(fleet):
 
 
 @pytest.mark.ssh
-def test_a_failed_build_fails_the_group_once_and_a_different_source_builds_its_own(fleet):
-    inv, marker, vars_, base, env = fleet
+def test_a_failed_build_fails_the_group_once_and_a_different_source_builds_its_own(pip_fleet):
+    inv, marker, vars_, base, env = pip_fleet
     # gpu3's source is one commit ahead: its inputs differ, it builds on its own
     src3 = Path(vars_["gpu3"]["vllm_src"])
     (src3 / "vllm" / "extra.py").write_text("X = 1\n")
