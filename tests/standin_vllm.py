@@ -3,7 +3,8 @@
 vLLM's source cannot build without CUDA and a GPU; this is a package named `vllm` with a real C extension
 (`vllm._C`, imported by `from vllm import LLM`) built by setuptools with the real compiler, reached under the
 guide's names gcc-13/g++-13.  Its setup.py appends a line to a marker file for every compile, so a test can
-count how many ran.  `functions` pads the C file so that its compile takes a measurable time (the bench).
+count how many ran; a file `oom-above` holding N in the source makes a build with MAX_JOBS > N fail as
+an OOM-killed compile does, before compiling.  `functions` pads the C file so that its compile takes a measurable time (the bench).
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ class counted(build_ext):
     """Counts each real compile (one line per C file handed to the compiler) in MARKER."""
 
     def build_extension(self, ext):
+        oom = os.path.join(os.path.dirname(os.path.abspath(__file__)), "oom-above")
+        if os.path.exists(oom) and int(os.environ.get("MAX_JOBS", "1")) > int(open(oom).read()):
+            # as a compile the kernel's OOM killer ended (what `inv diagnose` reads as compile-oom-killed)
+            print("gcc: fatal error: Killed signal terminated program cc1", flush=True)
+            raise SystemExit(1)
         compile_ = self.compiler.compile
 
         def compile(sources, *a, **kw):

@@ -129,6 +129,10 @@ class Applier:
     def apply(self) -> HostRun:
         try:
             return self._apply()
+        except KeyboardInterrupt:
+            if self.shared is not None:          # before leave(): a builder's leave would hand its build over
+                self.shared.interrupt(self.host.name)
+            raise
         finally:
             if self.shared is not None:
                 self.shared.leave(self.host.name)

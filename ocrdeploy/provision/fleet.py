@@ -183,6 +183,15 @@ class SharedBuilds:
             group.failure, group.built_by = finding, host
             self._cond.notify_all()
 
+    def interrupt(self, host: str):
+        """Ctrl-C: every build not yet done fails, so no follower is handed one (it would start a second
+        compile while the run ends)."""
+        with self._cond:
+            for g in self._groups.values():
+                if g.wheel is None and g.failure is None:
+                    g.failure, g.built_by = f"interrupted (Ctrl-C on {host}) before the shared build ended", g.builder
+            self._cond.notify_all()
+
     def installed(self, host: str, group: Group, own: bool = False):
         with self._cond:
             names = group.own if own else group.installed

@@ -241,6 +241,11 @@ class VllmCompile(Step):
         return max_jobs(facts["cpu"].get("count") or 1, (facts.get("memory") or {}).get("available"))
 
     def _command(self, facts, v, jobs, wheel_dir=None):
+        if (facts.get("probe") or {}).get("kind") == "sh":
+            # the POSIX-sh probe reads no files, venvs or git state: "vllm_src not found" would mislead
+            raise StepError("the host has no python3, so the facts probe ran its POSIX-sh fallback, which reads "
+                            "no files, venvs or git state: the vLLM build can be neither planned, checked nor shared "
+                            "with identical hosts; install python3 on the host (or name ansible_python_interpreter)")
         if not file_fact(facts, self.src)["exists"]:
             raise StepError(f"vllm_src {self.src} not found on the host")
         if self.offline(facts) and not self.deps_dir:

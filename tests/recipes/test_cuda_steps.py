@@ -12,6 +12,7 @@ from ocrdeploy.provision.connection import LocalConnection
 from ocrdeploy.provision.kinds import PipInstall, Venv
 from ocrdeploy.recipes.cuda_steps import VllmCompile, max_jobs
 from ocrdeploy.provision.plan import Plan
+from ocrdeploy.provision.step import StepError
 
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 
@@ -223,3 +224,20 @@ def test_the_built_wheel_installs_with_uv_where_the_installer_var_allows(tmp_pat
     assert [c.argv[2:4] for c in step.wheel_install_commands(facts, {"installer": "pip"}, "/w/x.whl")] == \
         [("pip", "uninstall"), ("pip", "install")]
     assert " -m pip wheel " in " ".join(step.wheel_commands(facts, {"installer": "uv"}, "/w/k")[-1].argv)
+
+
+def test_a_host_probed_by_the_posix_sh_fallback_is_told_why_its_build_is_neither_planned_nor_shared():
+    """The fallback (no python3 on the host) gathers no git state: no build inputs, so no shared build, and
+    the step says why instead of "vllm_src not found"."""
+    from ocrdeploy.provision.facts import parse_sh_output
+
+    facts = parse_sh_output("hostname=gpu9\nuid=0\nhome=/root\ncpus=8\nworkdir=/w\nworkdir_exists=1\n")
+    step = VllmCompile("vllm-compile", "vllm-ocr-env", "/src/vllm")
+    assert step.build_inputs(facts, {}) is None
+    for make in (lambda: step.commands(facts, {}), lambda: step.wheel_commands(facts, {}, "/w/k")):
+        try:
+            make()
+        except StepError as exc:
+            assert "POSIX-sh fallback" in str(exc) and "shared" in str(exc) and "install python3" in str(exc)
+        else:
+            raise AssertionError("no StepError")
