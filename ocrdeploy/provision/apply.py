@@ -32,8 +32,8 @@ _WRAP_TEE = ('log=$1; shown=$2; shift 2; ' + _OPEN_LOG + 'printf "\\n$ %s\\n" "$
 # sha256 is not the builder's ($2) is deleted and refused (exit ARRIVAL_REFUSED), else the install runs
 ARRIVAL_REFUSED = 86
 _CHECK_ARRIVAL = ('sum=$(sha256sum -- "$0") || exit 2; sum=${sum%% *}; '
-                  'if [ "$sum" != "$1" ]; then rm -f -- "$0"; echo "sha256 $sum on arrival"; exit 86; fi; '
-                  'shift; exec "$@"')
+                  'if [ "$sum" != "$1" ]; then rm -f -- "$0"; echo "sha256 $sum on arrival"; '
+                  f'exit {ARRIVAL_REFUSED}; fi; shift; exec "$@"')
 NINJA = re.compile(rb"\[(\d+)/(\d+)\]")
 BYTES = re.compile(rb"@@progress (\S+) (\d+) (\d+)")
 
@@ -250,7 +250,8 @@ class Applier:
         kind = role.kind
         if kind == "install":
             # the wheel's directory is made while the builder compiles: one round trip less once it is there
-            self.conn.run(["mkdir", "-p", "--", wheel_dir], timeout=60)
+            # (should it fail, the copy says why)
+            self.conn.run(["mkdir", "-p", "--", wheel_dir], timeout=60, ok_codes=range(0, 256))
             kind = {"wheel": "install", "failed": "failed", "build": "build"}[shared.wait(me, group)]
             if kind == "failed":
                 return StepResult(step.name, FAILED, f"not built here: the shared build on {group.built_by} failed: "
