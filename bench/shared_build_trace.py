@@ -57,25 +57,29 @@ def install_tracers():
     A, S = apply.Applier, fleet.SharedBuilds
     _timed(A, "gather", lambda self, args: "checks (verify facts)" if args and args[0] is not None else "facts")
     _timed(A, "_run_logged", lambda self, args: _label(args[1]))
-    for name, label in (("_wheel_on_host", "hash on builder"), ("_receive", "copy to follower"),
-                        ("_send", "copy to follower")):
-        if hasattr(A, name):
-            _timed(A, name, label)
     for name, label in (("plan", "plan barrier"), ("wait", "wait for wheel")):
         _timed(S, name, label)
-    if hasattr(S, "fetch"):
-        real = S.fetch
+    for name, label in (("built_sum", "fetch sha256 to controller"), ("fetch", "fetch wheel to controller")):
+        _by_conn(S, name, label)
+    from ocrdeploy.provision import connection
 
-        def fetch(self, conn, *a, **kw):
-            start = time.monotonic()
-            try:
-                return real(self, conn, *a, **kw)
-            finally:
-                with _lock:
-                    SPANS.append({"host": conn.name, "phase": "fetch to controller", "start": start - T0,
-                                  "end": time.monotonic() - T0})
+    _by_conn(connection.SSHConnection, "put", "copy to follower", conn_is_self=True)
 
-        S.fetch = fetch
+
+def _by_conn(cls, name, label, conn_is_self=False):
+    """A method whose host is its connection's (the first argument, or self)."""
+    real = getattr(cls, name)
+
+    def wrapper(self, *args, **kwargs):
+        start = time.monotonic()
+        try:
+            return real(self, *args, **kwargs)
+        finally:
+            host = (self if conn_is_self else args[0]).name
+            with _lock:
+                SPANS.append({"host": host, "phase": label, "start": start - T0, "end": time.monotonic() - T0})
+
+    setattr(cls, name, wrapper)
 
 
 def main():

@@ -34,6 +34,9 @@ ARRIVAL_REFUSED = 86
 _CHECK_ARRIVAL = ('sum=$(sha256sum -- "$0") || exit 2; sum=${sum%% *}; '
                   'if [ "$sum" != "$1" ]; then rm -f -- "$0"; echo "sha256 $sum on arrival"; '
                   f'exit {ARRIVAL_REFUSED}; fi; shift; exec "$@"')
+# the shared build's `pip wheel` ($@), then in the same command the sha256 of what it left in the wheel
+# directory ($0), written beside it for the controller to fetch: no round trip to hash it after the build
+_WHEEL_THEN_SUM = '"$@" || exit $?; cd -- "$0" && sha256sum -- *.whl > .sha256'
 NINJA = re.compile(rb"\[(\d+)/(\d+)\]")
 BYTES = re.compile(rb"@@progress (\S+) (\d+) (\d+)")
 
@@ -271,13 +274,14 @@ class Applier:
                 return StepResult(step.name, FAILED, str(exc)), facts
             self._report("running", step.name, f"{reason}; building the wheel shared with "
                                                f"{len(group.members) - 1} more host(s)", 1)
-            code, ran, failure = self._run_with_retries(step, cmds, log, facts, wheel_dir=wheel_dir)
+            code, ran, failure = self._run_with_retries(step, cmds, log, facts, wheel_dir=wheel_dir,
+                                                        wrap=lambda c: self._summed(c, wheel_dir))
             if failure is not None:
                 ids = [f["id"] for f in failure.findings]
                 shared.fail(me, group, failure.reason + (f" [{', '.join(ids)}]" if ids else "") + f"; log {log}")
                 return failure, facts
             try:
-                name, sha = self._wheel_on_host(wheel_dir)
+                name, sha = shared.built_sum(self.conn, group, f"{wheel_dir}/.sha256")
                 wheel = shared.fetch(self.conn, group, f"{wheel_dir}/{name}", name, sha, inputs)
             except (WheelMismatch, CommandFailed, OSError) as exc:
                 shared.fail(me, group, f"the wheel could not be copied from {me}: {exc}")
@@ -318,15 +322,13 @@ class Applier:
         return StepResult(step.name, CHANGED, f"{reason}; {where} (sha256 {wheel.sha256[:12]})", commands=ran,
                           log=log, outcome=verdict.reason), facts
 
-    def _wheel_on_host(self, wheel_dir) -> tuple[str, str]:
-        """The one wheel the build left in wheel_dir, with its sha256 computed on the builder."""
-        out = self.conn.run(["find", wheel_dir, "-maxdepth", "1", "-name", "*.whl", "-exec", "sha256sum", "{}", "+"],
-                            timeout=600).stdout.split("\n")
-        found = [line.split(None, 1) for line in out if line.strip()]
-        if len(found) != 1:
-            raise OSError(f"expected one wheel in {wheel_dir}, found {len(found)}")
-        sha, path = found[0]
-        return path.strip().rsplit("/", 1)[-1], sha
+    @staticmethod
+    def _summed(cmds, wheel_dir):
+        """The wheel build's commands with its last one (the `pip wheel`) followed, in the same command, by
+        the sha256 of the wheel it built (fetched with the wheel: fleet.SharedBuilds.built_sum)."""
+        last = cmds[-1]
+        return [*cmds[:-1], Command(["sh", "-c", Script(_WHEEL_THEN_SUM, "then-sha256"), wheel_dir, *last.argv],
+                                    env=last.env, cwd=last.cwd, sudo=last.sudo, stdin=last.stdin)]
 
     def _deps(self, step) -> list[str]:
         """All steps this one depends on, directly or not, in plan order."""
@@ -352,13 +354,14 @@ class Applier:
     def _log_path(self, facts, step) -> str:
         return f"{facts['workdir']['path'].rstrip('/')}/.ocrdeploy/logs/{self.run_id}/{step.name}.log"
 
-    def _run_with_retries(self, step, cmds, log, facts, wheel_dir=None):
+    def _run_with_retries(self, step, cmds, log, facts, wheel_dir=None, wrap=None):
         """The commands, and the step's retry after a failure it knows (fewer compile jobs after an OOM kill),
-        the shared build's `pip wheel` as the install: (exit code, commands shown, failed StepResult or None)."""
+        the shared build's `pip wheel` as the install (each attempt's commands through `wrap`): (exit code,
+        commands shown, failed StepResult or None)."""
         attempt = 1
         ran: list[str] = []
         while True:
-            code, shown = self._run_logged(step, cmds, log)
+            code, shown = self._run_logged(step, wrap(cmds) if wrap else cmds, log)
             ran.extend(shown)
             if code == 0:
                 return code, ran, None

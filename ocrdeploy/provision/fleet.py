@@ -218,6 +218,19 @@ class SharedBuilds:
             self._cond.notify_all()
 
     # ---------------------------------------------------------------- the copy
+    def built_sum(self, conn, group: Group, remote: str) -> tuple[str, str]:
+        """The wheel's name and the sha256 the builder computed right after building it (`sha256sum`'s
+        line, written beside the wheel), fetched like the wheel: one wheel, or an error."""
+        local = os.path.join(self._tmp, group.key, ".sha256")
+        os.makedirs(os.path.dirname(local), exist_ok=True)
+        conn.get(remote, local)
+        with open(local, encoding="utf-8", errors="replace") as fh:
+            found = [line.split(None, 1) for line in fh if line.strip()]
+        if len(found) != 1 or len(found[0]) != 2:
+            raise OSError(f"expected one wheel in {os.path.dirname(remote)}, found {len(found)}")
+        sha, name = found[0]
+        return name.strip().lstrip("*"), sha
+
     def fetch(self, conn, group: Group, remote: str, name: str, sha256: str, inputs: dict) -> Wheel:
         """The builder's wheel to the controller, refused unless its sha256 is the one the builder computed."""
         local = os.path.join(self._tmp, group.key, name)
