@@ -34,9 +34,10 @@ ARRIVAL_REFUSED = 86
 _CHECK_ARRIVAL = ('sum=$(sha256sum -- "$0") || exit 2; sum=${sum%% *}; '
                   'if [ "$sum" != "$1" ]; then rm -f -- "$0"; echo "sha256 $sum on arrival"; '
                   f'exit {ARRIVAL_REFUSED}; fi; shift; exec "$@"')
-# the shared build's `pip wheel` ($@), then in the same command the sha256 of what it left in the wheel
-# directory ($0), written beside it for the controller to fetch: no round trip to hash it after the build
-_WHEEL_THEN_SUM = '"$@" || exit $?; cd -- "$0" && sha256sum -- *.whl > .sha256'
+# the shared build's `pip wheel` ($@) into a wheel directory ($0) emptied first (no wheel of an earlier
+# build left beside the new one), then in the same command the sha256 of the wheel, written beside it for
+# the controller to fetch: no round trips before and after the build to clean up and to hash
+_WHEEL_THEN_SUM = 'rm -rf -- "$0" || exit $?; "$@" || exit $?; cd -- "$0" && sha256sum -- *.whl > .sha256'
 NINJA = re.compile(rb"\[(\d+)/(\d+)\]")
 BYTES = re.compile(rb"@@progress (\S+) (\d+) (\d+)")
 
@@ -324,10 +325,11 @@ class Applier:
 
     @staticmethod
     def _summed(cmds, wheel_dir):
-        """The wheel build's commands with its last one (the `pip wheel`) followed, in the same command, by
-        the sha256 of the wheel it built (fetched with the wheel: fleet.SharedBuilds.built_sum)."""
+        """The wheel build's commands with its last one (the `pip wheel`) run in an emptied wheel_dir and
+        followed, in the same command, by the sha256 of the wheel it built (fetched with the wheel:
+        fleet.SharedBuilds.built_sum)."""
         last = cmds[-1]
-        return [*cmds[:-1], Command(["sh", "-c", Script(_WHEEL_THEN_SUM, "then-sha256"), wheel_dir, *last.argv],
+        return [*cmds[:-1], Command(["sh", "-c", Script(_WHEEL_THEN_SUM, "fresh-wheel-dir-then-sha256"), wheel_dir, *last.argv],
                                     env=last.env, cwd=last.cwd, sudo=last.sudo, stdin=last.stdin)]
 
     def _deps(self, step) -> list[str]:

@@ -106,7 +106,8 @@ class Step:
         return None
 
     def wheel_commands(self, facts: dict, vars_: dict, wheel_dir: str) -> list[Command]:
-        """Build the wheel into wheel_dir (on the builder)."""
+        """Build the wheel into wheel_dir (on the builder), the build last: the applier empties wheel_dir
+        before it and hashes the wheel after it, in the same command."""
         raise NotImplementedError
 
     def wheel_install_commands(self, facts: dict, vars_: dict, wheel: str) -> list[Command]:

@@ -292,8 +292,8 @@ class VllmCompile(Step):
                 "offline": self.offline(facts)}
 
     def wheel_commands(self, facts, v, wheel_dir):
-        # pip wheel makes the --wheel-dir: no mkdir round trip
-        return [Command(["rm", "-rf", "--", wheel_dir]), self._command(facts, v, self.jobs_for(facts), wheel_dir)]
+        """pip wheel makes the --wheel-dir; the applier empties it first, in the same command."""
+        return [self._command(facts, v, self.jobs_for(facts), wheel_dir)]
 
     def wheel_install_commands(self, facts, v, wheel):
         """The wheel with its dependencies, as the editable install pulls them (feat-ocr transformers comes

@@ -102,6 +102,8 @@ def test_identical_hosts_compile_once_and_install_the_wheel(fleet):
     assert compiles(marker) == 1
 
     clean(vars_)                                                # no build tree left to reuse: all compile anew
+    [key_dir] = Path(vars_["gpu1"]["workdir"], ".ocrdeploy", "wheels").iterdir()
+    (key_dir / "vllm-0.0.0-py3-none-any.whl").write_bytes(b"an earlier build's")   # emptied before the build
     p = run(base + ["--force"], env=env)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "vllm-compile: built on gpu1, installed from wheel on gpu2, gpu3" in p.stdout
