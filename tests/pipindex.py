@@ -13,13 +13,33 @@ import csv
 import hashlib
 import html
 import io
+import os
 import re
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from loopback import LoopbackServer
 
+UV_VERSION = "0.13.9"
+UV_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ocrdeploy-uv" / "wheels"
+
+
+def uv_wheel() -> Path:
+    """The real uv wheel, fetched from PyPI once for this machine (a test without it is skipped)."""
+    found = sorted(UV_CACHE.glob(f"uv-{UV_VERSION}-*.whl"))
+    if not found:
+        UV_CACHE.mkdir(parents=True, exist_ok=True)
+        p = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", f"uv=={UV_VERSION}",
+                            "-d", str(UV_CACHE)], capture_output=True, text=True)
+        found = sorted(UV_CACHE.glob(f"uv-{UV_VERSION}-*.whl"))
+        if not found:
+            import pytest
+
+            pytest.skip(f"the uv {UV_VERSION} wheel could not be had from PyPI: {p.stderr[-300:]}")
+    return found[0]
 
 
 def normalize(name: str) -> str:

@@ -3,7 +3,8 @@
 vLLM's source cannot build without CUDA and a GPU; this is a package named `vllm` with a real C extension
 (`vllm._C`, imported by `from vllm import LLM`) built by setuptools with the real compiler, reached under the
 guide's names gcc-13/g++-13.  Its setup.py appends a line to a marker file for every compile, so a test can
-count how many ran.  `functions` pads the C file so that its compile takes a measurable time (the bench).
+count how many ran; a file `oom-above` holding N in the source makes a build with MAX_JOBS > N fail as
+an OOM-killed compile does, before compiling.  `functions` pads the C file so that its compile takes a measurable time (the bench).
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ class counted(build_ext):
     """Counts each real compile (one line per C file handed to the compiler) in MARKER."""
 
     def build_extension(self, ext):
+        oom = os.path.join(os.path.dirname(os.path.abspath(__file__)), "oom-above")
+        if os.path.exists(oom) and int(os.environ.get("MAX_JOBS", "1")) > int(open(oom).read()):
+            # as a compile the kernel's OOM killer ended (what `inv diagnose` reads as compile-oom-killed)
+            print("gcc: fatal error: Killed signal terminated program cc1", flush=True)
+            raise SystemExit(1)
         compile_ = self.compiler.compile
 
         def compile(sources, *a, **kw):
@@ -90,9 +96,26 @@ def make_tools(root: Path) -> tuple[Path, Path]:
     return bin_, site
 
 
-def make_host(root: Path, name: str, template: Path, buildtools: Path) -> dict:
+def uv_binary(root: Path) -> Path:
+    """The real uv (from its PyPI wheel, tests/pipindex.py) unpacked once under root, for make_host(uv=True)."""
+    import zipfile
+
+    from pipindex import uv_wheel
+
+    dest = root / "uvbin" / "uv"
+    if not dest.exists():
+        with zipfile.ZipFile(uv_wheel()) as z:
+            member = next(n for n in z.namelist() if n.endswith(".data/scripts/uv"))
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(z.read(member))
+        dest.chmod(0o755)
+    return dest
+
+
+def make_host(root: Path, name: str, template: Path, buildtools: Path, uv: Path | None = None) -> dict:
     """A host's work dir with its vllm-ocr-env (the steps before the compile are not what is tested) and its
-    own clone of the source."""
+    own clone of the source; with `uv`, the tools venv's uv too (where the recipe's tools-uv puts it) and
+    `installer: uv` (this machine's pip.conf would keep `auto` on pip)."""
     wd = root / name
     env = wd / "vllm-ocr-env"
     # pip and setuptools from the interpreter's own site-packages: a venv without its own pip starts in a second
@@ -103,8 +126,14 @@ def make_host(root: Path, name: str, template: Path, buildtools: Path) -> dict:
     subprocess.run(["git", "clone", "-q", str(template), str(src)], check=True)
     deps = wd / "deps"
     deps.mkdir()
-    return {"workdir": str(wd), "vllm_src": str(src), "deps_dir": str(deps), "sdk_repo": "unused",
-            "transformers_src": "unused", "models": "false"}
+    found = {"workdir": str(wd), "vllm_src": str(src), "deps_dir": str(deps), "sdk_repo": "unused",
+             "transformers_src": "unused", "models": "false"}
+    if uv is not None:
+        tools = wd / ".ocrdeploy" / "tools-env" / "bin"
+        tools.mkdir(parents=True)
+        (tools / "uv").symlink_to(uv)
+        found["installer"] = "uv"
+    return found
 
 
 def clean(vars_):

@@ -28,6 +28,16 @@ _WRAP = ('log=$1; shown=$2; shift 2; ' + _OPEN_LOG +
          'printf "\\n$ %s\\n" "$shown" >> "$log"; exec "$@" >> "$log" 2>&1')
 _WRAP_TEE = ('log=$1; shown=$2; shift 2; ' + _OPEN_LOG + 'printf "\\n$ %s\\n" "$shown" >> "$log"; '
              '{ "$@" 2>&1; echo $? > "$log.rc"; } | tee -a "$log"; rc=$(cat "$log.rc"); rm -f "$log.rc"; exit "$rc"')
+# a shared wheel on arrival ($1), checked in the command that installs it (one round trip): a copy whose
+# sha256 is not the builder's ($2) is deleted and refused (exit ARRIVAL_REFUSED), else the install runs
+ARRIVAL_REFUSED = 86
+_CHECK_ARRIVAL = ('sum=$(sha256sum -- "$0") || exit 2; sum=${sum%% *}; '
+                  'if [ "$sum" != "$1" ]; then rm -f -- "$0"; echo "sha256 $sum on arrival"; '
+                  f'exit {ARRIVAL_REFUSED}; fi; shift; exec "$@"')
+# the shared build's `pip wheel` ($@) into a wheel directory ($0) emptied first (no wheel of an earlier
+# build left beside the new one), then in the same command the sha256 of the wheel, written beside it for
+# the controller to fetch: no round trips before and after the build to clean up and to hash
+_WHEEL_THEN_SUM = 'rm -rf -- "$0" || exit $?; "$@" || exit $?; cd -- "$0" && sha256sum -- *.whl > .sha256'
 NINJA = re.compile(rb"\[(\d+)/(\d+)\]")
 BYTES = re.compile(rb"@@progress (\S+) (\d+) (\d+)")
 
@@ -123,6 +133,10 @@ class Applier:
     def apply(self) -> HostRun:
         try:
             return self._apply()
+        except KeyboardInterrupt:
+            if self.shared is not None:          # before leave(): a builder's leave would hand its build over
+                self.shared.interrupt(self.host.name)
+            raise
         finally:
             if self.shared is not None:
                 self.shared.leave(self.host.name)
@@ -236,8 +250,12 @@ class Applier:
 
         shared, group, me = self.shared, role.group, self.host.name
         inputs = step.build_inputs(facts, self.vars)
+        wheel_dir = self._wheel_dir(facts, inputs)
         kind = role.kind
         if kind == "install":
+            # the wheel's directory is made while the builder compiles: one round trip less once it is there
+            # (should it fail, the copy says why)
+            self.conn.run(["mkdir", "-p", "--", wheel_dir], timeout=60, ok_codes=range(0, 256))
             kind = {"wheel": "install", "failed": "failed", "build": "build"}[shared.wait(me, group)]
             if kind == "failed":
                 return StepResult(step.name, FAILED, f"not built here: the shared build on {group.built_by} failed: "
@@ -246,10 +264,10 @@ class Applier:
                 shared.leave(me, group)
                 shared.installed(me, group, own=True)
                 return None, facts
-        wheel_dir = self._wheel_dir(facts, inputs)
         log = self._log_path(facts, step)
         ran: list[str] = []
         if kind == "build":
+            shared.building(me, group)      # from here on this build is the group's only one (fleet.py)
             try:
                 cmds = step.wheel_commands(facts, self.vars, wheel_dir)
             except StepError as exc:
@@ -257,17 +275,14 @@ class Applier:
                 return StepResult(step.name, FAILED, str(exc)), facts
             self._report("running", step.name, f"{reason}; building the wheel shared with "
                                                f"{len(group.members) - 1} more host(s)", 1)
-            code, shown = self._run_logged(step, cmds, log)
-            ran.extend(shown)
-            if code != 0:
-                findings = self._diagnose(log)
-                why = f"`{shown[-1]}` exited with {code}"
-                ids = [f["id"] for f in findings]
-                shared.fail(me, group, why + (f" [{', '.join(ids)}]" if ids else "") + f"; log {log}")
-                return StepResult(step.name, FAILED, why, commands=ran, log=log, exit_code=code,
-                                  tail=self._tail(log), findings=findings), facts
+            code, ran, failure = self._run_with_retries(step, cmds, log, facts, wheel_dir=wheel_dir,
+                                                        wrap=lambda c: self._summed(c, wheel_dir))
+            if failure is not None:
+                ids = [f["id"] for f in failure.findings]
+                shared.fail(me, group, failure.reason + (f" [{', '.join(ids)}]" if ids else "") + f"; log {log}")
+                return failure, facts
             try:
-                name, sha = self._wheel_on_host(wheel_dir)
+                name, sha = shared.built_sum(self.conn, group, f"{wheel_dir}/.sha256")
                 wheel = shared.fetch(self.conn, group, f"{wheel_dir}/{name}", name, sha, inputs)
             except (WheelMismatch, CommandFailed, OSError) as exc:
                 shared.fail(me, group, f"the wheel could not be copied from {me}: {exc}")
@@ -276,14 +291,26 @@ class Applier:
             shared.publish(me, group, wheel)
         else:
             wheel = group.wheel
-            try:
-                self._receive(wheel, wheel_dir)
-            except (WheelMismatch, CommandFailed, OSError) as exc:
-                return StepResult(step.name, FAILED, f"refused the wheel from {group.built_by}: {exc}"), facts
-            shared.installed(me, group)
         path = f"{wheel_dir}/{wheel.name}"
-        code, shown = self._run_logged(step, step.wheel_install_commands(facts, self.vars, path), log)
+        install = step.wheel_install_commands(facts, self.vars, path)
+        if kind != "build":         # the copy, then its check on arrival and the install in one round trip
+            try:
+                self.conn.put(wheel.local, path)
+            except (CommandFailed, OSError) as exc:
+                return StepResult(step.name, FAILED, f"the wheel from {group.built_by} could not be copied here: "
+                                                     f"{exc}"), facts
+            first = install[0]
+            install[0] = Command(["sh", "-c", Script(_CHECK_ARRIVAL, "sha256-on-arrival"), path, wheel.sha256,
+                                  *first.argv], env=first.env, cwd=first.cwd, sudo=first.sudo, stdin=first.stdin)
+        code, shown = self._run_logged(step, install, log)
         ran.extend(shown)
+        if code == ARRIVAL_REFUSED and kind != "build":
+            got = re.findall(r"sha256 (\S+) on arrival", self._tail(log, 5))
+            return StepResult(step.name, FAILED, f"refused the wheel from {group.built_by}: sha256 "
+                                                 f"{got[-1] if got else '?'} on arrival, the builder's is "
+                                                 f"{wheel.sha256}", commands=ran, log=log), facts
+        if kind != "build":
+            shared.installed(me, group)
         if code != 0:
             return StepResult(step.name, FAILED, f"`{shown[-1]}` exited with {code}", commands=ran, log=log,
                               exit_code=code, tail=self._tail(log), findings=self._diagnose(log)), facts
@@ -296,28 +323,14 @@ class Applier:
         return StepResult(step.name, CHANGED, f"{reason}; {where} (sha256 {wheel.sha256[:12]})", commands=ran,
                           log=log, outcome=verdict.reason), facts
 
-    def _wheel_on_host(self, wheel_dir) -> tuple[str, str]:
-        """The one wheel the build left in wheel_dir, with its sha256 computed on the builder."""
-        out = self.conn.run(["find", wheel_dir, "-maxdepth", "1", "-name", "*.whl", "-exec", "sha256sum", "{}", "+"],
-                            timeout=600).stdout.split("\n")
-        found = [line.split(None, 1) for line in out if line.strip()]
-        if len(found) != 1:
-            raise OSError(f"expected one wheel in {wheel_dir}, found {len(found)}")
-        sha, path = found[0]
-        return path.strip().rsplit("/", 1)[-1], sha
-
-    def _receive(self, wheel, wheel_dir):
-        """The controller's copy of the wheel to this host, its sha256 checked there on arrival; a copy that
-        does not match is deleted and refused."""
-        from .fleet import WheelMismatch
-
-        path = f"{wheel_dir}/{wheel.name}"
-        self.conn.run(["mkdir", "-p", "--", wheel_dir], timeout=60)
-        self.conn.put(wheel.local, path)
-        got = self.conn.run(["sha256sum", "--", path], timeout=600).stdout.split(None, 1)[0]
-        if got != wheel.sha256:
-            self.conn.run(["rm", "-f", "--", path], timeout=60)
-            raise WheelMismatch(f"sha256 {got} on arrival, the builder's is {wheel.sha256}")
+    @staticmethod
+    def _summed(cmds, wheel_dir):
+        """The wheel build's commands with its last one (the `pip wheel`) run in an emptied wheel_dir and
+        followed, in the same command, by the sha256 of the wheel it built (fetched with the wheel:
+        fleet.SharedBuilds.built_sum)."""
+        last = cmds[-1]
+        return [*cmds[:-1], Command(["sh", "-c", Script(_WHEEL_THEN_SUM, "fresh-wheel-dir-then-sha256"), wheel_dir, *last.argv],
+                                    env=last.env, cwd=last.cwd, sudo=last.sudo, stdin=last.stdin)]
 
     def _deps(self, step) -> list[str]:
         """All steps this one depends on, directly or not, in plan order."""
@@ -343,25 +356,35 @@ class Applier:
     def _log_path(self, facts, step) -> str:
         return f"{facts['workdir']['path'].rstrip('/')}/.ocrdeploy/logs/{self.run_id}/{step.name}.log"
 
-    def _execute(self, step, cmds, reason, facts):
-        log = self._log_path(facts, step)
+    def _run_with_retries(self, step, cmds, log, facts, wheel_dir=None, wrap=None):
+        """The commands, and the step's retry after a failure it knows (fewer compile jobs after an OOM kill),
+        the shared build's `pip wheel` as the install (each attempt's commands through `wrap`): (exit code,
+        commands shown, failed StepResult or None)."""
         attempt = 1
         ran: list[str] = []
         while True:
-            self._report("running", step.name, reason, attempt)
-            code, shown = self._run_logged(step, cmds, log)
+            code, shown = self._run_logged(step, wrap(cmds) if wrap else cmds, log)
             ran.extend(shown)
             if code == 0:
-                break
+                return code, ran, None
             tail = self._tail(log)
             findings = self._diagnose(log)
-            retry = step.retry(attempt, [f["id"] for f in findings], facts, self.vars)
+            ids = [f["id"] for f in findings]
+            retry = (step.retry(attempt, ids, facts, self.vars, wheel_dir=wheel_dir) if wheel_dir is not None
+                     else step.retry(attempt, ids, facts, self.vars))
             if retry is None:
-                return StepResult(step.name, FAILED, f"`{shown[-1]}` exited with {code}", commands=ran, log=log,
-                                  exit_code=code, tail=tail, findings=findings), facts
+                return code, ran, StepResult(step.name, FAILED, f"`{shown[-1]}` exited with {code}", commands=ran,
+                                             log=log, exit_code=code, tail=tail, findings=findings)
             attempt += 1
             self._report("retrying", step.name, findings, [self._show(c) for c in retry])
             cmds = retry
+
+    def _execute(self, step, cmds, reason, facts):
+        log = self._log_path(facts, step)
+        self._report("running", step.name, reason, 1)
+        code, ran, failure = self._run_with_retries(step, cmds, log, facts)
+        if failure is not None:
+            return failure, facts
         facts = self.gather(step.verify_request(self.vars))
         verdict = step.verify(facts, self.vars)
         if verdict.needed:

@@ -77,6 +77,7 @@ class Group:
     inputs: dict
     left: set = field(default_factory=set)
     builder: str | None = None
+    building: bool = False              # the builder has started the build: it is the group's only one
     built_by: str | None = None
     wheel: Wheel | None = None
     failure: str | None = None
@@ -166,6 +167,12 @@ class SharedBuilds:
                 return "wheel"
             return "failed" if group.failure is not None else "build"
 
+    def building(self, host: str, group: Group):
+        """The builder starts its build: from now on its end, however it comes (Ctrl-C, a lost connection),
+        fails the group instead of handing the build to a follower, which would start a second compile."""
+        with self._cond:
+            group.building = True
+
     def publish(self, host: str, group: Group, wheel: Wheel):
         with self._cond:
             group.wheel, group.built_by = wheel, host
@@ -176,6 +183,15 @@ class SharedBuilds:
             group.failure, group.built_by = finding, host
             self._cond.notify_all()
 
+    def interrupt(self, host: str):
+        """Ctrl-C: every build not yet done fails, so no follower is handed one (it would start a second
+        compile while the run ends)."""
+        with self._cond:
+            for g in self._groups.values():
+                if g.wheel is None and g.failure is None:
+                    g.failure, g.built_by = f"interrupted (Ctrl-C on {host}) before the shared build ended", g.builder
+            self._cond.notify_all()
+
     def installed(self, host: str, group: Group, own: bool = False):
         with self._cond:
             names = group.own if own else group.installed
@@ -184,7 +200,8 @@ class SharedBuilds:
 
     def leave(self, host: str, group: Group | None = None):
         """The host is done (its run ended), or — with `group` — it builds on its own instead: a builder that
-        leaves before its wheel or failure is known hands the build to the next host still in the group."""
+        leaves before its build started (an earlier step failed) hands the build to the next host still in the
+        group; one that leaves during its build (interrupted, its connection lost) fails the group."""
         with self._cond:
             groups = [group] if group else list(self._groups.values())
             if group is None:
@@ -194,10 +211,26 @@ class SharedBuilds:
                     continue
                 g.left.add(host)
                 if g.builder == host and g.wheel is None and g.failure is None:
-                    g.builder = next((m for m in g.members if m not in g.left), None)
+                    if g.building:
+                        g.failure, g.built_by = f"the build on {host} ended without a wheel (interrupted?)", host
+                    else:
+                        g.builder = next((m for m in g.members if m not in g.left), None)
             self._cond.notify_all()
 
     # ---------------------------------------------------------------- the copy
+    def built_sum(self, conn, group: Group, remote: str) -> tuple[str, str]:
+        """The wheel's name and the sha256 the builder computed right after building it (`sha256sum`'s
+        line, written beside the wheel), fetched like the wheel: one wheel, or an error."""
+        local = os.path.join(self._tmp, group.key, ".sha256")
+        os.makedirs(os.path.dirname(local), exist_ok=True)
+        conn.get(remote, local)
+        with open(local, encoding="utf-8", errors="replace") as fh:
+            found = [line.split(None, 1) for line in fh if line.strip()]
+        if len(found) != 1 or len(found[0]) != 2:
+            raise OSError(f"expected one wheel in {os.path.dirname(remote)}, found {len(found)}")
+        sha, name = found[0]
+        return name.strip().lstrip("*"), sha
+
     def fetch(self, conn, group: Group, remote: str, name: str, sha256: str, inputs: dict) -> Wheel:
         """The builder's wheel to the controller, refused unless its sha256 is the one the builder computed."""
         local = os.path.join(self._tmp, group.key, name)

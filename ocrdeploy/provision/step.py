@@ -84,8 +84,10 @@ class Step:
         """After running, on re-read facts: passes (needed=False) when they show no work left."""
         return self.needs(facts, vars_)
 
-    def retry(self, attempt: int, findings: list[str], facts: dict, vars_: dict) -> list[Command] | None:
-        """Commands for another attempt after a failure, or None (default: no retry)."""
+    def retry(self, attempt: int, findings: list[str], facts: dict, vars_: dict,
+              wheel_dir: str | None = None) -> list[Command] | None:
+        """Commands for another attempt after a failure, or None (default: no retry).  `wheel_dir`: the
+        failure was a shared build's wheel build (a step with build_inputs), which retries into it."""
         return None
 
     # shared builds (fleet.py): a step that compiles can build a wheel once for the hosts whose inputs match
@@ -104,7 +106,8 @@ class Step:
         return None
 
     def wheel_commands(self, facts: dict, vars_: dict, wheel_dir: str) -> list[Command]:
-        """Build the wheel into wheel_dir (on the builder)."""
+        """Build the wheel into wheel_dir (on the builder), the build last: the applier empties wheel_dir
+        before it and hashes the wheel after it, in the same command."""
         raise NotImplementedError
 
     def wheel_install_commands(self, facts: dict, vars_: dict, wheel: str) -> list[Command]:

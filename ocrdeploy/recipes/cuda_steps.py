@@ -10,6 +10,7 @@ import math
 import posixpath
 
 from ..provision.command import Command
+from ..provision import installer
 from ..provision.installer import install_command
 from ..provision.kinds import editable_source, venv_python
 from ..provision.pip_index import pip_options
@@ -184,6 +185,7 @@ class VllmCompile(Step):
 
     def request(self, v):
         req = Request(paths={self.src, f"{self.src}/setup.py"}, git={self.src}, git_status={self.src})
+        req.merge(installer.request())          # the shared build's wheel install may go through uv
         if self.deps_dir:
             req.paths.add(self.deps_dir)
         return req
@@ -239,6 +241,11 @@ class VllmCompile(Step):
         return max_jobs(facts["cpu"].get("count") or 1, (facts.get("memory") or {}).get("available"))
 
     def _command(self, facts, v, jobs, wheel_dir=None):
+        if (facts.get("probe") or {}).get("kind") == "sh":
+            # the POSIX-sh probe reads no files, venvs or git state: "vllm_src not found" would mislead
+            raise StepError("the host has no python3, so the facts probe ran its POSIX-sh fallback, which reads "
+                            "no files, venvs or git state: the vLLM build can be neither planned, checked nor shared "
+                            "with identical hosts; install python3 on the host (or name ansible_python_interpreter)")
         if not file_fact(facts, self.src)["exists"]:
             raise StepError(f"vllm_src {self.src} not found on the host")
         if self.offline(facts) and not self.deps_dir:
@@ -285,23 +292,26 @@ class VllmCompile(Step):
                 "offline": self.offline(facts)}
 
     def wheel_commands(self, facts, v, wheel_dir):
-        return [Command(["rm", "-rf", "--", wheel_dir]), Command(["mkdir", "-p", "--", wheel_dir]),
-                self._command(facts, v, self.jobs_for(facts), wheel_dir)]
+        """pip wheel makes the --wheel-dir; the applier empties it first, in the same command."""
+        return [self._command(facts, v, self.jobs_for(facts), wheel_dir)]
 
     def wheel_install_commands(self, facts, v, wheel):
         """The wheel with its dependencies, as the editable install pulls them (feat-ocr transformers comes
-        after, as on the builder); a vllm already there is removed first, since pip keeps an equal version."""
+        after, as on the builder).  Installing a built wheel is what uv does as pip does (the compile is done),
+        so the installer var decides, with `--reinstall-package vllm` for an equal version already there;
+        pip keeps an equal version, so a vllm already there is removed first."""
         python = venv_python(facts, self.venv_name)
-        opts = pip_options(v)
+        if installer.choose(facts, v).name == "uv":
+            return [install_command(facts, v, python, ["--reinstall-package", "vllm", wheel])]
         drop = [Command([python, "-m", "pip", "uninstall", "-y", "vllm"])] if dist(facts, self.venv_name, "vllm") else []
-        return drop + [Command([python, "-m", "pip", "install", *opts.args, wheel, "--progress-bar", "off"],
-                               env=opts.env)]
+        return drop + [install_command(facts, v, python, [wheel], pip_flags=["--progress-bar", "off"])]
 
-    def retry(self, attempt, findings, facts, v):
-        """One more try with half the jobs when compilers were killed for memory."""
+    def retry(self, attempt, findings, facts, v, wheel_dir=None):
+        """One more try with half the jobs when compilers were killed for memory (the shared build's `pip
+        wheel` into wheel_dir as the editable install)."""
         if attempt == 1 and "compile-oom-killed" in findings:
             jobs = max(1, self.jobs_for(facts) // 2)
-            return [self._command(facts, v, jobs)]
+            return [self._command(facts, v, jobs, wheel_dir)]
         return None
 
 

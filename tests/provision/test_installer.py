@@ -18,11 +18,9 @@ from ocrdeploy.provision.apply import Applier
 from ocrdeploy.provision.connection import LocalConnection
 from ocrdeploy.provision.kinds import PipEditable, PipInstall, UvForPython, Venv, with_uv
 from ocrdeploy.provision.step import StepError
-from pipindex import PipIndex, build_wheel, sdk_repo
+from pipindex import PipIndex, build_wheel, sdk_repo, uv_wheel
 
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
-UV_VERSION = "0.13.9"
-CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ocrdeploy-uv" / "wheels"
 FACTS = {"workdir": {"path": "/w"}, "host": {}}
 UV_THERE = {**FACTS, "files": {installer.UV: {"exists": True}}}
 CRED = "https://ci:t0ken-s3cret@mirror.example.com/simple"
@@ -95,19 +93,6 @@ def test_with_uv_puts_the_bootstrap_first_and_leaves_pip_runs_and_compiles_alone
 
 
 # ---------------------------------------------------------------- real uv against a local index
-def uv_wheel() -> Path:
-    """The real uv wheel, fetched from PyPI once for this machine."""
-    found = sorted(CACHE.glob(f"uv-{UV_VERSION}-*.whl"))
-    if not found:
-        CACHE.mkdir(parents=True, exist_ok=True)
-        p = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", f"uv=={UV_VERSION}",
-                            "-d", str(CACHE)], capture_output=True, text=True)
-        found = sorted(CACHE.glob(f"uv-{UV_VERSION}-*.whl"))
-        if not found:
-            pytest.skip(f"the uv {UV_VERSION} wheel could not be had from PyPI: {p.stderr[-300:]}")
-    return found[0]
-
-
 @pytest.fixture
 def index(tmp_path):
     wheels = tmp_path / "wheels"

@@ -12,6 +12,7 @@ from ocrdeploy.provision.connection import LocalConnection
 from ocrdeploy.provision.kinds import PipInstall, Venv
 from ocrdeploy.recipes.cuda_steps import VllmCompile, max_jobs
 from ocrdeploy.provision.plan import Plan
+from ocrdeploy.provision.step import StepError
 
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 
@@ -189,8 +190,7 @@ def test_the_shared_build_is_a_pip_wheel_with_the_guides_environment_and_install
     src.mkdir()
     facts = _build_facts(files={str(src): {"exists": True}}, cpu={"count": 8}, memory={"available": 64 * 2**30})
     step = VllmCompile("vllm-compile", "vllm-ocr-env", str(src), jobs=4)
-    rm, mkdir, build = step.wheel_commands(facts, {}, "/w/.ocrdeploy/wheels/k")
-    assert list(rm.argv) == ["rm", "-rf", "--", "/w/.ocrdeploy/wheels/k"] and list(mkdir.argv[:2]) == ["mkdir", "-p"]
+    [build] = step.wheel_commands(facts, {}, "/w/.ocrdeploy/wheels/k")         # pip wheel makes the dir
     assert list(build.argv[1:]) == ["-m", "pip", "wheel", "--no-deps", "--wheel-dir", "/w/.ocrdeploy/wheels/k", ".",
                               "--no-build-isolation", "--progress-bar", "off"]
     assert build.env == step._command(facts, {}, 4).env and build.env["MAX_JOBS"] == "4" and build.cwd == str(src)
@@ -199,3 +199,44 @@ def test_the_shared_build_is_a_pip_wheel_with_the_guides_environment_and_install
     facts["venvs"]["vllm-ocr-env"]["dists"]["vllm"] = {"version": "0.31.0", "editable": True}
     drop, install = step.wheel_install_commands(facts, {}, "/w/x.whl")
     assert list(drop.argv[1:]) == ["-m", "pip", "uninstall", "-y", "vllm"]
+    # the OOM retry of the shared build halves the jobs of the same `pip wheel`
+    [again] = step.retry(1, ["compile-oom-killed"], facts, {}, wheel_dir="/w/.ocrdeploy/wheels/k")
+    assert list(again.argv) == list(build.argv) and again.env["MAX_JOBS"] == "2"
+    assert step.retry(2, ["compile-oom-killed"], facts, {}, wheel_dir="/w/.ocrdeploy/wheels/k") is None
+
+
+def test_the_built_wheel_installs_with_uv_where_the_installer_var_allows(tmp_path):
+    """Installing a wheel already built is what uv does as pip does: one command, the equal version already
+    there replaced (--reinstall-package), no uninstall round trip; the compile itself stays pip's."""
+    from ocrdeploy.provision import installer
+
+    src = tmp_path / "vllm"
+    src.mkdir()
+    facts = _build_facts(files={str(src): {"exists": True}, installer.UV: {"exists": True}}, cpu={"count": 8},
+                         memory={"available": 64 * 2**30})
+    facts["venvs"]["vllm-ocr-env"]["dists"]["vllm"] = {"version": "0.31.0", "editable": True}
+    step = VllmCompile("vllm-compile", "vllm-ocr-env", str(src), jobs=4)
+    assert installer.UV in step.request({}).paths         # the choice's facts are gathered with the step's
+    [install] = step.wheel_install_commands(facts, {"installer": "uv"}, "/w/x.whl")
+    assert list(install.argv[:3]) == ["/w/.ocrdeploy/tools-env/bin/uv", "pip", "install"]
+    assert list(install.argv[-3:]) == ["--reinstall-package", "vllm", "/w/x.whl"]
+    assert [c.argv[2:4] for c in step.wheel_install_commands(facts, {"installer": "pip"}, "/w/x.whl")] == \
+        [("pip", "uninstall"), ("pip", "install")]
+    assert " -m pip wheel " in " ".join(step.wheel_commands(facts, {"installer": "uv"}, "/w/k")[-1].argv)
+
+
+def test_a_host_probed_by_the_posix_sh_fallback_is_told_why_its_build_is_neither_planned_nor_shared():
+    """The fallback (no python3 on the host) gathers no git state: no build inputs, so no shared build, and
+    the step says why instead of "vllm_src not found"."""
+    from ocrdeploy.provision.facts import parse_sh_output
+
+    facts = parse_sh_output("hostname=gpu9\nuid=0\nhome=/root\ncpus=8\nworkdir=/w\nworkdir_exists=1\n")
+    step = VllmCompile("vllm-compile", "vllm-ocr-env", "/src/vllm")
+    assert step.build_inputs(facts, {}) is None
+    for make in (lambda: step.commands(facts, {}), lambda: step.wheel_commands(facts, {}, "/w/k")):
+        try:
+            make()
+        except StepError as exc:
+            assert "POSIX-sh fallback" in str(exc) and "shared" in str(exc) and "install python3" in str(exc)
+        else:
+            raise AssertionError("no StepError")
