@@ -433,3 +433,21 @@ def test_the_readme_quick_start_inventory_plans_as_written(tmp_path):
                        capture_output=True, text=True, cwd=tmp_path, timeout=120)
     host = json.loads(p.stdout)["hosts"]["gpu1"]
     assert {"vllm-compile", "feat-ocr-transformers", "sdk-install"} <= {s["step"] for s in host["steps"]}, p.stderr
+
+
+@pytest.mark.parametrize("mib,gb", [(94 * 1024, 94), (141 * 1024, 141), (2500, 3), (300_000, 293)])
+def test_a_full_label_is_that_label_even_where_the_next_ones_band_starts_below_it(mib, gb):
+    """94 GB and 141 GB cards read in full fall inside the 96 and 144 bands (which start lower): the smallest
+    label a reading fits under is the size.  A reading no label explains is rounded up to whole GiB."""
+    assert pf.sold_gb(mib) == gb
+
+
+def test_vram_is_judged_on_the_largest_card_not_the_first():
+    f = base_facts()
+    f["gpu"]["gpus"] = [{"index": 0, "name": "Tesla T4", "memory_total_mib": 15360, "memory_free_mib": 15000,
+                         "processes": []},
+                        {"index": 1, "name": "NVIDIA L4", "memory_total_mib": 23034, "memory_free_mib": 9000,
+                         "processes": []}]
+    assert pf.check_vram(f, DSPARK).status == "pass"
+    # the T4 has more free memory but is below the guide's size: the L4 is the one to use
+    assert pf.check_free_gpu(f, DSPARK).value == "1"
