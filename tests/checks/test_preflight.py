@@ -451,3 +451,10 @@ def test_vram_is_judged_on_the_largest_card_not_the_first():
     assert pf.check_vram(f, DSPARK).status == "pass"
     # the T4 has more free memory but is below the guide's size: the L4 is the one to use
     assert pf.check_free_gpu(f, DSPARK).value == "1"
+
+
+def test_equal_free_cards_go_by_the_lowest_index():
+    card = {"name": "NVIDIA L4", "memory_total_mib": 23034, "memory_free_mib": 22000, "processes": []}
+    f = base_facts()
+    f["gpu"]["gpus"] = [{**card, "index": 2}, {**card, "index": 0}, {**card, "index": 1, "memory_free_mib": 21000}]
+    assert [g["index"] for g in pf.free_gpus(f)] == [0, 2, 1]
