@@ -458,3 +458,12 @@ def test_equal_free_cards_go_by_the_lowest_index():
     f = base_facts()
     f["gpu"]["gpus"] = [{**card, "index": 2}, {**card, "index": 0}, {**card, "index": 1, "memory_free_mib": 21000}]
     assert [g["index"] for g in pf.free_gpus(f)] == [0, 2, 1]
+
+
+def test_the_disk_floor_is_inclusive_and_in_gib():
+    floor = DSPARK.min_disk_gib
+    at = pf.check_disk(base_facts(workdir={"path": "/w", "exists": True, "free": int(floor * 2**30)}), DSPARK)
+    assert at.status == "pass" and at.value == floor and at.message.startswith(f"{floor:.1f} GiB free at /w")
+    under = pf.check_disk(base_facts(workdir={"path": "/w", "exists": True, "free": int(floor * 2**30) - 2**20}),
+                          DSPARK)
+    assert under.status == "fail" and under.message.startswith(f"{floor - 1 / 1024:.1f} GiB free at /w; >= ")
