@@ -467,3 +467,29 @@ def test_the_disk_floor_is_inclusive_and_in_gib():
     under = pf.check_disk(base_facts(workdir={"path": "/w", "exists": True, "free": int(floor * 2**30) - 2**20}),
                           DSPARK)
     assert under.status == "fail" and under.message.startswith(f"{floor - 1 / 1024:.1f} GiB free at /w; >= ")
+
+
+def test_an_advised_size_is_reached_at_that_size():
+    """A card of exactly the advised size is no longer 'tight' (a stack stating advised_vram_gib without modes)."""
+    from ocrdeploy.checks.requirements import Requirements
+
+    req = Requirements(min_vram_gib=24.0, advised_vram_gib=32.0)
+    f = base_facts()
+    f["gpu"]["gpus"][0]["memory_total_mib"] = 32 * 1024
+    assert pf.check_vram(f, req).status == "pass"
+    f["gpu"]["gpus"][0]["memory_total_mib"] = 24 * 1024
+    tight = pf.check_vram(f, req)
+    assert tight.status == "warn" and tight.message.startswith("a 24 GB card is enough but tight; 32 GB+ advised")
+
+
+def test_the_newest_accepted_interpreter_unless_the_default_comes_first():
+    from ocrdeploy.checks.requirements import PythonRule
+
+    pythons = [{"path": "/usr/bin/python3.12", "version": "3.12.3"},
+               {"path": "/usr/bin/python3", "version": "3.10.12", "default": True},
+               {"path": "/opt/py/bin/python3.13", "version": "3.13.1"},
+               {"path": "/usr/bin/python3.9", "version": "3.9.18"}]
+    assert PythonRule(">=3.10").pick(pythons)["path"] == "/opt/py/bin/python3.13"
+    assert PythonRule(">=3.10", system_first=True).pick(pythons)["path"] == "/usr/bin/python3"
+    assert PythonRule("<3.10", system_first=True).pick(pythons)["path"] == "/usr/bin/python3.9"
+    assert PythonRule.of("3.12").pick(pythons)["version"] == "3.12.3" and PythonRule.of("3.11").pick(pythons) is None
