@@ -493,3 +493,6 @@ def test_the_newest_accepted_interpreter_unless_the_default_comes_first():
     assert PythonRule(">=3.10", system_first=True).pick(pythons)["path"] == "/usr/bin/python3"
     assert PythonRule("<3.10", system_first=True).pick(pythons)["path"] == "/usr/bin/python3.9"
     assert PythonRule.of("3.12").pick(pythons)["version"] == "3.12.3" and PythonRule.of("3.11").pick(pythons) is None
+    # a host's release candidate is that minor (packaging would skip it unless told)
+    assert PythonRule(">=3.10").accepts("3.14.0rc2") and PythonRule.of("3.14").accepts("3.14.0rc2")
+    assert not PythonRule(">=3.10").accepts("not a version") and not PythonRule(">=3.10").accepts(None)
