@@ -496,3 +496,10 @@ def test_the_newest_accepted_interpreter_unless_the_default_comes_first():
     # a host's release candidate is that minor (packaging would skip it unless told)
     assert PythonRule(">=3.10").accepts("3.14.0rc2") and PythonRule.of("3.14").accepts("3.14.0rc2")
     assert not PythonRule(">=3.10").accepts("not a version") and not PythonRule(">=3.10").accepts(None)
+
+
+@pytest.mark.parametrize("version,status", [("3.9.18", "fail"), ("3.10.0", "pass")])
+def test_deepseek_on_upstream_vllm_needs_python_310(version, status):
+    f = base_facts(pythons=[{"path": "/usr/bin/python3", "version": version, "default": True}])
+    got = {r.name: r for r in pf.check_pythons(f, get_recipe("deepseek-ocr").requirements)}
+    assert got["python:deepseek-vllm-env"].status == status
