@@ -433,3 +433,73 @@ def test_the_readme_quick_start_inventory_plans_as_written(tmp_path):
                        capture_output=True, text=True, cwd=tmp_path, timeout=120)
     host = json.loads(p.stdout)["hosts"]["gpu1"]
     assert {"vllm-compile", "feat-ocr-transformers", "sdk-install"} <= {s["step"] for s in host["steps"]}, p.stderr
+
+
+@pytest.mark.parametrize("mib,gb", [(94 * 1024, 94), (141 * 1024, 141), (2500, 3), (300_000, 293)])
+def test_a_full_label_is_that_label_even_where_the_next_ones_band_starts_below_it(mib, gb):
+    """94 GB and 141 GB cards read in full fall inside the 96 and 144 bands (which start lower): the smallest
+    label a reading fits under is the size.  A reading no label explains is rounded up to whole GiB."""
+    assert pf.sold_gb(mib) == gb
+
+
+def test_vram_is_judged_on_the_largest_card_not_the_first():
+    f = base_facts()
+    f["gpu"]["gpus"] = [{"index": 0, "name": "Tesla T4", "memory_total_mib": 15360, "memory_free_mib": 15000,
+                         "processes": []},
+                        {"index": 1, "name": "NVIDIA L4", "memory_total_mib": 23034, "memory_free_mib": 9000,
+                         "processes": []}]
+    assert pf.check_vram(f, DSPARK).status == "pass"
+    # the T4 has more free memory but is below the guide's size: the L4 is the one to use
+    assert pf.check_free_gpu(f, DSPARK).value == "1"
+
+
+def test_equal_free_cards_go_by_the_lowest_index():
+    card = {"name": "NVIDIA L4", "memory_total_mib": 23034, "memory_free_mib": 22000, "processes": []}
+    f = base_facts()
+    f["gpu"]["gpus"] = [{**card, "index": 2}, {**card, "index": 0}, {**card, "index": 1, "memory_free_mib": 21000}]
+    assert [g["index"] for g in pf.free_gpus(f)] == [0, 2, 1]
+
+
+def test_the_disk_floor_is_inclusive_and_in_gib():
+    floor = DSPARK.min_disk_gib
+    at = pf.check_disk(base_facts(workdir={"path": "/w", "exists": True, "free": int(floor * 2**30)}), DSPARK)
+    assert at.status == "pass" and at.value == floor and at.message.startswith(f"{floor:.1f} GiB free at /w")
+    under = pf.check_disk(base_facts(workdir={"path": "/w", "exists": True, "free": int(floor * 2**30) - 2**20}),
+                          DSPARK)
+    assert under.status == "fail" and under.message.startswith(f"{floor - 1 / 1024:.1f} GiB free at /w; >= ")
+
+
+def test_an_advised_size_is_reached_at_that_size():
+    """A card of exactly the advised size is no longer 'tight' (a stack stating advised_vram_gib without modes)."""
+    from ocrdeploy.checks.requirements import Requirements
+
+    req = Requirements(min_vram_gib=24.0, advised_vram_gib=32.0)
+    f = base_facts()
+    f["gpu"]["gpus"][0]["memory_total_mib"] = 32 * 1024
+    assert pf.check_vram(f, req).status == "pass"
+    f["gpu"]["gpus"][0]["memory_total_mib"] = 24 * 1024
+    tight = pf.check_vram(f, req)
+    assert tight.status == "warn" and tight.message.startswith("a 24 GB card is enough but tight; 32 GB+ advised")
+
+
+def test_the_newest_accepted_interpreter_unless_the_default_comes_first():
+    from ocrdeploy.checks.requirements import PythonRule
+
+    pythons = [{"path": "/usr/bin/python3.12", "version": "3.12.3"},
+               {"path": "/usr/bin/python3", "version": "3.10.12", "default": True},
+               {"path": "/opt/py/bin/python3.13", "version": "3.13.1"},
+               {"path": "/usr/bin/python3.9", "version": "3.9.18"}]
+    assert PythonRule(">=3.10").pick(pythons)["path"] == "/opt/py/bin/python3.13"
+    assert PythonRule(">=3.10", system_first=True).pick(pythons)["path"] == "/usr/bin/python3"
+    assert PythonRule("<3.10", system_first=True).pick(pythons)["path"] == "/usr/bin/python3.9"
+    assert PythonRule.of("3.12").pick(pythons)["version"] == "3.12.3" and PythonRule.of("3.11").pick(pythons) is None
+    # a host's release candidate is that minor (packaging would skip it unless told)
+    assert PythonRule(">=3.10").accepts("3.14.0rc2") and PythonRule.of("3.14").accepts("3.14.0rc2")
+    assert not PythonRule(">=3.10").accepts("not a version") and not PythonRule(">=3.10").accepts(None)
+
+
+@pytest.mark.parametrize("version,status", [("3.9.18", "fail"), ("3.10.0", "pass")])
+def test_deepseek_on_upstream_vllm_needs_python_310(version, status):
+    f = base_facts(pythons=[{"path": "/usr/bin/python3", "version": version, "default": True}])
+    got = {r.name: r for r in pf.check_pythons(f, get_recipe("deepseek-ocr").requirements)}
+    assert got["python:deepseek-vllm-env"].status == status

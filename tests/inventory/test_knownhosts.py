@@ -61,3 +61,12 @@ def test_the_environment_and_the_default_are_checked_too(tmp_path, monkeypatch):
     (tmp_path / ".ssh").mkdir()
     (tmp_path / ".ssh" / "known_hosts").symlink_to("/dev/null")
     assert known_hosts(None).paths == []      # nothing left: the connection refuses (test_connection_hostkeys)
+
+
+def test_a_local_host_takes_no_known_hosts_file_from_ssh_args_it_never_uses(tmp_path, monkeypatch):
+    h = host(tmp_path, monkeypatch, ansible_connection="local",
+             ansible_ssh_common_args=f"'-o UserKnownHostsFile={tmp_path}/kh'")
+    assert h.is_local and known_hosts(h).paths == [tmp_path / "env_known_hosts"]
+    h = host(tmp_path, monkeypatch, known_hosts_file=f"{tmp_path}/own", ansible_ssh_common_args=(
+        f"'-o UserKnownHostsFile={tmp_path}/kh'"))
+    assert known_hosts(h).paths == [tmp_path / "own"]       # the inventory's own setting comes first

@@ -79,3 +79,26 @@ def test_split_keeps_ranges_and_known_names_whole():
     assert split_pattern("a , b") == ["a", "b"]
     assert split_pattern("fe80::1") == ["fe80::1"]
     assert split_pattern("odd:name", known={"odd:name"}) == ["odd:name"]
+
+
+@pytest.mark.parametrize("pattern,expected", [
+    ("a100[0]", ["gpu1"]), ("a100[-1]", ["gpu3"]), ("a100[-3]", ["gpu1"]), ("a100[2]", ["gpu3"]),
+    ("a100[1:2]", ["gpu2", "gpu3"]), ("ubuntu[1:]", ["gpu4", "cpu1"]),
+])
+def test_group_subscripts_reach_both_ends(inv, pattern, expected):
+    """group[-len] is the first host and group[len-1] the last, as in Ansible's _apply_subscript."""
+    assert names(inv, pattern) == expected
+
+
+@pytest.mark.parametrize("pattern", ["a100[3]", "a100[-4]"])
+def test_a_subscript_past_either_end_says_how_many_hosts(inv, pattern):
+    with pytest.raises(UsageError, match=r"group 'a100' has 3 hosts, none at that position"):
+        names(inv, pattern)
+
+
+def test_all_in_an_inventory_without_hosts_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("OCRDEPLOY_SSH_CONFIG", str(tmp_path / "no-ssh-config"))
+    p = tmp_path / "hosts"
+    p.write_text("[empty]\n")
+    with pytest.raises(UsageError, match=r"--host all: no hosts \("):
+        names(load_inventory(p), "all")

@@ -1,8 +1,10 @@
+import re
+
 import pytest
 
 from ocrdeploy.errors import UsageError
 from ocrdeploy.inventory import load_inventory
-from ocrdeploy.inventory.sshargs import SSHArgsError, parse_ssh_args
+from ocrdeploy.inventory.sshargs import Hop, SSHArgsError, jump_hops, parse_ssh_args
 
 
 def test_what_paramiko_can_do_is_mapped():
@@ -69,3 +71,34 @@ def test_become_follows_ansible_booleans(tmp_path, value, user):
     p = tmp_path / "inv.yml"
     p.write_text(yaml.safe_dump({"all": {"hosts": {"a": {"ansible_become": value}}}}))
     assert load_inventory(p).hosts["a"].become_user == user
+
+
+@pytest.mark.parametrize("spec,hops", [
+    ("bastion", [Hop(None, "bastion", 22)]),
+    ("ops@bastion:2222,ssh://me@corp@inner", [Hop("ops", "bastion", 2222), Hop("me@corp", "inner", 22)]),
+    ("u@[2001:db8::2]:2200, [::1]", [Hop("u", "2001:db8::2", 2200), Hop(None, "::1", 22)]),
+])
+def test_jump_hosts_read_as_openssh_reads_them(spec, hops):
+    """The last '@' ends the user (OpenSSH's strrchr); no port is 22."""
+    assert jump_hops(spec) == hops
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("fe80::1", "an IPv6 address is written in brackets"),
+    ("[::1]2222", "expected [address]:port"),
+    ("[::1", "expected [address]:port"),
+    ("host:0", "not a number 1-65535"),
+    ("us er@host", "not [user@]host[:port]"),
+])
+def test_malformed_jump_hosts(spec, message):
+    with pytest.raises(SSHArgsError, match=re.escape(message)):
+        jump_hops(spec)
+
+
+def test_glued_values_none_and_the_several_files_form():
+    a = parse_ssh_args("-p2 -lu -o 'UserKnownHostsFile=~/.ssh/a ~/.ssh/b' -o ProxyJump=none -o ProxyCommand=NONE "
+                       "-o ForwardAgent=no -o Compression=no")
+    assert (a.port, a.user) == (2, "u")
+    assert a.known_hosts_files == ["~/.ssh/a", "~/.ssh/b"]
+    assert a.proxy_jump is None and a.proxy_command is None
+    assert not a.forward_agent and not a.compress

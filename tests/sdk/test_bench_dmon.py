@@ -40,3 +40,11 @@ def test_two_gpus_repeated_headers_dashes_and_noise():
 def test_nothing_read_is_none():
     assert gpu_figures(parse_dmon("Failed to initialize NVML: Driver/library version mismatch\n")) is None
     assert gpu_figures({}) is None
+
+
+def test_a_row_cut_short_or_run_long_is_not_a_sample():
+    """A line dmon was killed in the middle of (the last one, when the level ends) has fewer columns than the
+    header names: it is not read as a sample with its values shifted."""
+    text = ("# gpu    sm   mem   enc   dec    fb  bar1\n# Idx     %     %     %     %    MB    MB\n"
+            "    0    55    20     0     0  9000     5\n    0    60\n    0    70    20     0     0  9100     5  7\n")
+    assert parse_dmon(text) == {0: [(55.0, 9000.0)]}

@@ -123,3 +123,23 @@ def test_a_metrics_page_without_end_is_dropped_not_read_forever():
     lv = doc["levels"][0]
     assert lv["pages"] == 1 and lv["spec_decode"]["why"] == "no /metrics read"
     assert srv.metrics_sent < bench.METRICS_MAX + 64 * 2**20
+
+
+@pytest.mark.parametrize("usage,tokens,source", [(b"0", 0, "usage"), (b"true", 1, "chunks"), (b"-3", 1, "chunks"),
+                                                 (b"7", 7, "usage")])
+def test_a_token_count_is_a_whole_number_from_zero_never_a_boolean(usage, tokens, source):
+    page = pages_mod.sample_pages()[:1]
+    body = (b'data: {"choices": [{"delta": {"content": "a"}}]}\n\ndata: {"usage": {"completion_tokens": ' + usage +
+            b'}}\n\ndata: [DONE]\n\n')
+    with Hostile(200, SSE, body) as srv:
+        lv = bench.run(srv.url, page, levels=(1,), requests=1, warmup=0)["levels"][0]
+    assert lv["pages"] == 1 and lv["output_tokens"] == tokens and lv["tokens_from"] == [source]
+
+
+def test_a_long_answer_within_the_bound_is_read_whole():
+    """1024 streamed tokens are some 200 KiB: far under ANSWER_MAX, every chunk counted."""
+    page = pages_mod.sample_pages()[:1]
+    chunk = b'data: {"choices": [{"delta": {"content": "' + b"w" * 180 + b'"}}]}\n\n'
+    with Hostile(200, SSE, chunk * 1024 + b"data: [DONE]\n\n") as srv:
+        lv = bench.run(srv.url, page, levels=(1,), requests=1, warmup=0)["levels"][0]
+    assert lv["pages"] == 1 and lv["output_tokens"] == 1024 and lv["errors"] == 0
