@@ -80,7 +80,7 @@ FATAL_CLASSES = (
                                r"|\breturned non-zero exit status\b|\bexited with (?:code|status) (?!0\b)-?\d+\b")),
     # (a cgroup's OOM killer as a scheduler reports it: slurmstepd's "Detected 1 oom-kill event(s)")
     ("kernel-gpu", re.compile(r"\bNVRM: Xid\b|\bXid \(PCI:|(?i:\bout of memory: kill(?:ed)? process\b|\boom-kill:"
-                              r"|\binvoked oom-killer\b|\bfallen off the bus\b|\boom[-_]kill events?\b"
+                              r"|\binvoked oom-killer\b|\bfallen off (?:of )?the bus\b|\boom[-_]kill events?\b"
                               # (the kill line without its "Out of memory:" head: older and embedded kernels)
                               r"|\bkilled process \d+ \([^)]{1,64}\),? total-vm:)")),
     # a package manager that found no set of versions: pip, uv, conda
@@ -101,7 +101,7 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused",
                     "segmentation fault", "segfault at", "core dumped", "段错误", "核心已转储", "schwerwiegender fehler", "erreur fatale", "致命错误", "sigsegv", "sigabrt", "sigbus", "sigill", "sigfpe", "sigkill",
                     "by signal", "signal 6", "signal 9", "signal 11", "exit status", "exit code", "exited with",
-                    "nvrm: xid", "xid (pci:", "out of memory: kill", "oom-kill", "oom_kill", "fallen off the bus",
+                    "nvrm: xid", "xid (pci:", "out of memory: kill", "oom-kill", "oom_kill", "fallen off",
                     "no solution found", "resolutionimpossible", "unsatisfiableerror", "packagesnotfounderror")
 TRACEBACK = "Traceback (most recent call last)"
 EXC_LINE = re.compile(r"(?<![\w.])((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::\s*(.*))?$")
@@ -155,15 +155,26 @@ WRAPPER = re.compile(
     r"|\d{1,5}: +(?=\S)"                                                            # srun -l
     r")")
 MAX_WRAPPERS = 4
+# A log event written as one JSON object a line (docker's json-file driver {"log":"...\n",...}, structlog/loguru/
+# bunyan {"event"|"msg"|"message": "...",...}): the tool's own line is that string, escapes decoded.  Only a line
+# that opens with "{" after the prefixes is looked into; a truncated event still yields its message field.
+JSON_MESSAGE = re.compile(r'"(?:log|event|msg|message|MESSAGE)"\s?:\s?"((?:[^"\\]|\\.){0,16384})"')
 
 
 def unwrap(text):
-    """The line without the wrappers' prefixes (see WRAPPER)."""
+    """The line without the wrappers' prefixes (see WRAPPER), and the message of a JSON log event."""
     for _ in range(MAX_WRAPPERS):
         m = WRAPPER.match(text)
         if m is None or not m.end():
             break
         text = text[m.end():]
+    if text[:1] == "{" or text[:2] == " {":
+        m = JSON_MESSAGE.search(text)
+        if m:
+            try:
+                text = json.loads('"' + m.group(1) + '"').rstrip("\r\n")
+            except ValueError:
+                pass
     return text
 
 

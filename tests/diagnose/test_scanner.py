@@ -230,3 +230,39 @@ def test_an_error_relayed_through_stdout_at_info_is_still_an_error():
     line = "2023-04-12 10:00:00 | INFO | stdout | RuntimeError: CUDA error: unknown error"
     assert scanner.generic_class(line) == "exception"
     assert scanner.generic_class("2023-04-12 10:00:00 | INFO | model_worker | RuntimeError: CUDA error: unknown error") is None
+
+
+def test_json_log_events_are_unwrapped_to_their_message():
+    """Issue 24 round 5: docker's json-file driver ({"log":"...\\n","stream":...}, its documented record) and structured
+    loggers ({"event": ...}, {"msg": ...}) carry the tool's line as a JSON string: the patterns see it decoded."""
+    docker = '{"log":"KeyError: \'qwen3_vl\'\\n","stream":"stderr","time":"2019-01-01T11:11:11.111111111Z"}'
+    assert scanner.unwrap(docker) == "KeyError: 'qwen3_vl'"
+    event = ('model-download  | {"event": "File \\"/opt/.venv/lib/python3.12/site-packages/transformers/models/auto/'
+             'configuration_auto.py\\", line 914, in __getitem__", "timestamp": "2026-04-29T04:20:41.228656Z"}')
+    assert scanner.unwrap(event).startswith('File "/opt/.venv/lib/python3.12/site-packages/transformers/models/auto/')
+    # the message field need not come first, and a record cut short still yields it
+    assert scanner.unwrap('{"level": "error", "msg": "CUDA out of memory", "ts": 1') == "CUDA out of memory"
+    assert scanner.unwrap('{"message": "Killed", "service_name": "model_d') == "Killed"
+    # no message field, a broken escape, or no JSON object at the line's start: the line as it was
+    for line in ('{"level": "error", "code": 2}', '{"msg": "bad \\x escape"}', 'x {"msg": "Killed"}'):
+        assert scanner.unwrap(line) == line
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_json_logged_traceback_is_matched_through_its_events(tmp_path, engine):
+    """The KeyError of an unknown model type counts only after transformers' configuration_auto frame, and that frame
+    is found in the events before it; a KeyError from any other lookup is not an architecture."""
+    frame = ('{"event": "File \\"/opt/.venv/lib/python3.12/site-packages/transformers/models/auto/configuration_auto.py'
+             '\\", line 914, in __getitem__", "timestamp": "2026-04-29T04:20:41.228656Z"}')
+    other = '{"event": "File \\"/usr/lib/python3.10/configparser.py\\", line 964, in __getitem__", "timestamp": "x"}'
+    raise_ = '{"event": "raise KeyError(key)", "timestamp": "2026-04-29T04:20:41.228671Z"}'
+    key = '{"event": "KeyError: \'qwen3_vl\'", "timestamp": "2026-04-29T04:20:41.228685Z"}'
+    rep = scan_text(tmp_path, "\n".join([frame, raise_, key]) + "\n", engine)
+    assert [f["id"] for f in rep["findings"]] == ["model-arch-unknown"], rep
+    rep = scan_text(tmp_path, "\n".join([other, raise_, key]) + "\n", engine)
+    assert "model-arch-unknown" not in [f["id"] for f in rep["findings"]], rep
+
+
+def test_a_gpu_off_the_bus_in_any_wording_is_a_fatal_end():
+    assert scanner.fatal_class("[ 1843.308145] NVRM: GPU 0000:b3:00.0: GPU has fallen off of the bus.") == "kernel-gpu"
+    assert scanner.fatal_class("NVRM: Xid (PCI:0000:44:00): 79, GPU has fallen off the bus") == "kernel-gpu"
