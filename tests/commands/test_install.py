@@ -307,3 +307,39 @@ def test_check_force_on_a_clean_sdk_env_has_nothing_to_refuse(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     (step,) = json.loads(p.stdout)["hosts"]["localhost"]["steps"]
     assert step["status"] == "changed" and step["commands"] == [] and "holds ," not in json.dumps(step)
+
+
+@pytest.mark.ssh
+def test_a_shared_build_plans_only_with_the_hosts_it_reached(lab, tmp_path, monkeypatch):
+    """Hosts wait for each other's plans, so the fleet is the hosts connected first (conn.ensure_open());
+    one that cannot be reached is left out instead of being waited for."""
+    import socket
+
+    from ocrdeploy.commands.install import _shared_builds
+    from ocrdeploy.inventory import load_inventory, select_hosts
+    from ocrdeploy.provision.report import console
+    from ocrdeploy.provision.session import Session
+    from ocrdeploy.provision.step import Step
+
+    class Build(Step):
+        name = "build"
+
+        def build_inputs(self, facts, vars_):
+            return {"src": "x"}
+
+    up = lab.start("sb1", "127.0.0.91")
+    with socket.socket() as s:              # a port nothing listens on: connection refused
+        s.bind(("127.0.0.92", 0))
+        dead_port = s.getsockname()[1]
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"hosts": {
+        "up": lab.inventory_entry(up), "down": {**lab.inventory_entry(up), "ansible_host": "127.0.0.92",
+                                                "ansible_port": dead_port}}}}))
+    monkeypatch.setenv("OCRDEPLOY_KNOWN_HOSTS", str(lab.known_hosts))
+    hosts = select_hosts(load_inventory(inv), host="up,down")
+    with Session(hosts, lazy=True, connect_timeout=5) as session:
+        shared = _shared_builds(session, {h.name: [Build()] for h in hosts}, True, console())
+        try:
+            assert shared is not None and shared.order == ["up"]
+        finally:
+            shared.close()
