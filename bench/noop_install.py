@@ -1,7 +1,12 @@
 """No-op re-run of the default install plan on a provisioned host, against an Ansible playbook
 doing the same checks.
 
-Usage: python bench/noop_install.py [--repeat 5] [--no-ansible]
+Usage: python bench/noop_install.py [--repeat 5] [--no-ansible] [--before DIR] [--rtt-ms MS]
+
+--before DIR: a checkout of an earlier commit (`git worktree add DIR REV`), timed in the same run, each
+of its runs right after the current tree's, so both see the same load.
+--rtt-ms MS: the SSH host is reached through a loopback relay that holds each chunk MS/2 each way, so the
+figures (and the OpenSSH floor beside them) are those of a host on a network, not of a loopback sshd.
 
 Builds a work dir whose venvs hold the right dist-info (every pin of the dspark plan, the
 editable vLLM and feat-ocr transformers, the cu13 tree with its links and crt files, the SDK
@@ -134,28 +139,111 @@ def provision(wd: Path, src: Path):
 CPU: dict = {}     # argv[-1] of each timed command -> median CPU seconds (user + system) of the command
 
 
+BEFORE: Path | None = None       # --before: the earlier checkout
+BEFORE_TIMES: dict = {}          # its median wall and CPU time per command line
+
+
 def timed(argv, env, repeat):
     """Median wall time; the median CPU time of the command (and what it waited for) goes to CPU: on a
     loaded machine the wall time measures the scheduler, the CPU time still measures the work."""
     import resource
 
+    ours = "ocrdeploy" in argv
     times, cpus, out = [], [], None
+    before_times, before_cpus = [], []
     for _ in range(repeat):
-        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t = time.perf_counter()
-        out = subprocess.run(argv, env=env, capture_output=True, text=True)
-        times.append(time.perf_counter() - t)
-        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
+        for tree in ([None, BEFORE] if ours and BEFORE else [None]):
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t = time.perf_counter()
+            # `python -m ocrdeploy` imports the package of its working directory first
+            p = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=tree or ROOT)
+            (times if tree is None else before_times).append(time.perf_counter() - t)
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            (cpus if tree is None else before_cpus).append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
+            if tree is None:
+                out = p
+            elif p.returncode != 0:
+                raise SystemExit(f"--before {tree}: {' '.join(argv)} failed: {p.stderr[-2000:]}")
     CPU[" ".join(argv)] = statistics.median(cpus)
+    if before_times:
+        BEFORE_TIMES[" ".join(argv)] = (statistics.median(before_times), statistics.median(before_cpus))
     return statistics.median(times), out
+
+
+def delay_relay(target: tuple, one_way_s: float):
+    """A TCP relay on loopback that holds every chunk one_way_s before passing it on, each way: the lab's
+    sshd answers in microseconds, a real host some tens of milliseconds away does not, and a start that
+    overlaps the connection with the controller's own work only shows its worth against such a host."""
+    import queue
+    import socket
+    import threading
+
+    srv = socket.socket()
+    srv.bind((target[0], 0))
+    srv.listen(16)
+
+    def pipe(src, dst):
+        q = queue.Queue()
+
+        def reader():
+            while True:
+                try:
+                    data = src.recv(65536)
+                except OSError:
+                    data = b""
+                q.put((time.monotonic() + one_way_s, data))
+                if not data:
+                    return
+
+        def writer():
+            while True:
+                due, data = q.get()
+                time.sleep(max(0.0, due - time.monotonic()))
+                if not data:
+                    try:
+                        dst.shutdown(socket.SHUT_WR)
+                    except OSError:
+                        pass
+                    return
+                try:
+                    dst.sendall(data)
+                except OSError:
+                    return
+
+        for fn in (reader, writer):
+            threading.Thread(target=fn, daemon=True).start()
+
+    def accept():
+        while True:
+            try:
+                client, _ = srv.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(target)
+            time.sleep(one_way_s * 2)                  # the TCP handshake's round trip
+            pipe(client, upstream)
+            pipe(upstream, client)
+
+    threading.Thread(target=accept, daemon=True).start()
+    return srv.getsockname()[1]
+
+
+def before(argv) -> str:
+    """The --before figure of a command line, to print beside the current one."""
+    got = BEFORE_TIMES.get(" ".join(argv))
+    return f" [before: {got[0]:.2f} s, CPU {got[1]:.2f} s]" if got else ""
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--no-ansible", action="store_true")
+    ap.add_argument("--before", type=Path, help="an earlier checkout, timed in the same run")
+    ap.add_argument("--rtt-ms", type=float, default=0.0,
+                    help="reach the lab host through a relay that adds this round-trip time (a host on a network)")
     args = ap.parse_args()
+    global BEFORE
+    BEFORE = args.before.resolve() if args.before else None
     made = []
     for path, target in PROOFS.items():
         if not os.path.exists(path):
@@ -169,8 +257,9 @@ def main():
     os.chmod(tmp, 0o755)
     # byte-code as an installed package has it (pip compiles on install): with PYTHONDONTWRITEBYTECODE set
     # (as on this machine) a source checkout would otherwise compile every module on every run
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "ocrdeploy")], check=True,
-                   stdout=subprocess.DEVNULL)
+    for tree in (ROOT, BEFORE) if BEFORE else (ROOT,):
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "ocrdeploy")], check=True,
+                       stdout=subprocess.DEVNULL)
     print(f"load average before: {os.getloadavg()[0]:.2f}; byte-code compiled; "
           f"PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}")
     try:
@@ -188,7 +277,8 @@ def main():
         t_python, _ = timed([sys.executable, "-c", "pass"], env, args.repeat)
         print(f"no-op install, local: {t_local:.2f} s for {n_steps} steps, all ok, 0 commands "
               f"(target <= 0.30 s; a bare `python -c pass` here: {t_python:.2f} s); CPU "
-              f"{CPU[' '.join(cli)]:.2f} s, `python -c pass` {CPU[sys.executable + ' -c pass']:.2f} s")
+              f"{CPU[' '.join(cli)]:.2f} s, `python -c pass` {CPU[sys.executable + ' -c pass']:.2f} s"
+              f"{before(cli)}")
 
         from sshlab import SSHLab
         lab = SSHLab(tmp / "lab")
@@ -201,6 +291,14 @@ def main():
         os.chmod(lab.client_key, 0o600)
         try:
             h = lab.start("h", "127.0.2.1", path_prefix=f"{ROOT}/tests/fixtures/nvidia-smi/rtx5090-590")
+            if args.rtt_ms:
+                port = delay_relay((h.ip, h.port), args.rtt_ms / 2000)
+                known = lab.known_hosts.read_text().splitlines()
+                mine = [ln for ln in known if ln.startswith(f"[{h.ip}]:{h.port} ")]
+                lab.known_hosts.write_text("\n".join(known + [ln.replace(f"[{h.ip}]:{h.port} ", f"[{h.ip}]:{port} ", 1)
+                                                              for ln in mine]) + "\n")
+                h.port = port
+                print(f"the host is reached through a relay adding {args.rtt_ms:g} ms of round trip")
             results = {}
             for user in ("root", "ocrbench"):
                 inv2 = tmp / f"inv-{user}.yml"
@@ -218,7 +316,8 @@ def main():
                 label = "root, ~/.bashrc runs pyenv init" if user == "root" else "plain user, no shell hooks"
                 print(f"no-op install over SSH ({label}): {t:.2f} s, one facts round trip, 0 commands; OpenSSH "
                       f"floor {floor:.2f} s: {t / floor:.2f}x (target <= 1.5x); controller CPU "
-                      f"{CPU[' '.join(cli + ['--host', 'h'])]:.2f} s; load {os.getloadavg()[0]:.2f}")
+                      f"{CPU[' '.join(cli + ['--host', 'h'])]:.2f} s; load {os.getloadavg()[0]:.2f}"
+                      f"{before(cli + ['--host', 'h'])}")
             if not args.no_ansible:
                 ansible(tmp, wd, v, lab, h, t_local, results, args.repeat)
         finally:
