@@ -15,7 +15,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import httpx
 import yaml
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
+from clientloop import ClientLoop  # noqa: E402
 from engines import cli, engine_env, free_port  # noqa: E402
 from tinymodel import make_tiny_llama  # noqa: E402
 
@@ -65,26 +65,11 @@ def main(pairs=50, pause=0.5):
             print(f"router overhead p50: {(statistics.median(through) - statistics.median(direct)) * 1000:.1f} ms "
                   f"(direct {statistics.median(direct) * 1000:.1f} ms, through {statistics.median(through) * 1000:.1f}"
                   f" ms, {pairs} pairs); router RSS {rss:.1f} MiB", flush=True)
-            results, stop = [], threading.Event()
-
-            def loop():
-                while not stop.is_set():
-                    try:
-                        results.append(chat(router).status_code)
-                    except httpx.HTTPError as exc:
-                        results.append(repr(exc))
-                    time.sleep(pause)
-
-            th = threading.Thread(target=loop)
-            th.start()
-            t0 = time.monotonic()
-            try:
+            with ClientLoop(lambda: chat(router), pause) as clients:
+                t0 = time.monotonic()
                 p = cli("restart", ["--rolling", "--max-model-len", "4096", "--json"], inv, timeout=1800)
-            finally:
                 rolled = time.monotonic() - t0
-                stop.set()
-                th.join()
-            failed = [r for r in results if r != 200]
+            results, failed = clients.results, clients.failed
             print(f"rolling restart of 2 instances: {rolled:.0f} s (exit {p.returncode}), {len(results)} requests, "
                   f"{len(failed)} failed", flush=True)
         finally:

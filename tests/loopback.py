@@ -1,6 +1,6 @@
 """A real HTTP/1.1 server on 127.0.0.1, on a thread of its own, for the stand-in hubs and indexes the
 tests download from (a test never reaches the internet).  A subclass answers GET and HEAD in
-handle(h, head); a client that hangs up mid-answer is part of the tests, so it is not reported."""
+handle(h, head), and POST in handle_post(h) if it takes any; a client that hangs up mid-answer is part of the tests, so it is not reported."""
 
 from __future__ import annotations
 
@@ -26,6 +26,9 @@ class LoopbackServer:
             def do_GET(self):
                 server.handle(self, head=False)
 
+            def do_POST(self):
+                server.handle_post(self)
+
         self.httpd = ThreadingHTTPServer((host, 0), Handler)
         self.httpd.handle_error = lambda *a: None
         self.url = f"http://{host}:{self.httpd.server_address[1]}{self.url_path}"
@@ -33,6 +36,10 @@ class LoopbackServer:
 
     def handle(self, h, head: bool):
         raise NotImplementedError
+
+    def handle_post(self, h):
+        """A server that takes no POST answers as http.server does without a do_POST."""
+        h.send_error(501, "Unsupported method ('POST')")
 
     @staticmethod
     def send(h, code, body: bytes, ctype, head, extra=None):

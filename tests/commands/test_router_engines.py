@@ -6,9 +6,7 @@ the time to roll two instances, requests failed, router overhead per request (p5
 p50 direct), and the router's resident memory."""
 
 import json
-import os
 import statistics
-import threading
 import time
 from pathlib import Path
 
@@ -16,6 +14,7 @@ import httpx
 import pytest
 import yaml
 
+from clientloop import ClientLoop
 from engines import cli, engine_env, free_port
 from tinymodel import make_tiny_llama
 
@@ -98,31 +97,16 @@ def test_two_real_instances_behind_the_router_roll_without_a_failed_request(tmp_
               f"{through * 1000:.1f} ms); router RSS {rss_kb / 1024:.1f} MiB")
 
         # a client loop during the rolling restart: no request fails
-        results, stop = [], threading.Event()
-
-        def loop():
-            while not stop.is_set():
-                try:
-                    results.append(_chat(router).status_code)
-                except httpx.HTTPError as exc:
-                    results.append(repr(exc))
-                time.sleep(LOOP_PAUSE_S)
-
-        t = threading.Thread(target=loop)
-        t.start()
-        t0 = time.monotonic()
-        try:
+        with ClientLoop(lambda: _chat(router), LOOP_PAUSE_S) as clients:
+            t0 = time.monotonic()
             p = cli("restart", ["--rolling", "--max-model-len", "4096", "--timeout", "900", "--json"], inv,
                     timeout=1800)
-        finally:
             rolled = time.monotonic() - t0
-            while len(results) < MIN_REQUESTS and time.monotonic() - t0 < rolled + 60:
+            while len(clients.results) < MIN_REQUESTS and time.monotonic() - t0 < rolled + 60:
                 time.sleep(0.2)
-            stop.set()
-            t.join()
         assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
         roll = json.loads(p.stdout)["hosts"]["localhost"]
-        failed = [r for r in results if r != 200]
+        results, failed = clients.results, clients.failed
         print(f"rolling restart of 2 instances: {rolled:.0f} s, {len(results)} requests, {len(failed)} failed")
         assert len(results) >= MIN_REQUESTS and failed == []
         assert [s for s, _ in roll["steps"]] == ["out", "drained", "restarted", "back"] * 2

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
+from clientloop import ClientLoop  # noqa: E402
 from engines import engine_env  # noqa: E402
 from test_services import SMI, cli, free_port, provision  # noqa: E402
 
@@ -34,9 +35,10 @@ def _chat(port):
         "model": "minicpm-ocr", "max_tokens": 4, "messages": [{"role": "user", "content": "Say OK."}]})
 
 
-@pytest.mark.ssh
-def test_one_router_over_two_ssh_hosts_through_tunnels(lab, tmp_path):
-    h1, h2 = lab.start("w1", "127.0.0.31", path_prefix=str(SMI)), lab.start("w2", "127.0.0.32", path_prefix=str(SMI))
+def _two_workers(lab, tmp_path, ip1, ip2):
+    """Two sshd lab hosts w1 and w2 with provisioned work dirs, and this machine as the inventory's `router`
+    host: the inventory's path and the environment that trusts the lab's host keys."""
+    h1, h2 = lab.start("w1", ip1, path_prefix=str(SMI)), lab.start("w2", ip2, path_prefix=str(SMI))
     wd1, wd2, rwd = tmp_path / "wd1", tmp_path / "wd2", tmp_path / "rwd"
     provision(wd1)
     provision(wd2)
@@ -46,7 +48,12 @@ def test_one_router_over_two_ssh_hosts_through_tunnels(lab, tmp_path):
         "hosts": {"w1": lab.inventory_entry(h1, workdir=str(wd1)), "w2": lab.inventory_entry(h2, workdir=str(wd2))},
         "children": {"router": {"hosts": {"localhost": {"ansible_connection": "local", "workdir": str(rwd),
                                                         "router_env": str(engine_env("router"))}}}}}}))
-    env = {"OCRDEPLOY_KNOWN_HOSTS": str(lab.known_hosts)}
+    return inv, {"OCRDEPLOY_KNOWN_HOSTS": str(lab.known_hosts)}
+
+
+@pytest.mark.ssh
+def test_one_router_over_two_ssh_hosts_through_tunnels(lab, tmp_path):
+    inv, env = _two_workers(lab, tmp_path, "127.0.0.31", "127.0.0.32")
     p1, p2, rport = free_port(), free_port(), free_port()
     try:
         p = cli("serve", ["--host", "w1", "--port", str(p1), "--router", "--router-port", str(rport), "--json"], inv,
@@ -106,17 +113,7 @@ def test_a_roll_and_a_drain_cross_hosts_through_the_one_router(lab, tmp_path):
     drained by its own /metrics, stopped and started on its own host, smoked through its tunnel, back in) while
     a client loop through the router sees no failed request; `stop --drain` on one worker host takes its
     worker out of the router held by the other host, waits for the request in flight, then stops it."""
-    h1, h2 = lab.start("w1", "127.0.0.33", path_prefix=str(SMI)), lab.start("w2", "127.0.0.34", path_prefix=str(SMI))
-    wd1, wd2, rwd = tmp_path / "wd1", tmp_path / "wd2", tmp_path / "rwd"
-    provision(wd1)
-    provision(wd2)
-    rwd.mkdir()
-    inv = tmp_path / "inv.yml"
-    inv.write_text(yaml.safe_dump({"all": {
-        "hosts": {"w1": lab.inventory_entry(h1, workdir=str(wd1)), "w2": lab.inventory_entry(h2, workdir=str(wd2))},
-        "children": {"router": {"hosts": {"localhost": {"ansible_connection": "local", "workdir": str(rwd),
-                                                        "router_env": str(engine_env("router"))}}}}}}))
-    env = {"OCRDEPLOY_KNOWN_HOSTS": str(lab.known_hosts)}
+    inv, env = _two_workers(lab, tmp_path, "127.0.0.33", "127.0.0.34")
     p1, p2, rport = free_port(), free_port(), free_port()
     try:
         for h, p in (("w1", p1), ("w2", p2)):
@@ -126,31 +123,15 @@ def test_a_roll_and_a_drain_cross_hosts_through_the_one_router(lab, tmp_path):
         pool = httpx.get(f"http://127.0.0.1:{rport}/list_workers", trust_env=False, timeout=10).json()["urls"]
         assert len(pool) == 2
 
-        results, stop = [], threading.Event()
-
-        def loop():
-            while not stop.is_set():
-                try:
-                    results.append(_chat(rport).status_code)
-                except httpx.HTTPError as exc:
-                    results.append(repr(exc))
-                time.sleep(0.05)
-
-        t = threading.Thread(target=loop)
-        t.start()
-        try:
+        with ClientLoop(lambda: _chat(rport), 0.05) as clients:
             r = cli("restart", ["--host", "w1:w2", "--rolling", "--max-model-len", "8192", "--json"], inv, env=env)
-        finally:
-            stop.set()
-            t.join()
         assert r.returncode == 0, r.stdout + r.stderr
         roll = json.loads(r.stdout)["hosts"]["localhost"]
         assert roll["worker_hosts"] == ["w1", "w2"] and roll["router_host"] == "localhost"
         assert [s for s, _ in roll["steps"]] == ["out", "drained", "restarted", "back"] * 2   # one at a time
         assert sorted({u for _, u in roll["steps"]}) == sorted(pool) == sorted(roll["pool"])    # through the tunnels
         assert [_max_model_len(q) for q in (p1, p2)] == [8192, 8192]
-        failed = [x for x in results if x != 200]
-        assert len(results) >= 20 and failed == []
+        assert len(clients.results) >= 20 and clients.failed == []
 
         # stop --drain on w1: out of the router on localhost first, the request in flight answered, then stopped
         held = {}

@@ -7,46 +7,21 @@ import json
 import resource
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
+from loopback import LoopbackServer
 from ocrdeploy.sdk.client import OcrClient
 
 MODELS = json.dumps({"object": "list", "data": [{"id": "minicpm-ocr"}]}).encode()
 BOMB = gzip.compress(b"{" + b" " * (64 << 20) + b"}", compresslevel=9)     # ~64 KiB on the wire, 64 MiB inflated
 
 
-class Gzipping:
-    def __init__(self):
-        class H(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                pass
-
-            def do_GET(self):
-                body = gzip.compress(MODELS) if self.path == "/v1/models" else BOMB
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Encoding", "gzip")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def __enter__(self):
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+class Gzipping(LoopbackServer):
+    def handle(self, h, head: bool):
+        body = gzip.compress(MODELS) if h.path == "/v1/models" else BOMB
+        self.send(h, 200, body, "application/json", head, {"Content-Encoding": "gzip"})
 
 
 def test_a_compressed_answer_is_read_as_decoded():

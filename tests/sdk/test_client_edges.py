@@ -3,52 +3,35 @@ test sets: an answer of exactly the limit (declared or not) is read, one byte mo
 error with its explanation, a 399 is not an error; /health is up only on 200."""
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
 
+from loopback import LoopbackServer
 from ocrdeploy.sdk.client import OcrClient, ServiceError
 
 
-class Server:
+class Server(LoopbackServer):
     """Answers every request with self.status and self.body; Content-Length only when self.declare."""
 
     def __init__(self):
+        super().__init__()
         self.status, self.body, self.declare = 200, b"", True
-        outer = self
 
-        class H(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+    def handle(self, h, head: bool):
+        h.send_response(self.status)
+        h.send_header("Content-Type", "application/json")
+        if self.declare:
+            h.send_header("Content-Length", str(len(self.body)))
+        else:
+            h.send_header("Connection", "close")
+        h.end_headers()
+        if not head:
+            h.wfile.write(self.body)
 
-            def log_message(self, *a):
-                pass
-
-            def answer(self):
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                self.send_response(outer.status)
-                self.send_header("Content-Type", "application/json")
-                if outer.declare:
-                    self.send_header("Content-Length", str(len(outer.body)))
-                else:
-                    self.send_header("Connection", "close")
-                self.end_headers()
-                self.wfile.write(outer.body)
-
-            do_GET = do_POST = answer
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def __enter__(self):
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+    def handle_post(self, h):
+        h.rfile.read(int(h.headers.get("Content-Length") or 0))
+        self.handle(h, head=False)
 
 
 @pytest.fixture
