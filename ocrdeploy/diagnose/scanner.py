@@ -41,7 +41,7 @@ MAX_LINE = 16384          # a line is cut here before matching and reporting
 MAX_CANDIDATES = 2000000  # lines past this many candidates are counted, not examined
 MAX_WINDOWS = 2000        # neighbour-line lookups of multi-line rules per log
 SNIFF_BYTES = 8192        # the start of a log that must look like text
-LEVEL = re.compile(r"(?<![\w/.-])(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)(?![\w/.-])")
+LEVEL = re.compile(r"(?<![\w/.-])(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|(?:ERRO|FATA|DEBU)(?=\[\d))(?![\w/.-])")
 QUIET_LEVELS = ("DEBUG", "INFO", "WARNING")
 # A request echoed into a server's log at INFO/DEBUG (vLLM's "Received request ...: prompt: '...'") carries
 # someone's text, not the server's state: no entry matches such a line, whatever the prompt says.
@@ -62,6 +62,10 @@ GENERIC_CLASSES = (
     ("curl-error", re.compile(r"^\s*curl: \(\d+\) ")),
     ("validation-error", re.compile(r"\bValue error, ")),          # pydantic, as vLLM's config checks word it
     ("connection-refused", re.compile(r"\bECONNREFUSED\b")),
+    # the Docker daemon refusing a request (docker run/compose print it without any "error:" of their own)
+    ("daemon-error", re.compile(r"\bError response from daemon\b")),
+    # a system call's failure by its number, as Python ("[Errno 49] Can't assign requested address") and Windows print it
+    ("os-error", re.compile(r"\[(?:Errno|WinError) -?\d{1,6}\]")),
 )
 # Fatal ends whatever the tool: signals, non-zero exit statuses, the kernel's GPU and OOM-killer lines.
 # They count at WARNING level too (a supervisor logs a child's death as a warning), and a harmless entry
@@ -77,7 +81,11 @@ FATAL_CLASSES = (
                                 # the kernel's own line for a crashed process (dmesg, journald): "segfault at 60 ip ... error 4 in libX.so"
                                 r"|\bsegfault at [0-9a-f]+ ip [0-9a-f]+ sp [0-9a-f]+ error -?\d+\b")),
     ("exit-status", re.compile(r"(?i)\bexit(?:ed)? (?:status|code)\s*[:=]?\s*(?!0\b)-?\d+\b"
-                               r"|\breturned non-zero exit status\b|\bexited with (?:code|status) (?!0\b)-?\d+\b")),
+                               r"|\breturned non-zero exit status\b|\bexited with (?:code|status) (?!0\b)-?\d+\b"
+                               # a launcher's report of a child (deepspeed's "exits with return code = -11", torch
+                               # elastic's "failed (exitcode: 1)"); a negative return code is a signal however worded
+                               r"|\bexit(?:s|ed)? with (?:return )?code\s?=?\s?(?!0\b)-?\d+\b|\bexitcode\s?[:=]?\s?(?!0\b)-?\d+\b"
+                               r"|\breturn ?code\s?[:=]?\s?-\d+\b")),
     # (a cgroup's OOM killer as a scheduler reports it: slurmstepd's "Detected 1 oom-kill event(s)")
     ("kernel-gpu", re.compile(r"\bNVRM: Xid\b|\bXid \(PCI:|(?i:\bout of memory: kill(?:ed)? process\b|\boom-kill:"
                               r"|\binvoked oom-killer\b|\bfallen off (?:of )?the bus\b|\boom[-_]kill events?\b"
@@ -94,7 +102,8 @@ GENERIC_HINTS = {
     "build-killed": ("Killed", "ninja: "), "exception": ("Error", "Exception"),
     "compiler-error": ("error", "fehler", "erreur", "致命错误"),
     "failed": ("FAILED:", "FATAL:", "Fatal error:"), "curl-error": ("curl: (",), "validation-error": ("Value error, ",),
-    "connection-refused": ("ECONNREFUSED",),
+    "connection-refused": ("ECONNREFUSED",), "daemon-error": ("Error response from daemon",),
+    "os-error": ("[Errno ", "[WinError "),
 }
 GENERIC_LOWER = ("nvcc-fatal", "compiler-error")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
@@ -102,7 +111,8 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "segmentation fault", "segfault at", "core dumped", "段错误", "核心已转储", "schwerwiegender fehler", "erreur fatale", "致命错误", "sigsegv", "sigabrt", "sigbus", "sigill", "sigfpe", "sigkill",
                     "by signal", "signal 6", "signal 9", "signal 11", "exit status", "exit code", "exited with",
                     "nvrm: xid", "xid (pci:", "out of memory: kill", "oom-kill", "oom_kill", "fallen off",
-                    "no solution found", "resolutionimpossible", "unsatisfiableerror", "packagesnotfounderror")
+                    "no solution found", "resolutionimpossible", "unsatisfiableerror", "packagesnotfounderror",
+                    "error response from daemon", "[errno ", "[winerror ", "exit with", "exits with", "return code", "returncode", "exitcode", "erro[", "fata[")
 TRACEBACK = "Traceback (most recent call last)"
 EXC_LINE = re.compile(r"(?<![\w.])((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::\s*(.*))?$")
 
@@ -196,7 +206,8 @@ def line_level(text):
     if RELAY.match(text, m.end()):
         return None
     lv = m.group(1)
-    return {"WARN": "WARNING", "FATAL": "CRITICAL"}.get(lv, lv)
+    # (logrus, as Docker's CLI and Go tools print it: "ERRO[0000] error waiting for container")
+    return {"WARN": "WARNING", "FATAL": "CRITICAL", "ERRO": "ERROR", "FATA": "CRITICAL", "DEBU": "DEBUG"}.get(lv, lv)
 
 
 def generic_class(text):
@@ -242,6 +253,7 @@ KILL_CLASSES = ("fatal-signal", "kernel-gpu")
 
 # a word one of which every FATAL_CLASSES match holds: most error lines skip the regexes
 FATAL_HINTS = ("segmentation", "segfault at", "core dumped", "段错误", "核心已转储", "sig", "fatal python", "exit", "nvrm", "xid", "out of memory",
+               "return code", "returncode",
                "oom-kill", "oom_kill", "fallen off", "no solution found", "resolutionimpossible", "unsatisfiableerror",
                "packagesnotfounderror", "killed", "aborted")
 

@@ -219,6 +219,12 @@ def test_the_kernels_kill_line_without_its_out_of_memory_head_is_a_memory_kill()
     ("2023-04-08 19:44:25 | INFO | model_worker | Loading the model 7B on worker ecacaf ...", "INFO"),
     ("INFO 08-03 19:16:46 [cli_args.py:309] non-default args", "INFO"),
     ("Wrong 1234 thing", None),
+    # logrus (Docker's CLI, Go tools): four letters and the seconds since start (OpenBMB/XAgent#273's docker CLI line)
+    ("ERRO[0000] error waiting for container:  ", "ERROR"),
+    ("FATA[0001] failed to start daemon", "CRITICAL"),
+    ("WARN[0000] The \"HOME\" variable is not set.", "WARNING"),
+    ("ERRORS: 3", None),
+    ("ERRO something without a counter", None),
 ])
 def test_line_levels_of_other_loggers(line, level):
     assert scanner.line_level(line) == level
@@ -266,3 +272,26 @@ def test_a_json_logged_traceback_is_matched_through_its_events(tmp_path, engine)
 def test_a_gpu_off_the_bus_in_any_wording_is_a_fatal_end():
     assert scanner.fatal_class("[ 1843.308145] NVRM: GPU 0000:b3:00.0: GPU has fallen off of the bus.") == "kernel-gpu"
     assert scanner.fatal_class("NVRM: Xid (PCI:0000:44:00): 79, GPU has fallen off the bus") == "kernel-gpu"
+
+
+@pytest.mark.parametrize("line,cls", [
+    # a launcher's report of a child: deepspeed's return code, torch elastic's exitcode, a signal as a negative code
+    ("[2023-07-19 10:43:11,392] [ERROR] [launch.py:321:sigkill_handler] ['python'] exits with return code = -11", "exit-status"),
+    ("E0323 21:57:08.583000 23 api.py:869] failed (exitcode: 1) local_rank: 0 (pid: 88) of binary: /opt/venv/bin/python3",
+     "exit-status"),
+    ("subprocess returncode=-6", "exit-status"),
+    ("exits with return code = 0", None),
+    ("HTTP return code 200", None),
+])
+def test_launchers_return_codes_are_exit_statuses(line, cls):
+    assert scanner.fatal_class(line) == cls
+
+
+def test_docker_daemon_errors_and_errno_lines_are_failure_classes():
+    """docker run/compose print the daemon's refusal with no "error:" of their own; an errno printed alone is a failed
+    system call: both are the safety net's, and quiet levels still silence them."""
+    assert scanner.generic_class("docker: Error response from daemon: manifest unknown.") == "daemon-error"
+    assert scanner.generic_class("[Errno 49] Can't assign requested address") == "os-error"
+    assert scanner.generic_class("[WinError 10060] A connection attempt failed") == "os-error"
+    assert scanner.generic_class("WARNING 12-01 [x.py:1] fd limit errors like `OSError: [Errno 24] Too many open files`") is None
+    assert scanner.generic_class("see [Errno] in the docs") is None
