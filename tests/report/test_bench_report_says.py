@@ -90,6 +90,11 @@ def test_the_answers_shown_are_those_of_the_level_the_verdict_chose(two_levels):
     assert "<h2>Pages and answers (concurrency 1)</h2>" in html
     assert f"<p>{TRUTH}</p>" in html and "a.png - accuracy 100.0%" in html
     assert "<h3>b.png</h3>" in html                                  # no truth: no accuracy in its heading
+    # the verdict's level is not the first one: its answers, not the first level's
+    one, two = two_levels
+    html = report(document([dict(two, concurrency=1), dict(one, concurrency=2)]))
+    assert "<h2>Pages and answers (concurrency 2)</h2>" in html and "a.png - accuracy 100.0%" in html
+    assert "<p>alpha beta</p>" not in html
 
 
 def test_each_check_says_passed_failed_or_not_scored():
