@@ -123,3 +123,16 @@ def test_the_plot_draws_the_accuracy_floor_only_when_there_is_one(two_levels):
     red = "#d62728"                                                   # matplotlib's tab:red, the floor's colour
     assert red in plot_svg(two_levels, 0.85)
     assert red not in plot_svg(two_levels, None)
+
+
+def test_verifys_report_marks_each_check_by_its_status():
+    from ocrdeploy.report.html import verify_report
+
+    doc = {"hosts": {"gpu1": {"checks": [
+        {"check": "readiness", "status": "passed", "detail": "ready in 3 s"},
+        {"check": "parse: table page", "status": "failed", "detail": "2 of 9 cells", "output": "<p>x</p>"},
+        {"check": "accept length", "status": "skipped", "detail": "no draft model"}]}}}
+    html = verify_report(doc, {})
+    assert '<td>readiness</td><td class="ok">passed</td>' in html
+    assert html.count('<td>parse: table page</td><td class="bad">failed</td>') == 2    # the table and the page's
+    assert '<td>accept length</td><td class="na">skipped</td>' in html
