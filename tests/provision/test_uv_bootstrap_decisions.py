@@ -71,3 +71,15 @@ def test_a_pip_conf_spelled_with_underscores_or_unreadable_keeps_pip():
     off = {**under, "pip_env": ["PIP_CONFIG_FILE=/dev/null"]}
     assert installer.choose(off, {}).name == "uv"
     assert installer.choose({**under, "pip_env": ["PIP_CONFIG_FILE"]}, {}).name == "pip"
+
+
+def test_a_steps_own_extra_index_gets_pips_best_version_rule_under_uv_too():
+    there = {**facts({}), "files": {installer.UV: {"exists": True}}}
+    c = installer.install_command(there, {}, "/w/env1/bin/python", ["a==1"], extra=["https://x.example/simple"])
+    assert c.argv[:3] == ("/w/.ocrdeploy/tools-env/bin/uv", "pip", "install")
+    assert ("--extra-index-url", "https://x.example/simple") == c.argv[5:7]
+    assert c.argv[7:9] == ("--index-strategy", "unsafe-best-match")
+    # several credentialed extras travel together in one variable, each shown masked
+    cred = ["https://u:s3cret@a.example/simple", "https://v:s3cret@b.example/simple"]
+    c = installer.install_command(there, {"pip_extra_index_url": cred}, "/w/env1/bin/python", ["a==1"])
+    assert c.env["UV_EXTRA_INDEX_URL"] == " ".join(cred) and "s3cret" not in str(c)

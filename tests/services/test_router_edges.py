@@ -128,3 +128,13 @@ def test_what_stop_drain_prints():
     assert router_cmd.drain_note({"drain": cut}) == cut["cut_off"]
     assert router_cmd.drain_note({"drain": {"error": "router on port 1 does not answer"}}) == \
         "drain: router on port 1 does not answer"
+
+
+def test_a_roll_is_refused_before_anything_leaves_the_pool_for_what_restart_would_refuse():
+    ok = {"name": "minicpm-dspark-8000", "options": {"backend": "dspark"}}
+    assert router_cmd._unrestartable([ok, dict(ok, options={"backend": "standard"})], None) is None
+    tf = {"name": "tf-8001", "options": {"backend": "transformers"}}
+    assert "tf-8001 is a transformers service" in router_cmd._unrestartable([ok, tf], None)
+    keyed = dict(ok, has_key=True)
+    assert "requires an API key, which is never stored" in router_cmd._unrestartable([keyed], None)
+    assert router_cmd._unrestartable([keyed], "k1") is None
