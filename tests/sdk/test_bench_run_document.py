@@ -80,8 +80,16 @@ def test_the_projects_pages_are_scored_and_a_user_page_only_with_its_truth():
 def test_the_first_answer_of_a_page_is_the_one_kept_and_rates_are_per_second():
     outcomes = [bench.Outcome("a.png", True, 0.0, 1.0, 0.1, 10, "usage", TRUTH),
                 bench.Outcome("a.png", True, 1.0, 2.0, 0.1, 30, "usage", "alpha")]
-    lv = bench.run_level("http://127.0.0.1:9", [user()], [], 1, load=lambda: (outcomes, 4.0, 1))
+
+    def load():                                # the controller busy for 0.3 s of CPU over a 4 s level
+        end = time.process_time() + 0.3
+        while time.process_time() < end:
+            pass
+        return outcomes, 4.0, 1
+
+    lv = bench.run_level("http://127.0.0.1:9", [user()], [], 1, load=load)
     assert lv["answers"]["a.png"]["answer"] == TRUTH and lv["answers"]["a.png"]["accuracy"] == 1.0
+    assert lv["controller_cpu_s"] >= 0.3
     assert lv["controller_cpu_share"] == pytest.approx(lv["controller_cpu_s"] / 4.0, abs=0.002)
 
 
