@@ -26,6 +26,14 @@ def smi_box(monkeypatch):
     return use
 
 
+@pytest.fixture(scope="session")
+def tiny():
+    """The engine tests' tiny random Llama (tests/tinymodel.py), at the one path engines.tiny_model says why."""
+    from engines import tiny_model
+
+    return tiny_model()
+
+
 @pytest.fixture
 def lab(tmp_path_factory):
     if not sshd_available():

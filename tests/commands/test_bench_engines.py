@@ -17,7 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from engines import cli, engine_env, free_port  # noqa: E402
-from test_services_engines import NGRAM, _site, tiny  # noqa: E402,F401 - `tiny` is a shared fixture
+from test_services_engines import NGRAM, _site  # noqa: E402
 
 from ocrdeploy.sdk import bench, pages as pages_mod  # noqa: E402
 
@@ -39,8 +39,10 @@ def test_bench_on_real_vllm_with_ngram_speculation(tmp_path, tiny):
     wd, inv = _site(tmp_path, vllm_env=str(engine_env("vllm")))
     port = free_port()
     try:
-        p = cli("serve", ["--dspark", "--speculative-config", NGRAM, "--max-num-seqs", "4", "--model-dir",
-                          str(tiny), "--gpu", "none", "--port", str(port), "--json"], inv)
+        # --enforce-eager: what is measured here is the bench's arithmetic, not the engine's compiled speed
+        # (vLLM's inductor compile was 100 s of this test's start on 2 cores)
+        p = cli("serve", ["--dspark", "--speculative-config", NGRAM, "--max-num-seqs", "4", "--enforce-eager",
+                          "--model-dir", str(tiny), "--gpu", "none", "--port", str(port), "--json"], inv)
         assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
         url = f"http://127.0.0.1:{port}"
         pages = pages_mod.sample_pages()

@@ -28,11 +28,6 @@ SEED_42 = ("--max-model-len 40960", "--limit-mm-per-prompt {\"image\":36}", "--g
            "--trust-request-mm-kwargs", "--served-model-name minicpm-ocr")
 
 
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    return make_tiny_llama(tmp_path_factory.mktemp("models") / "tiny-llama")
-
-
 def _site(tmp_path, **vars_):
     wd = tmp_path / "wd"
     wd.mkdir()
@@ -200,38 +195,6 @@ def tf_site(tmp_path):
     cli("stop", ["--grace", "20"], inv)
 
 
-def test_transformers_serve_for_real_ready_on_health_served_under_its_directory(tf_site, tiny):
-    """transformers serve's /v1/models lists the hub cache (a 500 where there is none), not what it serves,
-    and it pins the directory it was given: readiness is /health, the name a client sends is that directory."""
-    wd, inv = tf_site
-    port = free_port()
-    hf_home = wd / "hf-home-without-cache"
-    p = cli("serve", ["--backend", "transformers", "--model-dir", str(tiny), "--gpu", "none", "--port", str(port),
-                      "--json"], inv, env={"HF_HOME": str(hf_home)})
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    inst = json.loads(p.stdout)["hosts"]["localhost"]["instances"][0]
-    print(f"transformers serve: ready after {inst['elapsed']:.0f} s")
-    assert inst["ready"] and inst["served"] == str(tiny) and inst["ids"] == [str(tiny)]
-    assert "--continuous-batching" in inst["command"]
-    assert httpx.get(f"http://127.0.0.1:{port}/v1/models", trust_env=False, timeout=60).status_code == 500
-    pinned = _chat(port, "hello")                     # the seed's --model minicpm-ocr
-    assert pinned.status_code == 400 and "pinned" in pinned.text
-
-    p = cli("status", ["--json"], inv)
-    s = json.loads(p.stdout)["hosts"]["localhost"]["services"][0]
-    assert p.returncode == 0 and s["alive"] and s["ready"] and s["ids"] == [str(tiny)]
-    assert s["spec_decode"] == {"state": "not applicable"}      # transformers serve: no speculative decoding
-
-    p = cli("verify", ["--json"], inv)
-    checks = {c["check"]: c for c in json.loads(p.stdout)["hosts"]["localhost"]["checks"]}
-    assert checks["readiness"]["status"] == "passed" and "/health" in checks["readiness"]["detail"]
-    assert checks["smoke request"]["status"] == "passed", checks["smoke request"]
-
-    p = cli("stop", ["--grace", "20"], inv)
-    assert p.returncode == 0 and f"pid {inst['pid']} stopped" in p.stdout
-    assert _group_gone(inst["pid"]) and _port_free(port)
-
-
 @pytest.mark.ssh
 def test_standard_over_ssh_on_real_vllm(lab, tiny, tmp_path):
     """Seed 4.2 verbatim on a real vLLM started over SSH (a real sshd on 127.0.0.x), outliving the session."""
@@ -275,8 +238,9 @@ def test_without_trust_request_mm_kwargs_the_real_server_says_400_and_we_explain
 
     venv = engine_env("vllm")
     port = free_port()
+    # eager and a short context: the refusal of the kwargs is under test, not the compile or the KV cache size
     cmd = [a for a in argv.vllm_standard(str(venv / "bin" / "python"), str(tiny), port, "127.0.0.1",
-                                             tuning=argv.Tuning(cuda=False))
+                                             tuning=argv.Tuning(cuda=False, enforce_eager=True, max_model_len=2048))
            if a != "--trust-request-mm-kwargs"]
     log = open(tmp_path / "vllm.log", "wb")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -349,15 +313,40 @@ def asking_sdk(wd):
     return b / "asked.jsonl"
 
 
-def test_the_sdk_ocrdeploy_starts_asks_transformers_serve_for_the_directory_it_pins(tf_site, tiny, tmp_path):
-    """Audit M27: transformers serve answers 400 "Server is pinned to ..." to any other model name; verify's
-    sample pages and inv parse must give the SDK the served name from the service's record."""
+def test_transformers_serve_for_real_ready_on_health_served_under_its_directory_and_asked_for_it(tf_site, tiny,
+                                                                                                   tmp_path):
+    """transformers serve's /v1/models lists the hub cache (a 500 where there is none), not what it serves,
+    and it pins the directory it was given: readiness is /health, the name a client sends is that directory.
+
+    Audit M27, on the same server (one start of transformers serve, not two): it answers 400 "Server is
+    pinned to ..." to any other model name; verify's sample pages and inv parse must give the SDK the served
+    name from the service's record."""
     wd, inv = tf_site
-    asked = asking_sdk(wd)
     port = free_port()
-    p = cli("serve", ["--backend", "transformers", "--model-dir", str(tiny), "--gpu", "none", "--port", str(port)],
-            inv, env={"HF_HOME": str(wd / "hf-home")})
+    hf_home = wd / "hf-home-without-cache"
+    p = cli("serve", ["--backend", "transformers", "--model-dir", str(tiny), "--gpu", "none", "--port", str(port),
+                      "--json"], inv, env={"HF_HOME": str(hf_home)})
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    inst = json.loads(p.stdout)["hosts"]["localhost"]["instances"][0]
+    print(f"transformers serve: ready after {inst['elapsed']:.0f} s")
+    assert inst["ready"] and inst["served"] == str(tiny) and inst["ids"] == [str(tiny)]
+    assert "--continuous-batching" in inst["command"]
+    assert httpx.get(f"http://127.0.0.1:{port}/v1/models", trust_env=False, timeout=60).status_code == 500
+    pinned = _chat(port, "hello")                     # the seed's --model minicpm-ocr
+    assert pinned.status_code == 400 and "pinned" in pinned.text
+
+    p = cli("status", ["--json"], inv)
+    s = json.loads(p.stdout)["hosts"]["localhost"]["services"][0]
+    assert p.returncode == 0 and s["alive"] and s["ready"] and s["ids"] == [str(tiny)]
+    assert s["spec_decode"] == {"state": "not applicable"}      # transformers serve: no speculative decoding
+
+    p = cli("verify", ["--json"], inv)
+    checks = {c["check"]: c for c in json.loads(p.stdout)["hosts"]["localhost"]["checks"]}
+    assert checks["readiness"]["status"] == "passed" and "/health" in checks["readiness"]["detail"]
+    assert checks["smoke request"]["status"] == "passed", checks["smoke request"]
+
+    # Audit M27: an SDK stand-in that asks the server, put in the workdir of the service already running
+    asked = asking_sdk(wd)
     doc = tmp_path / "page.pdf"
     from ocrdeploy.sdk import samples
 
@@ -378,3 +367,7 @@ def test_the_sdk_ocrdeploy_starts_asks_transformers_serve_for_the_directory_it_p
     for call in calls:
         assert call["model"] == str(tiny) and call["config"].endswith("/configs/backends/openai.yaml"), call
     assert calls[0]["no_proxy"] == "example.org,127.0.0.1,localhost,::1"     # the user's, loopback added
+
+    p = cli("stop", ["--grace", "20"], inv)
+    assert p.returncode == 0 and f"pid {inst['pid']} stopped" in p.stdout
+    assert _group_gone(inst["pid"]) and _port_free(port)
