@@ -116,7 +116,7 @@ def _gpus_nvml():
     try:
         import pynvml
     except ImportError:
-        return None
+        return _gpus_nvml_ctypes()
     try:
         pynvml.nvmlInit()
     except Exception:
@@ -149,6 +149,90 @@ def _gpus_nvml():
         try:
             pynvml.nvmlShutdown()
         except Exception:
+            pass
+
+
+class _NvmlError(Exception):
+    """An NVML call that did not return NVML_SUCCESS."""
+
+
+def _gpus_nvml_ctypes():
+    """The facts of _gpus_nvml read from the driver's libnvidia-ml.so.1 through ctypes, for a host without
+    nvidia-ml-py (the probe runs on the system python3, which seldom has it).  nvidia-smi, the fallback, is
+    three runs that each start NVML anew: 50 ms to 2 s apiece on a GPU host, on every re-run.  Only the few
+    calls pynvml makes for these facts, with the same structures (nvmlMemory_t, nvmlProcessInfo_v2_t, which
+    _v3 fills); any error, a missing symbol included, is None, and nvidia-smi says what it says."""
+    try:
+        import ctypes
+        lib = ctypes.CDLL("libnvidia-ml.so.1")
+    except (ImportError, OSError):
+        return None
+    c_uint, c_ull, byref = ctypes.c_uint, ctypes.c_ulonglong, ctypes.byref
+
+    class Memory(ctypes.Structure):
+        _fields_ = [("total", c_ull), ("free", c_ull), ("used", c_ull)]
+
+    class Process(ctypes.Structure):
+        _fields_ = [("pid", c_uint), ("usedGpuMemory", c_ull), ("gpuInstanceId", c_uint),
+                    ("computeInstanceId", c_uint)]
+
+    def call(name, *args):
+        rc = getattr(lib, name)(*args)
+        if rc != 0:
+            raise _NvmlError("%s: %d" % (name, rc))
+
+    def text(name, *args):
+        buf = ctypes.create_string_buffer(96)      # NVML's largest name/UUID/version buffer
+        call(name, *(args + (buf, c_uint(96))))
+        return buf.value.decode()
+
+    def processes(handle):
+        fn = lib.nvmlDeviceGetComputeRunningProcesses_v3
+        count = c_uint(0)
+        rc = fn(handle, byref(count), None)
+        if rc == 0:
+            return []
+        if rc != 7:                                 # NVML_ERROR_INSUFFICIENT_SIZE: the count is set
+            raise _NvmlError("nvmlDeviceGetComputeRunningProcesses_v3: %d" % rc)
+        count.value = count.value * 2 + 5           # room for processes started meanwhile, as pynvml leaves
+        infos = (Process * count.value)()
+        rc = fn(handle, byref(count), infos)
+        if rc != 0:
+            raise _NvmlError("nvmlDeviceGetComputeRunningProcesses_v3: %d" % rc)
+        out = []
+        for p in infos[:count.value]:
+            used = None if p.usedGpuMemory == 2 ** 64 - 1 else p.usedGpuMemory   # NVML_VALUE_NOT_AVAILABLE
+            out.append({"pid": p.pid, "name": _proc_name(p.pid), "used_mib": used // 1048576 if used else None})
+        return out
+
+    try:
+        call("nvmlInit_v2")
+    except (_NvmlError, AttributeError):
+        return None
+    try:
+        driver = text("nvmlSystemGetDriverVersion")
+        cuda = ctypes.c_int()
+        call("nvmlSystemGetCudaDriverVersion_v2", byref(cuda))
+        count = c_uint()
+        call("nvmlDeviceGetCount_v2", byref(count))
+        gpus = []
+        for i in range(count.value):
+            handle = ctypes.c_void_p()
+            call("nvmlDeviceGetHandleByIndex_v2", c_uint(i), byref(handle))
+            mem = Memory()
+            call("nvmlDeviceGetMemoryInfo", handle, byref(mem))
+            gpus.append({"index": i, "name": text("nvmlDeviceGetName", handle),
+                         "uuid": text("nvmlDeviceGetUUID", handle),
+                         "memory_total_mib": mem.total // 1048576, "memory_used_mib": mem.used // 1048576,
+                         "memory_free_mib": mem.free // 1048576, "processes": processes(handle)})
+        return {"source": "nvml", "driver": driver, "cuda": "%d.%d" % (cuda.value // 1000, (cuda.value % 1000) // 10),
+                "gpus": gpus}
+    except (_NvmlError, AttributeError, UnicodeDecodeError, ValueError):
+        return None
+    finally:
+        try:
+            lib.nvmlShutdown()
+        except AttributeError:
             pass
 
 
