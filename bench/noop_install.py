@@ -291,6 +291,13 @@ def timeline(args, env, n, tree) -> str:
     return " | ".join(out) + f" (total {statistics.median(r['end'] for r in runs):.0f} ms)"
 
 
+def settled(path: Path):
+    """A re-run's inventory was written a while ago: a file changed in the last two seconds is parsed on every
+    run (inventory/cache.py), which is no re-run's case."""
+    past = time.time() - 60
+    os.utime(path, (past, past))
+
+
 def before(argv) -> str:
     """The --before figure of a command line, to print beside the current one."""
     got = BEFORE_TIMES.get(" ".join(argv))
@@ -332,6 +339,7 @@ def main():
         v = provision(wd, src)
         inv = tmp / "inv.yml"
         inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd), **v}}}))
+        settled(inv)
         env = dict(os.environ, OCRDEPLOY_INVENTORY=str(inv), PATH=f"{ROOT}/tests/fixtures/nvidia-smi/rtx5090-590:"
                                                                   f"{os.environ['PATH']}", OCRDEPLOY_PROBE_NO_NVML="1")
         cli = [sys.executable, "-m", "ocrdeploy", "install", "--json"]
@@ -369,6 +377,7 @@ def main():
                 inv2 = tmp / f"inv-{user}.yml"
                 inv2.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd), **v}, "hosts": {
                     "h": {**lab.inventory_entry(h), "ansible_user": user}}}}))
+                settled(inv2)
                 e = dict(env, OCRDEPLOY_INVENTORY=str(inv2), OCRDEPLOY_KNOWN_HOSTS=str(lab.known_hosts))
                 t, out = timed(cli + ["--host", "h"], e, args.repeat)
                 d = json.loads(out.stdout)["hosts"]["h"]
