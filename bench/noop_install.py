@@ -1,10 +1,13 @@
 """No-op re-run of the default install plan on a provisioned host, against an Ansible playbook
 doing the same checks.
 
-Usage: python bench/noop_install.py [--repeat 5] [--no-ansible] [--before DIR] [--rtt-ms MS]
+Usage: python bench/noop_install.py [--repeat 5] [--no-ansible] [--before DIR] [--rtt-ms MS] [--timeline N]
 
 --before DIR: a checkout of an earlier commit (`git worktree add DIR REV`), timed in the same run, each
 of its runs right after the current tree's, so both see the same load.
+--timeline N: N more SSH runs per user (and per tree) with wall-clock stamps, medians printed: the controller's
+start, the ssh spawned, the probe started on the host and done (its elapsed_ms), the answer, the exit; the host is
+this machine, so one clock serves both sides.
 --rtt-ms MS: the SSH host is reached through a loopback relay that holds each chunk MS/2 each way, so the
 figures (and the OpenSSH floor beside them) are those of a host on a network, not of a loopback sshd.
 
@@ -228,6 +231,73 @@ def delay_relay(target: tuple, one_way_s: float):
     return srv.getsockname()[1]
 
 
+# `python -c TIMELINE_RUN ARGS...` in a tree: `ocrdeploy ARGS` with stamps (time.time(), the host is this machine)
+TIMELINE_RUN = r"""
+import json, os, subprocess, sys, time
+T = {"main": time.time()}
+popen_init, communicate = subprocess.Popen.__init__, subprocess.Popen.communicate
+def init(self, args, *a, **k):
+    if isinstance(args, list) and args and args[0].endswith("/ssh"):
+        T.setdefault("ssh", time.time())
+    return popen_init(self, args, *a, **k)
+def comm(self, *a, **k):
+    out, err = communicate(self, *a, **k)
+    if isinstance(self.args, list) and self.args[0].endswith("/ssh"):
+        T["answer"] = time.time()
+        for line in (err or b"").decode().splitlines():
+            if line.startswith("T_PROBE_START "):
+                T["probe_start"] = float(line.split()[1])
+        from ocrdeploy.provision import probe
+        if probe.MARKER in (out or b"").decode() and "probe_start" in T:
+            doc = json.loads(out.decode().split(probe.MARKER, 1)[1].strip().splitlines()[0])
+            T["probe_done"] = T["probe_start"] + doc["probe"]["elapsed_ms"] / 1000
+    return out, err
+subprocess.Popen.__init__, subprocess.Popen.communicate = init, comm
+from ocrdeploy.provision import facts
+from ocrdeploy.provision.command import Script
+probe_command = facts.probe_command
+def stamped(request):
+    cmd = probe_command(request)
+    argv = list(cmd.argv)
+    argv[4] = Script("import time, sys; sys.stderr.write('T_PROBE_START %r\\n' % time.time())\n" + argv[4], argv[4].label)
+    return type(cmd)(argv, env=cmd.env, cwd=cmd.cwd, sudo=cmd.sudo, stdin=cmd.stdin)
+facts.probe_command = stamped
+from ocrdeploy.cli import main
+try:
+    main(["ocrdeploy", *sys.argv[1:]])
+finally:
+    T["end"] = time.time()
+    t0 = float(os.environ["T_SPAWN"])
+    sys.stderr.write("TIMELINE " + json.dumps({k: (v - t0) * 1000 for k, v in T.items()}) + "\n")
+"""
+PHASES = (("python start", "main", None), ("to ssh spawn", "ssh", "main"), ("ssh to probe start", "probe_start", "ssh"),
+          ("probe", "probe_done", "probe_start"), ("to answer", "answer", "probe_done"), ("to exit", "end", "answer"))
+
+
+def timeline(args, env, n, tree) -> str:
+    """Medians of n stamped runs of `ocrdeploy ARGS` from tree: each phase in ms."""
+    runs = []
+    for _ in range(n):
+        e = dict(env, T_SPAWN=repr(time.time()))
+        p = subprocess.run([sys.executable, "-c", TIMELINE_RUN, *args], env=e, capture_output=True, text=True, cwd=tree)
+        line = next((ln for ln in p.stderr.splitlines() if ln.startswith("TIMELINE ")), None)
+        if p.returncode != 0 or line is None:
+            raise SystemExit(f"timeline run failed: {p.stderr[-2000:]}")
+        runs.append(json.loads(line.split(" ", 1)[1]))
+    out = []
+    for label, end, start in PHASES:
+        ok = [r[end] - (r[start] if start else 0) for r in runs if end in r and (start is None or start in r)]
+        out.append(f"{label} {statistics.median(ok):.0f}" if ok else f"{label} -")
+    return " | ".join(out) + f" (total {statistics.median(r['end'] for r in runs):.0f} ms)"
+
+
+def settled(path: Path):
+    """A re-run's inventory was written a while ago: a file changed in the last two seconds is parsed on every
+    run (inventory/cache.py), which is no re-run's case."""
+    past = time.time() - 60
+    os.utime(path, (past, past))
+
+
 def before(argv) -> str:
     """The --before figure of a command line, to print beside the current one."""
     got = BEFORE_TIMES.get(" ".join(argv))
@@ -239,6 +309,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--no-ansible", action="store_true")
     ap.add_argument("--before", type=Path, help="an earlier checkout, timed in the same run")
+    ap.add_argument("--timeline", type=int, default=0, metavar="N",
+                    help="N more stamped SSH runs per user and tree: where the time goes, medians")
     ap.add_argument("--rtt-ms", type=float, default=0.0,
                     help="reach the lab host through a relay that adds this round-trip time (a host on a network)")
     args = ap.parse_args()
@@ -267,6 +339,7 @@ def main():
         v = provision(wd, src)
         inv = tmp / "inv.yml"
         inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd), **v}}}))
+        settled(inv)
         env = dict(os.environ, OCRDEPLOY_INVENTORY=str(inv), PATH=f"{ROOT}/tests/fixtures/nvidia-smi/rtx5090-590:"
                                                                   f"{os.environ['PATH']}", OCRDEPLOY_PROBE_NO_NVML="1")
         cli = [sys.executable, "-m", "ocrdeploy", "install", "--json"]
@@ -304,6 +377,7 @@ def main():
                 inv2 = tmp / f"inv-{user}.yml"
                 inv2.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd), **v}, "hosts": {
                     "h": {**lab.inventory_entry(h), "ansible_user": user}}}}))
+                settled(inv2)
                 e = dict(env, OCRDEPLOY_INVENTORY=str(inv2), OCRDEPLOY_KNOWN_HOSTS=str(lab.known_hosts))
                 t, out = timed(cli + ["--host", "h"], e, args.repeat)
                 d = json.loads(out.stdout)["hosts"]["h"]
@@ -318,6 +392,11 @@ def main():
                       f"floor {floor:.2f} s: {t / floor:.2f}x (target <= 1.5x); controller CPU "
                       f"{CPU[' '.join(cli + ['--host', 'h'])]:.2f} s; load {os.getloadavg()[0]:.2f}"
                       f"{before(cli + ['--host', 'h'])}")
+                if args.timeline:
+                    for tree in (ROOT, BEFORE) if BEFORE else (ROOT,):
+                        print(f"  timeline ({'this tree' if tree == ROOT else tree}, medians of {args.timeline}, ms): "
+                              f"{timeline(cli[3:] + ['--host', 'h'], e, args.timeline, tree)}; load "
+                              f"{os.getloadavg()[0]:.2f}")
             if not args.no_ansible:
                 ansible(tmp, wd, v, lab, h, t_local, results, args.repeat)
         finally:

@@ -224,8 +224,19 @@ def _read(path: Path):
 
 
 def load_inventory(path: Path | None) -> Inventory:
+    """The inventory in ``path``: from the cache when the file is unchanged since it last parsed cleanly."""
+    from . import cache
+
     if path is None:
         return Inventory(path=None)
+    inv = cache.load(path)
+    if inv is None:
+        inv = _parse(path)
+        cache.save(path, inv)
+    return inv
+
+
+def _parse(path: Path) -> Inventory:
     data = _read(path)
     if data is None:
         return Inventory(path=path)

@@ -7,10 +7,9 @@ would otherwise be reported without a location.  Mappings are loaded as
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
-
-import yaml
 
 from ..errors import UsageError
 
@@ -30,15 +29,6 @@ class LineDict(dict):
 MAX_EXPANDED = 1_000_000   # values a document (or one inventory var) stands for once its aliases are written out
 MAX_VALUE_DEPTH = 100      # lists and mappings inside one var
 MAX_DOC_DEPTH = 200        # a document that is not an inventory (an inventory's groups may nest thousands deep)
-
-
-class _FastLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-    """SafeLoader's rules with libyaml's parser where PyYAML has it (an inventory of thousands of hosts:
-    10x faster); libyaml stops at 1000 levels of nesting, where the pure-Python loader takes over."""
-
-
-class _DeepLoader(yaml.SafeLoader):
-    """The pure-Python parser: no nesting limit but the interpreter's recursion limit."""
 
 
 class YAMLSyntaxError(UsageError):
@@ -80,33 +70,43 @@ def check_size(value, limit: int = MAX_EXPANDED, max_depth: int | None = None, m
     return sizes.get(id(value), (1, 0))[0]
 
 
-def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> LineDict:
-    explicit = sum(1 for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge")
-    loader.flatten_mapping(node)            # the merged (<<) pairs first, then the ones written here
-    merged = len(node.value) - explicit
-    result = LineDict()
-    result.line = node.start_mark.line + 1
-    written: set = set()
-    for index, (key_node, value_node) in enumerate(node.value):
-        key = loader.construct_object(key_node, deep=True)
-        try:
-            hash(key)
-        except TypeError:
-            raise yaml.constructor.ConstructorError(
-                "while constructing a mapping", node.start_mark,
-                "found an unhashable key", key_node.start_mark)
-        if index >= merged:     # a key written here overrides a merged one (YAML's merge), never another written one
-            if key in written:
+@functools.cache
+def _loaders():
+    """(fast, deep): SafeLoader's rules with libyaml's parser where PyYAML has it (an inventory of thousands of
+    hosts: 10x faster; libyaml stops at 1000 levels of nesting) and the pure-Python parser (no nesting limit
+    but the interpreter's recursion limit), both loading mappings as LineDict.  Made on first use: PyYAML's
+    import is a tenth of a no-op run, which reads a cached inventory (inventory/cache.py) and no YAML."""
+    import yaml
+
+    def construct_mapping(loader, node) -> LineDict:
+        explicit = sum(1 for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge")
+        loader.flatten_mapping(node)            # the merged (<<) pairs first, then the ones written here
+        merged = len(node.value) - explicit
+        result = LineDict()
+        result.line = node.start_mark.line + 1
+        written: set = set()
+        for index, (key_node, value_node) in enumerate(node.value):
+            key = loader.construct_object(key_node, deep=True)
+            try:
+                hash(key)
+            except TypeError:
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark)
-            written.add(key)
-        result[key] = loader.construct_object(value_node, deep=True)
-        result.key_lines[key] = key_node.start_mark.line + 1
-    return result
+                    "while constructing a mapping", node.start_mark,
+                    "found an unhashable key", key_node.start_mark)
+            if index >= merged:     # a key written here overrides a merged one (YAML's merge), never another written one
+                if key in written:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {key!r}", key_node.start_mark)
+                written.add(key)
+            result[key] = loader.construct_object(value_node, deep=True)
+            result.key_lines[key] = key_node.start_mark.line + 1
+        return result
 
-
-_DeepLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-_FastLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    fast = type("_FastLoader", (getattr(yaml, "CSafeLoader", yaml.SafeLoader),), {})
+    deep = type("_DeepLoader", (yaml.SafeLoader,), {})
+    for loader in (fast, deep):
+        loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
+    return fast, deep
 
 
 def read_text(path: Path, what: str = "a YAML file") -> str:
@@ -140,16 +140,19 @@ def load_yaml(path: Path, shared_ok: bool = False):
 
 
 def _load(path: Path):
+    import yaml
+
+    fast, deep = _loaders()
     text = read_text(path)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20000))     # groups nested some thousand levels deep
     try:
         try:
-            return yaml.load(text, Loader=_FastLoader)  # noqa: S506 - SafeLoader subclass
+            return yaml.load(text, Loader=fast)  # noqa: S506 - SafeLoader subclass
         except yaml.MarkedYAMLError as exc:
             if "maximum nesting depth" not in str(exc.problem):
                 raise
-            return yaml.load(text, Loader=_DeepLoader)  # noqa: S506 - SafeLoader subclass
+            return yaml.load(text, Loader=deep)  # noqa: S506 - SafeLoader subclass
     except RecursionError:
         raise UsageError(f"{path}: nested too deeply to read")
     except yaml.MarkedYAMLError as exc:

@@ -11,7 +11,6 @@ threads at the same time, so the probe costs about as much as its slowest part.
 """
 
 import glob
-import hashlib
 import json
 import os
 import re
@@ -117,7 +116,7 @@ def _gpus_nvml():
     try:
         import pynvml
     except ImportError:
-        return None
+        return _gpus_nvml_ctypes()
     try:
         pynvml.nvmlInit()
     except Exception:
@@ -150,6 +149,90 @@ def _gpus_nvml():
         try:
             pynvml.nvmlShutdown()
         except Exception:
+            pass
+
+
+class _NvmlError(Exception):
+    """An NVML call that did not return NVML_SUCCESS."""
+
+
+def _gpus_nvml_ctypes():
+    """The facts of _gpus_nvml read from the driver's libnvidia-ml.so.1 through ctypes, for a host without
+    nvidia-ml-py (the probe runs on the system python3, which seldom has it).  nvidia-smi, the fallback, is
+    three runs that each start NVML anew: 50 ms to 2 s apiece on a GPU host, on every re-run.  Only the few
+    calls pynvml makes for these facts, with the same structures (nvmlMemory_t, nvmlProcessInfo_v2_t, which
+    _v3 fills); any error, a missing symbol included, is None, and nvidia-smi says what it says."""
+    try:
+        import ctypes
+        lib = ctypes.CDLL("libnvidia-ml.so.1")
+    except (ImportError, OSError):
+        return None
+    c_uint, c_ull, byref = ctypes.c_uint, ctypes.c_ulonglong, ctypes.byref
+
+    class Memory(ctypes.Structure):
+        _fields_ = [("total", c_ull), ("free", c_ull), ("used", c_ull)]
+
+    class Process(ctypes.Structure):
+        _fields_ = [("pid", c_uint), ("usedGpuMemory", c_ull), ("gpuInstanceId", c_uint),
+                    ("computeInstanceId", c_uint)]
+
+    def call(name, *args):
+        rc = getattr(lib, name)(*args)
+        if rc != 0:
+            raise _NvmlError("%s: %d" % (name, rc))
+
+    def text(name, *args):
+        buf = ctypes.create_string_buffer(96)      # NVML's largest name/UUID/version buffer
+        call(name, *(args + (buf, c_uint(96))))
+        return buf.value.decode()
+
+    def processes(handle):
+        fn = lib.nvmlDeviceGetComputeRunningProcesses_v3
+        count = c_uint(0)
+        rc = fn(handle, byref(count), None)
+        if rc == 0:
+            return []
+        if rc != 7:                                 # NVML_ERROR_INSUFFICIENT_SIZE: the count is set
+            raise _NvmlError("nvmlDeviceGetComputeRunningProcesses_v3: %d" % rc)
+        count.value = count.value * 2 + 5           # room for processes started meanwhile, as pynvml leaves
+        infos = (Process * count.value)()
+        rc = fn(handle, byref(count), infos)
+        if rc != 0:
+            raise _NvmlError("nvmlDeviceGetComputeRunningProcesses_v3: %d" % rc)
+        out = []
+        for p in infos[:count.value]:
+            used = None if p.usedGpuMemory == 2 ** 64 - 1 else p.usedGpuMemory   # NVML_VALUE_NOT_AVAILABLE
+            out.append({"pid": p.pid, "name": _proc_name(p.pid), "used_mib": used // 1048576 if used else None})
+        return out
+
+    try:
+        call("nvmlInit_v2")
+    except (_NvmlError, AttributeError):
+        return None
+    try:
+        driver = text("nvmlSystemGetDriverVersion")
+        cuda = ctypes.c_int()
+        call("nvmlSystemGetCudaDriverVersion_v2", byref(cuda))
+        count = c_uint()
+        call("nvmlDeviceGetCount_v2", byref(count))
+        gpus = []
+        for i in range(count.value):
+            handle = ctypes.c_void_p()
+            call("nvmlDeviceGetHandleByIndex_v2", c_uint(i), byref(handle))
+            mem = Memory()
+            call("nvmlDeviceGetMemoryInfo", handle, byref(mem))
+            gpus.append({"index": i, "name": text("nvmlDeviceGetName", handle),
+                         "uuid": text("nvmlDeviceGetUUID", handle),
+                         "memory_total_mib": mem.total // 1048576, "memory_used_mib": mem.used // 1048576,
+                         "memory_free_mib": mem.free // 1048576, "processes": processes(handle)})
+        return {"source": "nvml", "driver": driver, "cuda": "%d.%d" % (cuda.value // 1000, (cuda.value % 1000) // 10),
+                "gpus": gpus}
+    except (_NvmlError, AttributeError, UnicodeDecodeError, ValueError):
+        return None
+    finally:
+        try:
+            lib.nvmlShutdown()
+        except AttributeError:
             pass
 
 
@@ -227,32 +310,19 @@ def _pythons(out):
         if os.path.realpath(p) not in [os.path.realpath(c) for c in candidates]:
             candidates.append(p)
     results = [None] * len(candidates)
-    cache = _load_cache()
-    fresh = {}
+    cache = _VersionCache("probe-pythons.json")
 
     def check(i, path):
-        try:
-            st = os.stat(path)
-            key = [st.st_size, st.st_mtime_ns, st.st_ino]
-        except OSError:
-            return
-        hit = cache.get(path)
-        if hit and hit.get("key") == key:
-            results[i] = {"path": path, "version": hit["version"]}
-            fresh[path] = hit
-            return
-        r = _run([path, "-I", "-S", "-c", "import sys;print('%d.%d.%d' % sys.version_info[:3])"], timeout=10)
-        if r["rc"] == 0:
-            results[i] = {"path": path, "version": r["out"].strip()}
-            fresh[path] = {"key": key, "version": results[i]["version"]}
+        version = cache.version(path, [path, "-I", "-S", "-c", "import sys;print('%d.%d.%d' % sys.version_info[:3])"])
+        if version is not None:
+            results[i] = {"path": path, "version": version}
 
     threads = [threading.Thread(target=check, args=(i, c)) for i, c in enumerate(candidates)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    if fresh != cache:
-        _save_cache(fresh)
+    cache.save()
     system = shutil.which("python3")
     system = _real_python(system) if system else None
     for r in results:
@@ -261,50 +331,73 @@ def _pythons(out):
     out["pythons"] = [r for r in results if r]
 
 
-def _cache_path():
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "ocrdeploy", "probe-pythons.json")
+class _VersionCache(object):
+    """Versions seen before, keyed by the binary's (size, mtime_ns, inode): an unchanged interpreter or
+    compiler is not started again on every run (a version exec is tens of ms, and a no-op re-run's probe
+    made eleven).  One JSON file per kind in ~/.cache/ocrdeploy; entries not seen this run are dropped."""
 
+    def __init__(self, name):
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        self.path = os.path.join(base, "ocrdeploy", name)
+        self.seen = {}
+        self.fresh = {}
+        try:
+            with open(self.path) as fh:
+                data = json.load(fh)
+            if isinstance(data, dict):
+                self.seen = data
+        except (OSError, ValueError):
+            pass
 
-def _load_cache():
-    """Interpreter versions seen before, keyed by the binary's (size, mtime_ns, inode): an unchanged
-    interpreter is not started again on every run."""
-    try:
-        with open(_cache_path()) as fh:
-            data = json.load(fh)
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
+    def version(self, path, argv):
+        """argv's output, stripped (the version the binary at ``path`` prints), or None when it fails; a
+        failure is not kept, so the next run asks again."""
+        try:
+            st = os.stat(path)
+            key = [st.st_size, st.st_mtime_ns, st.st_ino]
+        except OSError:
+            return None
+        hit = self.seen.get(path)
+        if isinstance(hit, dict) and hit.get("key") == key and isinstance(hit.get("version"), str):
+            self.fresh[path] = hit
+            return hit["version"]
+        r = _run(argv, timeout=10)
+        if r["rc"] != 0:
+            return None
+        version = r["out"].strip()
+        self.fresh[path] = {"key": key, "version": version}
+        return version
 
-
-def _save_cache(data):
-    path = _cache_path()
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = "%s.%d.tmp" % (path, os.getpid())
-        with open(tmp, "w") as fh:
-            json.dump(data, fh)
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    def save(self):
+        if self.fresh == self.seen:
+            return
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            tmp = "%s.%d.tmp" % (self.path, os.getpid())
+            with open(tmp, "w") as fh:
+                json.dump(self.fresh, fh)
+            os.replace(tmp, self.path)
+        except OSError:
+            pass
 
 
 def _compilers(out):
     found = {}
+    cache = _VersionCache("probe-compilers.json")
 
     def check(name):
         path = shutil.which(name)
         if not path:
             found[name] = None
             return
-        r = _run([path, "-dumpfullversion", "-dumpversion"], timeout=10)
-        found[name] = {"path": path, "version": r["out"].strip() if r["rc"] == 0 else None}
+        found[name] = {"path": path, "version": cache.version(path, [path, "-dumpfullversion", "-dumpversion"])}
 
     threads = [threading.Thread(target=check, args=(n,)) for n in COMPILERS]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    cache.save()
     out["compilers"] = found
 
 
@@ -605,6 +698,8 @@ def _git_status(repo):
         return None
     if not status["out"].strip():
         return {"dirty": False, "digest": None}
+    import hashlib      # only for a dirty tree: its import loads OpenSSL, a tenth of the probe's imports
+
     diff = _run([git, "-C", repo, "diff", "HEAD", "--binary"], timeout=60)
     digest = hashlib.sha256((status["out"] + "\0" + diff["out"]).encode("utf-8", "replace")).hexdigest()[:16]
     return {"dirty": True, "digest": digest}

@@ -1,6 +1,7 @@
 """The probe and the nvidia-smi parsers against recorded outputs (tests/fixtures/nvidia-smi)."""
 
 import json
+import marshal
 import os
 import subprocess
 import sys
@@ -240,3 +241,63 @@ def test_network_probes_keep_their_bound_when_name_lookups_hang(monkeypatch, tmp
     (src,) = raw["sources"]["results"]
     assert src["reachable"] is False and src["error"] == "no answer within 0.6 s (name lookup included)"
     assert src["ms"] < 5000
+
+
+def run_probe_command(tmp_path, cache):
+    """The probe command as a host runs it (sh -c, then python3), with its cache in `cache`."""
+    cmd = facts_mod.probe_command(facts_mod.probe_request(str(tmp_path / "wd"), net_timeout=0))
+    return subprocess.run(["sh", "-c", cmd.shell()], capture_output=True, text=True, input=cmd.stdin,
+                          env=dict(os.environ, XDG_CACHE_HOME=str(cache)), check=True).stdout
+
+
+def kept_code(cache) -> Path:
+    (path,) = (cache / "ocrdeploy").glob("probe-*.marshal")
+    return path
+
+
+def plant(path, source, mode=0o600):
+    """A kept entry whose code prints a marker instead of probing: run, it shows the entry was used."""
+    path.unlink()
+    path.write_bytes(marshal.dumps((source, compile("print('@@KEPT CODE RAN')", "<planted>", "exec"))))
+    path.chmod(mode)
+
+
+def test_the_host_compiles_the_probe_once(tmp_path):
+    cache = tmp_path / "cache"
+    first = facts_mod.parse_probe_output("h", run_probe_command(tmp_path, cache), "", 0)
+    path = kept_code(cache)
+    assert path.stat().st_mode & 0o777 == 0o600
+    again = facts_mod.parse_probe_output("h", run_probe_command(tmp_path, cache), "", 0)
+    assert (first["probe"]["kind"], again["probe"]["kind"]) == ("python", "python")
+    assert again["workdir"]["path"] == first["workdir"]["path"] and again["host"] == first["host"]
+    plant(path, marshal.loads(path.read_bytes())[0])
+    assert "@@KEPT CODE RAN" in run_probe_command(tmp_path, cache)     # the kept code is what runs
+
+
+@pytest.mark.parametrize("why", ["another source", "group writable", "world writable", "another owner", "a symlink"])
+def test_kept_code_runs_only_for_its_source_and_its_own_user(tmp_path, why):
+    cache = tmp_path / "cache"
+    run_probe_command(tmp_path, cache)
+    path = kept_code(cache)
+    source = marshal.loads(path.read_bytes())[0]
+    plant(path, source + "\n# another version" if why == "another source" else source,
+          {"group writable": 0o620, "world writable": 0o602}.get(why, 0o600))
+    if why == "another owner":
+        if os.geteuid() != 0:
+            pytest.skip("needs root to give the file away")
+        os.chown(path, 65534, 65534)
+    if why == "a symlink":
+        real = path.with_name("elsewhere")
+        path.rename(real)
+        path.symlink_to(real)
+    out = run_probe_command(tmp_path, cache)
+    assert "@@KEPT CODE RAN" not in out and facts_mod.parse_probe_output("h", out, "", 0)["probe"]["kind"] == "python"
+    assert not path.is_symlink() and path.stat().st_uid == os.geteuid() and path.stat().st_mode & 0o777 == 0o600
+    assert "@@KEPT CODE RAN" not in run_probe_command(tmp_path, cache)
+
+
+def test_a_cache_that_cannot_be_written_is_no_cache(tmp_path):
+    (tmp_path / "file").write_text("")
+    for _ in range(2):
+        out = run_probe_command(tmp_path, tmp_path / "file")       # its folder would be inside a file
+        assert facts_mod.parse_probe_output("h", out, "", 0)["probe"]["kind"] == "python"
