@@ -61,7 +61,17 @@ GENERIC_CLASSES = (
     ("failed", re.compile(r"(?<![\w-])(?:FAILED|FATAL|Fatal error):")),
     ("curl-error", re.compile(r"^\s*curl: \(\d+\) ")),
     ("validation-error", re.compile(r"\bValue error, ")),          # pydantic, as vLLM's config checks word it
-    ("connection-refused", re.compile(r"\bECONNREFUSED\b")),
+    # a refused connect in any client's words (Python's ConnectionRefusedError, httpx/aiohttp, curl, proxies; Windows'
+    # WSAECONNREFUSED 10061), with or without a host on the line
+    ("connection-refused", re.compile(r"\bECONNREFUSED\b|\b[Cc]onnection refused\b|\bConnectionRefusedError\b|\bWinError 10061\b")),
+    # nvidia-smi with the driver loaded but no GPU it can initialise (RmInitAdapter failed, a GPU the driver does not
+    # know, a container runtime that exposed none): its whole output, no error word
+    ("no-gpu-found", re.compile(r"\bNo devices were found\b")),
+    # uv's (miette's) error marker: "× Failed to download `x`" heads a chain of causes ("├─▶ ... ╰─▶ connection reset")
+    ("uv-error", re.compile(r"^\s*× \S")),
+    # CMake's find module failing (a REQUIRED package prints it after "CMake Error at"; a title or a plain message
+    # alone); the optional search's status line "-- Could NOT find X" is the build going on
+    ("cmake-not-found", re.compile(r"^(?!\s*-- ).*?\bCould NOT find [\w:.-]+ \((?:missing|Required is)")),
     # the Docker daemon refusing a request (docker run/compose print it without any "error:" of their own)
     ("daemon-error", re.compile(r"\bError response from daemon\b")),
     # a system call's failure by its number, as Python ("[Errno 49] Can't assign requested address") and Windows print it
@@ -102,7 +112,8 @@ GENERIC_HINTS = {
     "build-killed": ("Killed", "ninja: "), "exception": ("Error", "Exception"),
     "compiler-error": ("error", "fehler", "erreur", "致命错误"),
     "failed": ("FAILED:", "FATAL:", "Fatal error:"), "curl-error": ("curl: (",), "validation-error": ("Value error, ",),
-    "connection-refused": ("ECONNREFUSED",), "daemon-error": ("Error response from daemon",),
+    "connection-refused": ("ECONNREFUSED", "onnection refused", "ConnectionRefusedError", "WinError 10061"),
+    "no-gpu-found": ("No devices were found",), "uv-error": ("× ",), "cmake-not-found": ("Could NOT find ",), "daemon-error": ("Error response from daemon",),
     "os-error": ("[Errno ", "[WinError "),
 }
 GENERIC_LOWER = ("nvcc-fatal", "compiler-error")
@@ -112,7 +123,7 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "by signal", "signal 6", "signal 9", "signal 11", "exit status", "exit code", "exited with",
                     "nvrm: xid", "xid (pci:", "out of memory: kill", "oom-kill", "oom_kill", "fallen off",
                     "no solution found", "resolutionimpossible", "unsatisfiableerror", "packagesnotfounderror",
-                    "error response from daemon", "[errno ", "[winerror ", "exit with", "exits with", "return code", "returncode", "exitcode", "erro[", "fata[")
+                    "error response from daemon", "connection refused", "connectionrefusederror", "no devices were found", "× ", "could not find ", "[errno ", "[winerror ", "exit with", "exits with", "return code", "returncode", "exitcode", "erro[", "fata[")
 TRACEBACK = "Traceback (most recent call last)"
 EXC_LINE = re.compile(r"(?<![\w.])((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::\s*(.*))?$")
 
