@@ -235,13 +235,14 @@ class Applier:
         """--check: the builder's plan is the wheel build and its install, a follower's the install."""
         from .fleet import host_ranges
 
+        builder = self.shared.shown(self.host.name, role.group)
         wheel_dir = self._wheel_dir(facts, step.build_inputs(facts, self.vars))
-        wheel = f"{wheel_dir}/<wheel built on {role.group.builder}>"
+        wheel = f"{wheel_dir}/<wheel built on {builder}>"
         install = step.wheel_install_commands(facts, self.vars, wheel)
         if role.kind == "build":
             return (step.wheel_commands(facts, self.vars, wheel_dir) + install,
                     f"{reason}; builds the wheel for {host_ranges(role.others)} too")
-        return install, f"{reason}; installs the wheel built on {role.group.builder}"
+        return install, f"{reason}; installs the wheel built on {builder}"
 
     def _shared_build(self, step, role, reason, facts):
         """Build the group's wheel here, or wait for it and install it; (None, facts) when this host's inputs

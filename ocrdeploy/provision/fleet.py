@@ -78,6 +78,7 @@ class Group:
     left: set = field(default_factory=set)
     builder: str | None = None
     building: bool = False              # the builder has started the build: it is the group's only one
+    shown: bool = False                 # --check: the builder has shown the build in its plan, which stands
     built_by: str | None = None
     wheel: Wheel | None = None
     failure: str | None = None
@@ -167,6 +168,15 @@ class SharedBuilds:
                 return "wheel"
             return "failed" if group.failure is not None else "build"
 
+    def shown(self, host: str, group: Group) -> str:
+        """--check: the builder shows the build in its plan.  A check run builds nothing, so its end is no
+        reason to hand the build over: the others' plans name the same builder as its own, whichever host
+        ends first.  Returns the builder's name, read under the lock."""
+        with self._cond:
+            if group.builder == host:
+                group.shown = True
+            return group.builder
+
     def building(self, host: str, group: Group):
         """The builder starts its build: from now on its end, however it comes (Ctrl-C, a lost connection),
         fails the group instead of handing the build to a follower, which would start a second compile."""
@@ -213,7 +223,7 @@ class SharedBuilds:
                 if g.builder == host and g.wheel is None and g.failure is None:
                     if g.building:
                         g.failure, g.built_by = f"the build on {host} ended without a wheel (interrupted?)", host
-                    else:
+                    elif not g.shown:
                         g.builder = next((m for m in g.members if m not in g.left), None)
             self._cond.notify_all()
 

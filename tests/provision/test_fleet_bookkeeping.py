@@ -103,3 +103,24 @@ def test_the_fetched_wheel_is_kept_only_when_its_sha256_is_the_builders(tmp_path
     import os
 
     assert not os.path.exists(wheel.local)                   # the bad copy is not left for a follower
+
+
+def test_a_check_plans_builder_stays_the_builder_when_its_check_ends_first():
+    """--check builds nothing: the builder's run ending (often first: it has nothing to wait for) must not
+    hand the build to the next host, or the hosts' plans name two builders (seen in CI: gpu1 and gpu2 both
+    "builds the wheel for ... too")."""
+    shared = planned(["a", "b", "c"], {h: {"vllm-compile": SAME} for h in ("a", "b", "c")})
+    group = shared.role("a", "vllm-compile").group
+    assert shared.shown("a", group) == "a"
+    shared.leave("a")                       # a's check ended
+    assert shared.role("b", "vllm-compile").kind == "install"
+    assert shared.shown("b", group) == "a" and shared.role("c", "vllm-compile").group.builder == "a"
+
+
+def test_a_builder_that_ends_before_showing_its_build_hands_it_over():
+    """An earlier step of the builder failed (its plan never reached the build): the next host builds."""
+    shared = planned(["a", "b", "c"], {h: {"vllm-compile": SAME} for h in ("a", "b", "c")})
+    group = shared.role("b", "vllm-compile").group
+    assert shared.shown("b", group) == "a"  # a follower showing its plan claims nothing
+    shared.leave("a")
+    assert shared.role("b", "vllm-compile").kind == "build" and shared.shown("b", group) == "b"
