@@ -54,7 +54,8 @@ GENERIC_CLASSES = (
     ("cmake-error", re.compile(r"CMake Error\b")),
     ("nvcc-fatal", re.compile(r"(?i)\b(?:nvcc|ptxas|nvlink|fatbinary|cicc)(?:\.exe)?\s+fatal\s*:")),
     ("build-killed", re.compile(r"^\s*(?:\S+:\s+)?Killed\s*$|\bninja: build stopped\b|\bninja: subcommand failed\b")),
-    ("exception", re.compile(r"(?<![\w.])" + EXC_NAME + r"(?::|\s*$)")),
+    # (also with a space before the colon, as a retyped or cut title writes it: "ImportError : /opt/.../_C.so: undefined symbol")
+    ("exception", re.compile(r"(?<![\w.])" + EXC_NAME + r"(?: ?:|\s*$)")),
     # (gcc's other languages: "error fatal:", "schwerwiegender Fehler:", "erreur fatale :", "致命错误：")
     ("compiler-error", re.compile(r"(?i)(?<![\w-])(?:fatal )?error(?:\[E\d+\])?:|\bfatal error\b|\berror fatal:"
                                   r"|\bschwerwiegender Fehler:|\berreur fatale ?:|致命错误[:：]")),
@@ -76,6 +77,15 @@ GENERIC_CLASSES = (
     ("daemon-error", re.compile(r"\bError response from daemon\b")),
     # a system call's failure by its number, as Python ("[Errno 49] Can't assign requested address") and Windows print it
     ("os-error", re.compile(r"\[(?:Errno|WinError) -?\d{1,6}\]")),
+    # a CUDA runtime call failing in a C/C++ program's own check macro (llama.cpp's "CUDA error 217 at ggml-cuda.cu:6292:
+    # peer access is not supported", a CUDACHECK's "Failed: Cuda error /path.cuh:307 '...'"): no exception, no "error:"
+    ("cuda-error", re.compile(r"(?i)\bcuda error\b(?: \d{1,4})?(?: at | in | /|: |\s*\()")),
+    # the dynamic loader not finding a library (a wheel shipping no build for this CUDA, a missing driver library):
+    # "libX.so: cannot open shared object file: No such file or directory", without any error word of its own
+    ("library-missing", re.compile(r"\.so(?:\.[\d.]{1,16})?: cannot open shared object file\b")),
+    # a shell that cannot find the program (sh's "/bin/sh: 1: nvcc: not found", bash's "bash: x: command not found",
+    # a container's entry script "exec: line 9: exec: nvidia-smi: not found"): the command never ran
+    ("command-not-found", re.compile(r":\s(?:line \d{1,6}: |\d{1,6}: )?(?:exec: )?[\w./+-]{1,128}: (?:command )?not found\s*$")),
 )
 # Fatal ends whatever the tool: signals, non-zero exit statuses, the kernel's GPU and OOM-killer lines.
 # They count at WARNING level too (a supervisor logs a child's death as a warning), and a harmless entry
@@ -114,16 +124,18 @@ GENERIC_HINTS = {
     "failed": ("FAILED:", "FATAL:", "Fatal error:"), "curl-error": ("curl: (",), "validation-error": ("Value error, ",),
     "connection-refused": ("ECONNREFUSED", "onnection refused", "ConnectionRefusedError", "WinError 10061"),
     "no-gpu-found": ("No devices were found",), "uv-error": ("× ",), "cmake-not-found": ("Could NOT find ",), "daemon-error": ("Error response from daemon",),
-    "os-error": ("[Errno ", "[WinError "),
+    "os-error": ("[Errno ", "[WinError "), "cuda-error": ("cuda error",),
+    "library-missing": ("cannot open shared object file",), "command-not-found": (": not found", "command not found"),
 }
-GENERIC_LOWER = ("nvcc-fatal", "compiler-error")
+GENERIC_LOWER = ("nvcc-fatal", "compiler-error", "cuda-error")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
                     "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused",
                     "segmentation fault", "segfault at", "core dumped", "段错误", "核心已转储", "schwerwiegender fehler", "erreur fatale", "致命错误", "sigsegv", "sigabrt", "sigbus", "sigill", "sigfpe", "sigkill",
                     "by signal", "signal 6", "signal 9", "signal 11", "exit status", "exit code", "exited with",
                     "nvrm: xid", "xid (pci:", "out of memory: kill", "oom-kill", "oom_kill", "fallen off",
                     "no solution found", "resolutionimpossible", "unsatisfiableerror", "packagesnotfounderror",
-                    "error response from daemon", "connection refused", "connectionrefusederror", "no devices were found", "× ", "could not find ", "[errno ", "[winerror ", "exit with", "exits with", "return code", "returncode", "exitcode", "erro[", "fata[")
+                    "error response from daemon", "connection refused", "connectionrefusederror", "no devices were found", "× ", "could not find ", "[errno ", "[winerror ", "exit with", "exits with", "return code", "returncode", "exitcode", "erro[", "fata[",
+                    "cannot open shared object file", ": not found", "command not found")
 TRACEBACK = "Traceback (most recent call last)"
 EXC_LINE = re.compile(r"(?<![\w.])((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::\s*(.*))?$")
 
