@@ -69,11 +69,13 @@ class OcrServer:
         self.httpd.server_close()
 
     @staticmethod
-    def _send(h, code, body, ctype="application/json"):
+    def _send(h, code, body, ctype="application/json", close=False):
         data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
         h.send_response(code)
         h.send_header("Content-Type", ctype)
         h.send_header("Content-Length", str(len(data)))
+        if close:       # the server closes after this answer: said, or a client reusing the connection races it
+            h.send_header("Connection", "close")
         h.end_headers()
         h.wfile.write(data)
 
@@ -114,10 +116,10 @@ class OcrServer:
         held = True
         try:
             if self.fail_every and n % self.fail_every == 0:
-                return self._send(h, 500, {"error": {"message": "stand-in failure", "code": 500}})
+                return self._send(h, 500, {"error": {"message": "stand-in failure", "code": 500}}, close=True)
             answer = self.answers.get(sha(image), "unknown image")
             if not body.get("stream"):
-                return self._send(h, 200, {"choices": [{"message": {"role": "assistant", "content": answer}}]})
+                return self._send(h, 200, {"choices": [{"message": {"role": "assistant", "content": answer}}]}, close=True)
             h.send_response(200)
             h.send_header("Content-Type", "text/event-stream")
             h.send_header("Connection", "close")
