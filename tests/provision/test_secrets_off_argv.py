@@ -11,8 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +22,7 @@ from ocrdeploy.provision.command import Command, Secret
 from ocrdeploy.provision.connection import LocalConnection
 from ocrdeploy.provision.pip_index import pip_options, url_arg
 from ocrdeploy.provision.session import Session
+from background import Background
 from pipindex import PipIndex, build_wheel
 
 PASSWORD = "IDXs3cretPW"
@@ -59,33 +58,24 @@ def spied(out: Path) -> list:
     return [json.loads(line) for line in out.read_text().splitlines()]
 
 
-class ProcScan:
+class ProcScan(Background):
     """Every /proc/*/cmdline read over and over while a command runs: what any local user could see."""
+    pause = 0.01
 
     def __init__(self, *needles):
-        self.needles, self.seen, self._stop = needles, [], threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        super().__init__()
+        self.needles, self.seen = needles, []
 
-    def _run(self):
-        while not self._stop.is_set():
-            for entry in os.listdir("/proc"):
-                if not entry.isdigit() or int(entry) == os.getpid():
-                    continue
-                try:
-                    text = Path(f"/proc/{entry}/cmdline").read_bytes().decode("utf-8", "replace")
-                except OSError:
-                    continue
-                if any(n in text for n in self.needles):
-                    self.seen.append(text.replace("\0", " "))
-            time.sleep(0.01)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
+    def step(self):
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == os.getpid():
+                continue
+            try:
+                text = Path(f"/proc/{entry}/cmdline").read_bytes().decode("utf-8", "replace")
+            except OSError:
+                continue
+            if any(n in text for n in self.needles):
+                self.seen.append(text.replace("\0", " "))
 
 
 @pytest.fixture
@@ -166,3 +156,10 @@ def test_over_ssh_neither_pip_nor_the_probe_shows_a_secret_on_the_host(lab, tmp_
     assert any("sshd" in c for c in record["chain"])          # the chain went through the real sshd
     assert [c for c in record["chain"] if PASSWORD in c or PROXY_PASSWORD in c] == []
     assert scan.seen == []
+
+
+def test_the_scan_sees_a_secret_on_a_command_line():
+    """The scan's own control: were it blind, every 'not seen' above would pass for nothing."""
+    with ProcScan("scan-control-needle") as scan:
+        subprocess.run([sys.executable, "-c", "import time; time.sleep(0.3)", "scan-control-needle"], check=True)
+    assert any("scan-control-needle" in line for line in scan.seen)
