@@ -143,9 +143,12 @@ def bench_report(doc: dict, images: dict) -> str:
     """The bench's report: verdict, plot, levels table, and each page beside its answer with the checks.
     images: page name -> (mime, bytes) exactly as sent."""
     v = doc["verdict"]
+    # --through sdk sends no prompt of ours: the SDK's parse builds its own request
+    prompt = (f"<q>{_e(doc['prompt'])}</q>" if doc.get("prompt") is not None
+              else "the SDK's own (minicpmvocr parse)" if doc.get("through") == "sdk" else "-")
     parts = [f"<h1>inv bench: {_e(doc.get('target') or doc.get('server'))}</h1>",
              f"<p>model {_e(doc.get('model'))}; backend body {_e(doc.get('extra_body'))}; prompt "
-             f"<q>{_e(doc.get('prompt'))}</q>; through {_e(doc.get('through'))}</p>",
+             f"{prompt}; through {_e(doc.get('through'))}</p>",
              f'<p class="verdict {"ok" if v["passed"] else "bad"}">{_e(v["line"])}</p>']
     if v.get("throughput_stops_growing_at") is not None:
         parts.append(f"<p>Throughput stops growing at concurrency {_e(v['throughput_stops_growing_at'])} "

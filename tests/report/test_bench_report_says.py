@@ -136,3 +136,10 @@ def test_verifys_report_marks_each_check_by_its_status():
     assert '<td>readiness</td><td class="ok">passed</td>' in html
     assert html.count('<td>parse: table page</td><td class="bad">failed</td>') == 2    # the table and the page's
     assert '<td>accept length</td><td class="na">skipped</td>' in html
+
+
+def test_it_names_the_prompt_sent_or_says_the_sdk_built_its_own(two_levels):
+    api = report(document(two_levels))
+    assert f"prompt <q>{bench.PROMPT}</q>; through api" in api
+    sdk = report({**document(two_levels), "prompt": None, "through": "sdk"})
+    assert "prompt the SDK's own (minicpmvocr parse); through sdk" in sdk and "None" not in sdk
