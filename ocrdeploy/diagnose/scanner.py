@@ -143,15 +143,15 @@ GENERIC_HINTS = {
     "failed": ("FAILED:", "FATAL:", "Fatal error:"), "curl-error": ("curl: (",), "validation-error": ("Value error, ",),
     "connection-refused": ("ECONNREFUSED", "onnection refused", "ConnectionRefusedError", "WinError 10061"),
     "no-gpu-found": ("No devices were found",), "uv-error": ("× ",), "cmake-not-found": ("Could NOT find ",), "daemon-error": ("Error response from daemon",),
-    "os-error": ("[Errno ", "[WinError "), "cuda-error": ("cuda error",),
+    # (cuda-error's hints are lowercase: the check macro's words and the runtime's messages)
+    "os-error": ("[Errno ", "[WinError "), "cuda-error": ("cuda error", "thcudacheck fail", "cuda-capable devices are busy",
+                                                         "illegal memory access", "unspecified launch failure",
+                                                         "device-side assert"),
     "library-missing": ("cannot open shared object file",), "command-not-found": (": not found", "command not found"),
     "nvml-error": ("Failed to initialize NVML", "NVIDIA-SMI has failed", "Unable to determine the device handle"),
     "assert-failed": ("ASSERT FAILED", "Assertion ", "Check failed: "),
 }
 GENERIC_LOWER = ("nvcc-fatal", "compiler-error", "cuda-error")
-# (cuda-error's hints, lowercase: the check macro's words and the runtime's messages)
-GENERIC_HINTS["cuda-error"] = ("cuda error", "thcudacheck fail", "cuda-capable devices are busy", "illegal memory access",
-                               "unspecified launch failure", "device-side assert")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
                     "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused",
                     "segmentation fault", "segfault at", "core dumped", "段错误", "核心已转储", "schwerwiegender fehler", "erreur fatale", "致命错误", "sigsegv", "sigabrt", "sigbus", "sigill", "sigfpe", "sigkill",
