@@ -7,7 +7,8 @@ Usage: python bench/diagnose_corpus.py [--engine hyperscan|grep|python] [--all] 
 
 Reads tests/fixtures/diagnose/corpus (the same cases and judgement the tests use):
   - recall: per entry, the real cases (from public threads) recognised through the pattern
-    they are written for; guide wordings (reconstructed from the seeds) are counted apart;
+    they are written for; guide wordings (reconstructed from the seeds) and source-derived ones
+    (corpus/derived.yaml: a tool's format string filled in) are counted apart, in the "guide" column;
   - false alarms: near-misses that produced the entry they must not, benign real logs that
     raised an error/warning or an unrecognised line;
   - the safety net: unnamed real failures that were reported as unrecognised (not clean).
@@ -55,7 +56,7 @@ def score(data, scan, engine, stages, any_pattern=False):
     def row(stage):
         return by.setdefault(stage, {"real": 0, "ok": 0, "alarm_items": 0, "alarms": 0, "misses": []})
     for case in data["cases"]:
-        if case.get("guide"):
+        if not corpus.is_real(case):
             continue
         r = row(stage_of(case, stages))
         r["real"] += 1
@@ -146,7 +147,7 @@ def main():
     for case in data["cases"]:
         why = corpus.judge_case(case, scan.scan(case, args.engine))
         row = rows[case["entry"]]
-        kind = "guide" if case.get("guide") else "real"
+        kind = "real" if corpus.is_real(case) else "guide"
         row[kind] += 1
         if why is None:
             row[kind + "_ok"] += 1

@@ -44,6 +44,15 @@ def load_file(path: Path) -> dict:
     return out
 
 
+DERIVED_FILE = "derived.yaml"
+
+
+def is_real(case) -> bool:
+    """A case copied from a public thread: not a guide wording (reconstructed from the seeds) and not a
+    source-derived one (a tool's format string filled in, derived.yaml): those prove a pattern, not a recall."""
+    return not (case.get("guide") or case.get("derived"))
+
+
 def thread_of(item) -> str:
     """The public thread a case comes from: its URL without scheme, fragment or query (else its source text)."""
     src = str(item.get("source") or item.get("file") or "")

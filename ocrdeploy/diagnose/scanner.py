@@ -79,13 +79,27 @@ GENERIC_CLASSES = (
     ("os-error", re.compile(r"\[(?:Errno|WinError) -?\d{1,6}\]")),
     # a CUDA runtime call failing in a C/C++ program's own check macro (llama.cpp's "CUDA error 217 at ggml-cuda.cu:6292:
     # peer access is not supported", a CUDACHECK's "Failed: Cuda error /path.cuh:307 '...'"): no exception, no "error:"
-    ("cuda-error", re.compile(r"(?i)\bcuda error\b(?: \d{1,4})?(?: at | in | /|: |\s*\()")),
+    # (and PyTorch 0.x's THC check, "THCudaCheck FAIL file=... line=66 error=46 : all CUDA-capable devices are busy or
+    # unavailable"; the runtime's own messages for the errors no entry names, cudaGetErrorString's catalogue: busy or
+    # exclusive devices (46), an illegal address (700), a kernel that faulted (719), a device-side assert (710))
+    ("cuda-error", re.compile(r"(?i)\bcuda error\b(?: \d{1,4})?(?: at | in | /|: |\s*\()|\bTHCudaCheck FAIL\b"
+                              r"|\ball CUDA-capable devices are busy or unavailable\b|\ban illegal memory access was encountered\b"
+                              r"|\bunspecified launch failure\b|\bdevice-side assert triggered\b")),
     # the dynamic loader not finding a library (a wheel shipping no build for this CUDA, a missing driver library):
     # "libX.so: cannot open shared object file: No such file or directory", without any error word of its own
     ("library-missing", re.compile(r"\.so(?:\.[\d.]{1,16})?: cannot open shared object file\b")),
     # a shell that cannot find the program (sh's "/bin/sh: 1: nvcc: not found", bash's "bash: x: command not found",
     # a container's entry script "exec: line 9: exec: nvidia-smi: not found"): the command never ran
     ("command-not-found", re.compile(r":\s(?:line \d{1,6}: |\d{1,6}: )?(?:exec: )?[\w./+-]{1,128}: (?:command )?not found\s*$")),
+    # nvidia-smi (and NVML's other users) unable to reach the GPU through the driver: "Failed to initialize NVML: Unknown
+    # Error" (a container whose device cgroup lost the GPU), "NVIDIA-SMI has failed because it couldn't communicate with
+    # the NVIDIA driver", "Unable to determine the device handle for GPU 0000:01:00.0: GPU is lost"; no error word of its own
+    ("nvml-error", re.compile(r"\bFailed to initialize NVML\b|\bNVIDIA-SMI has failed because\b"
+                              r"|\bUnable to determine the device handle for GPU\b")),
+    # a failed assertion in any runtime's words: torch's TORCH_INTERNAL_ASSERT ("NVML_SUCCESS == r INTERNAL ASSERT FAILED
+    # at \"../c10/cuda/CUDACachingAllocator.cpp\":838, please report a bug to PyTorch."), glibc's assert ("python3:
+    # x.c:12: f: Assertion `n > 0' failed."), glog's CHECK outside a glog line ("Check failed: error == cudaSuccess")
+    ("assert-failed", re.compile(r"\bINTERNAL ASSERT FAILED\b|\bAssertion [`'][^\n]{1,400}' failed\b|\bCheck failed: ")),
 )
 # Fatal ends whatever the tool: signals, non-zero exit statuses, the kernel's GPU and OOM-killer lines.
 # They count at WARNING level too (a supervisor logs a child's death as a warning), and a harmless entry
@@ -105,7 +119,12 @@ FATAL_CLASSES = (
                                # a launcher's report of a child (deepspeed's "exits with return code = -11", torch
                                # elastic's "failed (exitcode: 1)"); a negative return code is a signal however worded
                                r"|\bexit(?:s|ed)? with (?:return )?code\s?=?\s?(?!0\b)-?\d+\b|\bexitcode\s?[:=]?\s?(?!0\b)-?\d+\b"
-                               r"|\breturn ?code\s?[:=]?\s?-\d+\b")),
+                               r"|\breturn ?code\s?[:=]?\s?-\d+\b"
+                               # systemd's report of a unit's main process ("Main process exited, code=exited,
+                               # status=1/FAILURE", "code=killed, status=9/KILL") and of the unit ("Failed with result
+                               # 'exit-code'", 'signal', 'core-dump', 'oom-kill', 'timeout')
+                               r"|\bcode=(?:exited|killed|dumped),? status=(?!0\b)\d{1,3}\b"
+                               r"|\bFailed with result '(?!success')[\w-]{2,32}'")),
     # (a cgroup's OOM killer as a scheduler reports it: slurmstepd's "Detected 1 oom-kill event(s)")
     ("kernel-gpu", re.compile(r"\bNVRM: Xid\b|\bXid \(PCI:|(?i:\bout of memory: kill(?:ed)? process\b|\boom-kill:"
                               r"|\binvoked oom-killer\b|\bfallen off (?:of )?the bus\b|\boom[-_]kill events?\b"
@@ -124,8 +143,13 @@ GENERIC_HINTS = {
     "failed": ("FAILED:", "FATAL:", "Fatal error:"), "curl-error": ("curl: (",), "validation-error": ("Value error, ",),
     "connection-refused": ("ECONNREFUSED", "onnection refused", "ConnectionRefusedError", "WinError 10061"),
     "no-gpu-found": ("No devices were found",), "uv-error": ("× ",), "cmake-not-found": ("Could NOT find ",), "daemon-error": ("Error response from daemon",),
-    "os-error": ("[Errno ", "[WinError "), "cuda-error": ("cuda error",),
+    # (cuda-error's hints are lowercase: the check macro's words and the runtime's messages)
+    "os-error": ("[Errno ", "[WinError "), "cuda-error": ("cuda error", "thcudacheck fail", "cuda-capable devices are busy",
+                                                         "illegal memory access", "unspecified launch failure",
+                                                         "device-side assert"),
     "library-missing": ("cannot open shared object file",), "command-not-found": (": not found", "command not found"),
+    "nvml-error": ("Failed to initialize NVML", "NVIDIA-SMI has failed", "Unable to determine the device handle"),
+    "assert-failed": ("ASSERT FAILED", "Assertion ", "Check failed: "),
 }
 GENERIC_LOWER = ("nvcc-fatal", "compiler-error", "cuda-error")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
@@ -135,7 +159,16 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "nvrm: xid", "xid (pci:", "out of memory: kill", "oom-kill", "oom_kill", "fallen off",
                     "no solution found", "resolutionimpossible", "unsatisfiableerror", "packagesnotfounderror",
                     "error response from daemon", "connection refused", "connectionrefusederror", "no devices were found", "× ", "could not find ", "[errno ", "[winerror ", "exit with", "exits with", "return code", "returncode", "exitcode", "erro[", "fata[",
-                    "cannot open shared object file", ": not found", "command not found")
+                    "cannot open shared object file", ": not found", "command not found",
+                    "thcudacheck fail", "cuda-capable devices are busy", "illegal memory access", "unspecified launch failure",
+                    "device-side assert", "failed to initialize nvml", "nvidia-smi has failed",
+                    "unable to determine the device handle", "internal assert failed", "assertion `", "assertion '",
+                    "check failed: ", "code=exited", "code=killed", "code=dumped", "failed with result")
+# glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
+# Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
+# the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
+GLOG_LITERALS = tuple("%s%02d%02d " % (lv, m, d) for lv in "ef" for m in range(1, 13) for d in range(1, 32)) + (": e ", ": f ")
+GENERIC_LITERALS = GENERIC_LITERALS + GLOG_LITERALS
 TRACEBACK = "Traceback (most recent call last)"
 EXC_LINE = re.compile(r"(?<![\w.])((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::\s*(.*))?$")
 
@@ -276,7 +309,7 @@ KILL_CLASSES = ("fatal-signal", "kernel-gpu")
 
 # a word one of which every FATAL_CLASSES match holds: most error lines skip the regexes
 FATAL_HINTS = ("segmentation", "segfault at", "core dumped", "段错误", "核心已转储", "sig", "fatal python", "exit", "nvrm", "xid", "out of memory",
-               "return code", "returncode",
+               "return code", "returncode", "failed with result",
                "oom-kill", "oom_kill", "fallen off", "no solution found", "resolutionimpossible", "unsatisfiableerror",
                "packagesnotfounderror", "killed", "aborted")
 

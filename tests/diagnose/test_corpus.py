@@ -35,11 +35,22 @@ def test_every_entry_has_a_case_and_every_pattern_is_proven():
 def test_real_cases_per_entry_are_counted_apart_from_guide_wordings():
     real = {}
     for c in CORPUS["cases"]:
-        if not c.get("guide"):
+        if corpus.is_real(c):
             real[c["entry"]] = real.get(c["entry"], 0) + 1
     # the entries the public threads give at least four real wordings for; the others are guide-only
     # or rare and stay listed by bench/diagnose_corpus.py
     assert sum(1 for n in real.values() if n >= MIN_REAL_CASES) >= 25
+
+
+def test_source_derived_wordings_stay_in_their_own_file_and_name_their_source():
+    """A filled-in format string is never mixed with the real cases: it lives in derived.yaml, says where the
+    format string was read (repository or vendor reference, file, versions), and is not counted as real."""
+    for c in CORPUS["cases"]:
+        in_file = c["_file"] == corpus.DERIVED_FILE
+        assert in_file == bool(c.get("derived")), c
+        if in_file:
+            assert not corpus.is_real(c) and len(c["derived"]) > 20 and not c.get("guide"), c
+    assert any(c["_file"] == corpus.DERIVED_FILE for c in CORPUS["cases"])
 
 
 @pytest.mark.parametrize("engine", corpus.ENGINES)

@@ -295,3 +295,56 @@ def test_docker_daemon_errors_and_errno_lines_are_failure_classes():
     assert scanner.generic_class("[WinError 10060] A connection attempt failed") == "os-error"
     assert scanner.generic_class("WARNING 12-01 [x.py:1] fd limit errors like `OSError: [Errno 24] Too many open files`") is None
     assert scanner.generic_class("see [Errno] in the docs") is None
+
+
+@pytest.mark.parametrize("line,cls", [
+    # systemd's report of a unit (journald prefix stripped by unwrap in the scan; here the bare text)
+    ("loraserver.service: Main process exited, code=exited, status=1/FAILURE", "exit-status"),
+    ("overc-conftools.service: Control process exited, code=exited status=1", "exit-status"),
+    ("Main PID: 2079978 (code=exited, status=2)", "exit-status"),
+    ("x.service: Main process exited, code=killed, status=9/KILL", "exit-status"),
+    ("systemd-netlogd.service: Failed with result 'exit-code'.", "exit-status"),
+    ("Process: 529 ExecStart=/usr/lib/lxc/lxc-net start (code=exited, status=0/SUCCESS)", None),
+    ("x.service: Failed with result 'success'.", None),
+])
+def test_systemd_unit_reports_are_exit_statuses(line, cls):
+    assert scanner.fatal_class(line) == cls
+
+
+@pytest.mark.parametrize("line,cls", [
+    ("Failed to initialize NVML: Unknown Error", "nvml-error"),
+    ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.", "nvml-error"),
+    ('NVML_SUCCESS == r INTERNAL ASSERT FAILED at "../c10/cuda/CUDACachingAllocator.cpp":838, please report a bug to PyTorch.',
+     "assert-failed"),
+    ("python3: prog.c:12: main: Assertion `n > 0' failed.", "assert-failed"),
+    ("THCudaCheck FAIL file=/opt/conda/THC/generic/THCStorage.cu line=66 error=46 : all CUDA-capable devices are busy or "
+     "unavailable", "cuda-error"),
+    ("RuntimeError: an illegal memory access was encountered", "exception"),
+    ("the kernel faulted: an illegal memory access was encountered", "cuda-error"),
+    # quiet levels stay quiet; words that only look alike are not failures
+    ("INFO 12-01 [gpu.py:3] checking whether Failed to initialize NVML: Unknown Error is shown", None),
+    ("all assertions passed", None),
+])
+def test_gpu_runtime_failures_without_an_error_word_are_failure_classes(line, cls):
+    assert scanner.generic_class(line) == cls
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_glog_error_line_without_an_error_word_is_not_clean(tmp_path, engine):
+    """glog's E/F level letter is the only sign of trouble on Paddle's allocator line: the prefilter has the letter with
+    every month and day as literals, so the line reaches line_level() and is reported (exit 3), an I line is not."""
+    log = ("I1201 09:12:40.000001  1234 init.cc:10] starting\n"
+           "E1201 09:12:44.123456  1234 allocator.cc:88] Allocate too much memory for the GPU memory pool, assigned 8000 MB\n")
+    rep = scan_text(tmp_path, log, engine)
+    assert [g["class"] for g in rep["unrecognised"]] == ["error-level"]
+    assert "Allocate too much memory" in rep["unrecognised"][0]["text"]
+    assert scan_text(tmp_path, log.splitlines()[0] + "\n", engine)["unrecognised"] == []
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_harmless_thc_invalid_argument_line_is_not_a_failure_but_other_thc_checks_are(tmp_path, engine):
+    ok = "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=405 error=11 : invalid argument\n"
+    rep = scan_text(tmp_path, ok, engine)
+    assert rep["unrecognised"] == [] and [h["id"] for h in rep["harmless"]] == ["thc-general-invalid-argument"]
+    bad = "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=87 error=30 : unknown error\n"
+    assert [g["class"] for g in scan_text(tmp_path, bad, engine)["unrecognised"]] == ["cuda-error"]
