@@ -109,8 +109,8 @@ def test_no_early_ssh_where_the_run_reaches_no_host_or_says_why_not(one, spawned
 
 
 def test_an_install_over_ssh_makes_one_ssh_and_the_plan_it_makes_without_the_early_start(lab, tmp_path):
-    """`python -m ocrdeploy install` end to end: one ssh, and the same steps, states and reasons as the program
-    entered without the early start (cli.main)."""
+    """`python -m ocrdeploy install` end to end: one ssh, started before invoke's import, and the same steps,
+    states, reasons and commands as the program entered without the early start (cli.main)."""
     h = lab.start("h1", "127.0.0.2", path_prefix=str(SMI / "rtx5090-590"))
     inv = tmp_path / "inventory.yml"
     inv.write_text(yaml.safe_dump({"all": {"hosts": {"h1": lab.inventory_entry(
@@ -122,7 +122,7 @@ def test_an_install_over_ssh_makes_one_ssh_and_the_plan_it_makes_without_the_ear
         "real = subprocess.Popen.__init__\n"
         "def init(self, args, *a, **k):\n"
         "    if isinstance(args, list) and args and args[0].endswith('/ssh'):\n"
-        "        sys.stderr.write('SSH-SPAWNED\\n')\n"
+        "        sys.stderr.write('SSH-SPAWNED invoke=%s\\n' % ('invoke' in sys.modules))\n"
         "    real(self, args, *a, **k)\n"
         "subprocess.Popen.__init__ = init\n"
         "entry, sys.argv = sys.argv[1], ['ocrdeploy', *sys.argv[2:]]\n"
@@ -137,6 +137,8 @@ def test_an_install_over_ssh_makes_one_ssh_and_the_plan_it_makes_without_the_ear
         p = subprocess.run([sys.executable, str(counter), entry, *args], capture_output=True, text=True, cwd=ROOT,
                            env=env, timeout=120)
         assert p.returncode == 0 and p.stderr.count("SSH-SPAWNED") == 1, p.stderr
+        # from the program's entry, before invoke is imported; from cli.main, after (as before the early start)
+        assert f"SSH-SPAWNED invoke={entry == 'cli'}" in p.stderr
         doc = json.loads(p.stdout)["hosts"]["h1"]
         plans[entry] = [(s["step"], s["status"], s["reason"], s["commands"]) for s in doc["steps"]]
     assert plans["main"] == plans["cli"] and len(plans["main"]) > 3
