@@ -65,58 +65,6 @@ def open_session(host, group, inventory, accept_new_host_keys, connect_timeout):
                    verbosity=opts.verbosity, lazy=True)
 
 
-# The flags of `install` that say which hosts a run reaches and how (tasks.py HOST_HELP, host_options)
-_EARLY_VALUES = {"--host": "host", "-H": "host", "--group": "group", "--inventory": "inventory", "-i": "inventory",
-                 "--limit": "limit", "-l": "limit", "--connect-timeout": "connect_timeout"}
-_EARLY_NEVER = {"--facts", "--list-hosts", "--docker", "--help", "-h"}    # runs that reach no host
-
-
-def start_probes_early(argv) -> int:
-    """Start the facts probe's ssh to the hosts an `ocrdeploy install ...` command line names (install's first
-    act on every host is that probe; argv without the program's name), before the
-    program imports invoke, parses its options and builds the plan (a tenth of a second on two cores),
-    so that the handshake and the host's interpreter start overlap that work.  The run's own probe takes
-    a started ssh over only when its argv and command text are exactly those it would have started
-    (SSHConnection.start_light); a run that ends sooner, or this reading of the command line getting the
-    hosts or options wrong, ends them unused (the probe then reads no request and does nothing).  So this
-    is speculation only: nothing here prints or raises, and the run's options are still invoke's.  The
-    number of ssh processes started."""
-    try:
-        if not argv or argv[0] != "install":
-            return 0
-        opts, verbosity, accept_new = {}, 0, False
-        words = iter(argv[1:])
-        for word in words:
-            name, eq, value = word.partition("=")
-            if name in _EARLY_NEVER:
-                return 0
-            if name in _EARLY_VALUES:
-                value = value if eq else next(words, None)
-                if value is None or _EARLY_VALUES[name] in opts:
-                    return 0
-                opts[_EARLY_VALUES[name]] = value
-            elif word == "--accept-new-host-keys":
-                accept_new = True
-            elif word == "--verbose" or (word.startswith("-v") and word.strip("v") == "-"):
-                verbosity += 1 if word == "--verbose" else len(word) - 1
-        if not (opts.get("host") or opts.get("group")):
-            return 0
-        from ..provision.connection import DEFAULT_CONNECT_TIMEOUT, SSHConnection
-        from ..provision.facts import probe_command
-
-        hosts = selected_hosts(opts.get("host"), opts.get("group"), opts.get("inventory"), opts.get("limit"))
-        timeout = number(opts.get("connect_timeout"), "connect-timeout", DEFAULT_CONNECT_TIMEOUT, above=0)
-        started = 0
-        for h in hosts[:DEFAULT_FORKS]:
-            if h.is_local:
-                continue
-            conn = SSHConnection(h, connect_timeout=timeout, accept_new_host_keys=accept_new, verbosity=verbosity)
-            started += conn.start_light(probe_command({"workdir": h.workdir}))
-        return started
-    except Exception:           # noqa: BLE001 - the run itself says what is wrong, in its own words
-        return 0
-
-
 def list_hosts(host, group, inventory, as_json) -> int:
     """--list-hosts: what the selection matches, how each host is reached; nothing is connected to."""
     hosts = selected_hosts(host, group, inventory, current_options().limit)

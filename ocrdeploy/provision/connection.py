@@ -651,47 +651,6 @@ class SSHConnection(Connection):
         finally:
             self._light = False
 
-    def start_light(self, command: Command) -> bool:
-        """Start run_light(command)'s system ssh now, its stdin held open, for a run_light of the same
-        command to take over (its input is written then): the connection's handshake and the host's
-        interpreter start overlap the controller's own start-up instead of following it.  Only the exact
-        ssh argv and command text are taken over; anything else ends it (_take_early), so what runs is
-        what run_light would have run.  False where run_light would not go through ssh either."""
-        import subprocess
-
-        from .openssh import ssh_argv
-
-        command = self.prepare(command)
-        argv = ssh_argv(self)
-        if argv is None or command.stdin is None:
-            return False
-        full = [*argv, self.shell(command)]
-        proc = subprocess.Popen(full, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        with _running_lock:
-            _RUNNING.add(proc.pid)
-            old = _EARLY.pop(self.name, None)
-            _EARLY[self.name] = (full, proc)
-            if not _EARLY_EXIT:
-                import atexit
-
-                atexit.register(end_early)
-                _EARLY_EXIT.append(True)
-        if old is not None:
-            _end_early(old[1])
-        return True
-
-    def _take_early(self, full):
-        """The process start_light began for this host when it runs exactly `full`, else None (and one
-        that runs anything else is ended: its probe reads no request and exits without probing)."""
-        with _running_lock:
-            early = _EARLY.pop(self.name, None)
-        if early is None:
-            return None
-        if early[0] == full:
-            return early[1]
-        _end_early(early[1])
-        return None
-
     def _run_openssh(self, text, shown, *, timeout, stdin, echo, out_stream) -> CommandResult | None:
         """The command through the system ssh (provision/openssh.py), or None when that cannot be told the
         same as the paramiko path, or when ssh exits 255 (it could not connect, authenticate or trust the
@@ -704,13 +663,10 @@ class SSHConnection(Connection):
         if argv is None:
             return None
         start = time.monotonic()
-        proc = self._take_early([*argv, text]) if stdin is not None else None
-        if proc is None:
-            proc = subprocess.Popen([*argv, text],
-                                    stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            with _running_lock:
-                _RUNNING.add(proc.pid)
+        proc = subprocess.Popen([*argv, text], stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        with _running_lock:
+            _RUNNING.add(proc.pid)
         try:
             try:
                 out, err = proc.communicate(stdin.encode("utf-8") if stdin is not None else None, timeout=timeout)
@@ -888,39 +844,9 @@ class SSHConnection(Connection):
         return tunnel()
 
     def close(self):
-        with _running_lock:
-            early = _EARLY.pop(self.name, None)
-        if early is not None:
-            _end_early(early[1])
         if self._conn is not None:
             self._conn.close()
             self._conn = None
-
-
-# ssh processes SSHConnection.start_light began, by host name: (their argv, the process)
-_EARLY: dict = {}
-_EARLY_EXIT: list = []          # the atexit hook is registered (once)
-
-
-def _end_early(proc):
-    """An early ssh no run took over: ended, reaped, forgotten.  Its stdin closes unwritten, so the probe
-    on the host reads no request and exits without probing (probe.main)."""
-    try:
-        proc.kill()
-    except OSError:
-        pass
-    proc.communicate()
-    with _running_lock:
-        _RUNNING.discard(proc.pid)
-
-
-def end_early():
-    """End every early ssh that is left (at exit: a run that stopped before its probe, a usage error)."""
-    with _running_lock:
-        left = list(_EARLY.values())
-        _EARLY.clear()
-    for _, proc in left:
-        _end_early(proc)
 
 
 def _unsafe_name(name: str) -> bool:

@@ -881,10 +881,7 @@ def _user():
 
 def main(argv):
     if len(argv) > 1 and argv[1] == "-":        # the request on stdin: it may hold proxy passwords
-        text = sys.stdin.read()
-        if not text:    # the controller went away before it asked (an early ssh it did not use): nothing to do
-            return
-        request = json.loads(text)
+        request = json.loads(sys.stdin.read() or "{}")
     else:
         request = json.loads(argv[1]) if len(argv) > 1 else {}
     facts = collect(request)
