@@ -312,10 +312,13 @@ def test_the_probe_runs_without_the_site_module(tmp_path):
     (hook / "sitecustomize.py").write_text(f"open({str(tmp_path / 'site-ran')!r}, 'w').close()\n")
     env = dict(os.environ, PYTHONPATH=str(hook), XDG_CACHE_HOME=str(tmp_path / "cache"))
     cmd = facts_mod.probe_command(facts_mod.probe_request(str(tmp_path / "wd"), net_timeout=0))
-    out = subprocess.run(["sh", "-c", cmd.shell()], capture_output=True, text=True, input=cmd.stdin, env=env,
-                         check=True).stdout
-    assert facts_mod.parse_probe_output("h", out, "", 0)["workdir"]["path"] == str(tmp_path / "wd")
-    assert not (tmp_path / "site-ran").exists()
+    for python in (None, sys.executable):        # the host's python3, and an ansible_python_interpreter
+        run = cmd.with_python(python)
+        out = subprocess.run(["sh", "-c", run.shell()], capture_output=True, text=True, input=run.stdin, env=env,
+                             check=True).stdout
+        ran = facts_mod.parse_probe_output("h", out, "", 0)["probe"]["python"]
+        assert ran == python if python else ran
+        assert not (tmp_path / "site-ran").exists()
     helper = remote_python("print('helper')", "x", "helper")
     assert subprocess.run(["sh", "-c", helper.shell()], capture_output=True, text=True, env=env,
                           check=True).stdout == "helper\n"
