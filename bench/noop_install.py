@@ -262,9 +262,10 @@ def stamped(request):
     argv[4] = Script("import time, sys; sys.stderr.write('T_PROBE_START %r\\n' % time.time())\n" + argv[4], argv[4].label)
     return type(cmd)(argv, env=cmd.env, cwd=cmd.cwd, sudo=cmd.sudo, stdin=cmd.stdin)
 facts.probe_command = stamped
-from ocrdeploy.cli import main
+import runpy
+sys.argv = ["ocrdeploy", *sys.argv[1:]]
 try:
-    main(["ocrdeploy", *sys.argv[1:]])
+    runpy.run_module("ocrdeploy", run_name="__main__")   # as `python -m ocrdeploy` runs: its early start included
 finally:
     T["end"] = time.time()
     t0 = float(os.environ["T_SPAWN"])

@@ -131,9 +131,9 @@ _PYTHON_LAUNCH = ('if [ -n "${OCRDEPLOY_PYTHON:-}" ]; then src=$1; arg=$2; set -
                   'set +f; want=$1; case "$1" in */env|env) [ "$#" -gt 1 ] && want=$2;; esac; '
                   'command -v "$1" >/dev/null 2>&1 && command -v "$want" >/dev/null 2>&1 || '
                   '{ echo "ansible_python_interpreter $OCRDEPLOY_PYTHON: not found on this host" >&2; exit 127; }; '
-                  'exec "$@" -c "$src" "$arg"; fi; '
+                  'exec "$@" %s-c "$src" "$arg"; fi; '
                   'for p in /usr/bin/python3 /usr/local/bin/python3 python3 python; do '
-                  'if command -v "$p" >/dev/null 2>&1; then exec "$p" -c "$1" "$2"; fi; done; shift 2; ')
+                  'if command -v "$p" >/dev/null 2>&1; then exec "$p" %s-c "$1" "$2"; fi; done; shift 2; ')
 _NO_PYTHON = 'echo "no python3 on this host" >&2; exit 127'
 
 
@@ -148,13 +148,17 @@ class PythonCommand(Command):
 
 
 def remote_python(source: str, argument: str, label: str, fallback: str | None = None,
-                  fallback_args=(), show_argument: bool = False, stdin: str | None = None) -> PythonCommand:
+                  fallback_args=(), show_argument: bool = False, stdin: str | None = None,
+                  site: bool = True) -> PythonCommand:
     """One command that runs a stdlib-only Python script with the host's python3 and one argument.
 
     Without any Python it runs the POSIX-sh `fallback` (with `fallback_args`), or fails saying so.
     The fallback travels in the environment so that the command stays a plain argument list.
+    site=False starts the interpreter with -S: no site module, so no site-packages scan and no .pth files
+    run (a distribution's or pyenv's); a script that may import a third-party module keeps the default.
     """
-    launch = _PYTHON_LAUNCH + ('eval "$FALLBACK"' if fallback else _NO_PYTHON)
+    flags = "" if site else "-S "
+    launch = _PYTHON_LAUNCH % (flags, flags) + ('eval "$FALLBACK"' if fallback else _NO_PYTHON)
     env = {"FALLBACK": Script(fallback, "sh fallback")} if fallback else None
     arg = argument if show_argument else Script(argument, f"{label} input")
     return PythonCommand(["sh", "-c", Script(launch, "find python3"), "sh", Script(source, label), arg,

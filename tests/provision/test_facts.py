@@ -11,6 +11,7 @@ import pytest
 
 from ocrdeploy.provision import facts as facts_mod
 from ocrdeploy.provision import probe
+from ocrdeploy.provision.command import remote_python
 
 
 def local_facts(tmp_path, **request):
@@ -301,3 +302,24 @@ def test_a_cache_that_cannot_be_written_is_no_cache(tmp_path):
     for _ in range(2):
         out = run_probe_command(tmp_path, tmp_path / "file")       # its folder would be inside a file
         assert facts_mod.parse_probe_output("h", out, "", 0)["probe"]["kind"] == "python"
+
+
+def test_the_probe_runs_without_the_site_module(tmp_path):
+    """-S: no site-packages scan and no .pth or sitecustomize run on the host's interpreter (the probe is stdlib
+    only); a helper that may import a third-party module keeps them."""
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(f"open({str(tmp_path / 'site-ran')!r}, 'w').close()\n")
+    env = dict(os.environ, PYTHONPATH=str(hook), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    cmd = facts_mod.probe_command(facts_mod.probe_request(str(tmp_path / "wd"), net_timeout=0))
+    for python in (None, sys.executable):        # the host's python3, and an ansible_python_interpreter
+        run = cmd.with_python(python)
+        out = subprocess.run(["sh", "-c", run.shell()], capture_output=True, text=True, input=run.stdin, env=env,
+                             check=True).stdout
+        ran = facts_mod.parse_probe_output("h", out, "", 0)["probe"]["python"]
+        assert ran == python if python else ran
+        assert not (tmp_path / "site-ran").exists()
+    helper = remote_python("print('helper')", "x", "helper")
+    assert subprocess.run(["sh", "-c", helper.shell()], capture_output=True, text=True, env=env,
+                          check=True).stdout == "helper\n"
+    assert (tmp_path / "site-ran").exists()

@@ -60,8 +60,14 @@ def test_a_local_preflight_ends_within_its_bound_when_the_resolver_hangs():
 def test_a_preflight_over_ssh_ends_within_its_bound_when_the_hosts_resolver_hangs(lab, tmp_path):
     h = lab.start("dns", "127.0.0.31", path_prefix=str(BOX),
                   env={"PYTHONPATH": str(HOOK), "OCRDEPLOY_TEST_RESOLVER_HANG": str(HANG)})
+    # the probe starts its interpreter with -S (no site module, so no sitecustomize): this host's python3 keeps
+    # the site module, and with it the hook on PYTHONPATH
+    python = tmp_path / "python3"
+    python.write_text('#!/bin/sh\n[ "$1" = -S ] && shift\nexec /usr/bin/python3 "$@"\n')
+    python.chmod(0o755)
     inv = tmp_path / "inv.yml"
-    inv.write_text(yaml.safe_dump({"all": {"hosts": {"dns": lab.inventory_entry(h, workdir=str(tmp_path / "wd"))}}}))
+    inv.write_text(yaml.safe_dump({"all": {"hosts": {"dns": lab.inventory_entry(
+        h, workdir=str(tmp_path / "wd"), ansible_python_interpreter=str(python))}}}))
     env = {"OCRDEPLOY_KNOWN_HOSTS": str(lab.known_hosts), "OCRDEPLOY_INVENTORY": str(inv)}
     floor, p0 = preflight(["--host", "dns", "--network-timeout", "0"], env)
     assert p0.returncode in (0, 1), p0.stderr
