@@ -166,7 +166,7 @@ class CompiledRule(object):
 
     @property
     def multiline(self):
-        return bool(self.preceded_by or self.followed_by)
+        return bool(self.preceded_by or self.followed_by or self.reset_by)
 
 
 # What wrappers put before a tool's own line: a container build's step and seconds (BuildKit "#12 3.456 ",
@@ -878,9 +878,13 @@ def window_ok(rule, windows, offset, segs=()):
     own = rule.context_on_line and any(p.search(seg) for seg in segs for p in rule.preceded_by)
     if own and not rule.followed_by:
         return True
-    before = rule.within if rule.preceded_by else 0
+    before = rule.within if (rule.preceded_by or rule.reset_by) else 0
     after = rule.within if rule.followed_by else 0
     prev, nxt = windows.around(offset, before, after)
+    # reset_by without preceded_by: a veto by the lines just before (a raw socket's constructor frame before a 10013 is
+    # no port), so the entry's line alone still counts when nothing before it says otherwise
+    if rule.reset_by and not rule.preceded_by and any(_any(rule.reset_by, ln) for ln in prev):
+        return False
     if rule.preceded_by and not own:
         hit = None
         for i in range(len(prev) - 1, -1, -1):
