@@ -86,6 +86,10 @@ GENERIC_CLASSES = (
     # a shell that cannot find the program (sh's "/bin/sh: 1: nvcc: not found", bash's "bash: x: command not found",
     # a container's entry script "exec: line 9: exec: nvidia-smi: not found"): the command never ran
     ("command-not-found", re.compile(r":\s(?:line \d{1,6}: |\d{1,6}: )?(?:exec: )?[\w./+-]{1,128}: (?:command )?not found\s*$")),
+    # pip finding no release of a requirement, as quoted without its "ERROR: " (or by pip < 10, which printed none)
+    ("pip-no-distribution", re.compile(r"\bNo matching distribution found for \S|\bCould not find a version that satisfies the requirement \S")),
+    # nvidia-smi failing with no error word of its own (its driver check, NVML's init, its own NVML version check)
+    ("nvidia-smi-failed", re.compile(r"\bNVIDIA-SMI has failed\b|\bFailed to initialize NVML\b|\bMismatch in versions between nvidia-smi and NVML\b")),
 )
 # Fatal ends whatever the tool: signals, non-zero exit statuses, the kernel's GPU and OOM-killer lines.
 # They count at WARNING level too (a supervisor logs a child's death as a warning), and a harmless entry
@@ -126,6 +130,8 @@ GENERIC_HINTS = {
     "no-gpu-found": ("No devices were found",), "uv-error": ("× ",), "cmake-not-found": ("Could NOT find ",), "daemon-error": ("Error response from daemon",),
     "os-error": ("[Errno ", "[WinError "), "cuda-error": ("cuda error",),
     "library-missing": ("cannot open shared object file",), "command-not-found": (": not found", "command not found"),
+    "pip-no-distribution": ("No matching distribution found", "Could not find a version that satisfies"),
+    "nvidia-smi-failed": ("NVIDIA-SMI has failed", "Failed to initialize NVML", "Mismatch in versions between nvidia-smi"),
 }
 GENERIC_LOWER = ("nvcc-fatal", "compiler-error", "cuda-error")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
@@ -135,7 +141,9 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "nvrm: xid", "xid (pci:", "out of memory: kill", "oom-kill", "oom_kill", "fallen off",
                     "no solution found", "resolutionimpossible", "unsatisfiableerror", "packagesnotfounderror",
                     "error response from daemon", "connection refused", "connectionrefusederror", "no devices were found", "× ", "could not find ", "[errno ", "[winerror ", "exit with", "exits with", "return code", "returncode", "exitcode", "erro[", "fata[",
-                    "cannot open shared object file", ": not found", "command not found")
+                    "cannot open shared object file", ": not found", "command not found",
+                    "no matching distribution found", "could not find a version that satisfies", "nvidia-smi has failed",
+                    "failed to initialize nvml", "mismatch in versions between nvidia-smi")
 TRACEBACK = "Traceback (most recent call last)"
 EXC_LINE = re.compile(r"(?<![\w.])((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::\s*(.*))?$")
 
