@@ -69,6 +69,19 @@ APART = [
      '"12.4.131")', "Kitware/CMake Modules/FindPackageHandleStandardArgs.cmake"),
     # nvidia-smi's exit code for another NVML error (nvidia-smi(1): 9 = the driver is not loaded): not a mismatch
     ("nvml-driver-mismatch", "nvidia-smi failed with return code 9", "nvidia-smi(1) RETURN VALUE"),
+    # WSAEACCES from the socket's constructor (python/cpython Lib/socket.py: socket.__init__ calls
+    # _socket.socket.__init__(self, family, type, proto, fileno); 3.11+ adds the caret line): a raw socket without
+    # an administrator, no port
+    ("port-access-forbidden", '  File "C:\\Python312\\Lib\\socket.py", line 233, in __init__\n'
+     "    _socket.socket.__init__(self, family, type, proto, fileno)\n"
+     "    ~~~~~~~~~~~~~~~~~~~~~~~^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+     "PermissionError: [WinError 10013] An attempt was made to access a socket in a way forbidden by its access "
+     "permissions", "python/cpython Lib/socket.py"),
+    # a submodule missing alone is vLLM's own warning for a dev build (vllm-project/vllm vllm/version.py:
+    # warnings.warn(f"Failed to read commit hash:\\n{e}", RuntimeWarning)), printed with its source line; the server goes on
+    ("python-module-missing", "/usr/lib/python3/dist-packages/vllm/connections.py:8: RuntimeWarning: Failed to read "
+     "commit hash:\nNo module named 'vllm._version'\n  from vllm.version import __version__ as VLLM_VERSION",
+     "vllm-project/vllm vllm/version.py"),
 ]
 
 
