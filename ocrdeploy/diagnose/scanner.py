@@ -91,15 +91,19 @@ GENERIC_CLASSES = (
     # a shell that cannot find the program (sh's "/bin/sh: 1: nvcc: not found", bash's "bash: x: command not found",
     # a container's entry script "exec: line 9: exec: nvidia-smi: not found"): the command never ran
     ("command-not-found", re.compile(r":\s(?:line \d{1,6}: |\d{1,6}: )?(?:exec: )?[\w./+-]{1,128}: (?:command )?not found\s*$")),
-    # nvidia-smi (and NVML's other users) unable to reach the GPU through the driver: "Failed to initialize NVML: Unknown
-    # Error" (a container whose device cgroup lost the GPU), "NVIDIA-SMI has failed because it couldn't communicate with
-    # the NVIDIA driver", "Unable to determine the device handle for GPU 0000:01:00.0: GPU is lost"; no error word of its own
-    ("nvml-error", re.compile(r"\bFailed to initialize NVML\b|\bNVIDIA-SMI has failed because\b"
-                              r"|\bUnable to determine the device handle for GPU\b")),
+    # nvidia-smi (and NVML's other users) unable to reach the GPU through the driver, with no error word of its own:
+    # "Failed to initialize NVML: Unknown Error" (a container whose device cgroup lost the GPU), "NVIDIA-SMI has failed
+    # because it couldn't communicate with the NVIDIA driver", "Unable to determine the device handle for GPU
+    # 0000:01:00.0: GPU is lost", its own version check "Mismatch in versions between nvidia-smi and NVML"
+    ("nvml-error", re.compile(r"\bFailed to initialize NVML\b|\bNVIDIA-SMI has failed\b"
+                              r"|\bUnable to determine the device handle for GPU\b"
+                              r"|\bMismatch in versions between nvidia-smi and NVML\b")),
     # a failed assertion in any runtime's words: torch's TORCH_INTERNAL_ASSERT ("NVML_SUCCESS == r INTERNAL ASSERT FAILED
     # at \"../c10/cuda/CUDACachingAllocator.cpp\":838, please report a bug to PyTorch."), glibc's assert ("python3:
     # x.c:12: f: Assertion `n > 0' failed."), glog's CHECK outside a glog line ("Check failed: error == cudaSuccess")
     ("assert-failed", re.compile(r"\bINTERNAL ASSERT FAILED\b|\bAssertion [`'][^\n]{1,400}' failed\b|\bCheck failed: ")),
+    # pip finding no release of a requirement, as quoted without its "ERROR: " (or by pip < 10, which printed none)
+    ("pip-no-distribution", re.compile(r"\bNo matching distribution found for \S|\bCould not find a version that satisfies the requirement \S")),
 )
 # Fatal ends whatever the tool: signals, non-zero exit statuses, the kernel's GPU and OOM-killer lines.
 # They count at WARNING level too (a supervisor logs a child's death as a warning), and a harmless entry
@@ -148,8 +152,10 @@ GENERIC_HINTS = {
                                                          "illegal memory access", "unspecified launch failure",
                                                          "device-side assert"),
     "library-missing": ("cannot open shared object file",), "command-not-found": (": not found", "command not found"),
-    "nvml-error": ("Failed to initialize NVML", "NVIDIA-SMI has failed", "Unable to determine the device handle"),
+    "nvml-error": ("Failed to initialize NVML", "NVIDIA-SMI has failed", "Unable to determine the device handle",
+                   "Mismatch in versions between nvidia-smi"),
     "assert-failed": ("ASSERT FAILED", "Assertion ", "Check failed: "),
+    "pip-no-distribution": ("No matching distribution found", "Could not find a version that satisfies"),
 }
 GENERIC_LOWER = ("nvcc-fatal", "compiler-error", "cuda-error")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
@@ -163,7 +169,9 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "thcudacheck fail", "cuda-capable devices are busy", "illegal memory access", "unspecified launch failure",
                     "device-side assert", "failed to initialize nvml", "nvidia-smi has failed",
                     "unable to determine the device handle", "internal assert failed", "assertion `", "assertion '",
-                    "check failed: ", "code=exited", "code=killed", "code=dumped", "failed with result")
+                    "check failed: ", "code=exited", "code=killed", "code=dumped", "failed with result",
+                    "no matching distribution found", "could not find a version that satisfies",
+                    "mismatch in versions between nvidia-smi")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
@@ -199,7 +207,7 @@ class CompiledRule(object):
 
     @property
     def multiline(self):
-        return bool(self.preceded_by or self.followed_by)
+        return bool(self.preceded_by or self.followed_by or self.reset_by)
 
 
 # What wrappers put before a tool's own line: a container build's step and seconds (BuildKit "#12 3.456 ",
@@ -911,9 +919,13 @@ def window_ok(rule, windows, offset, segs=()):
     own = rule.context_on_line and any(p.search(seg) for seg in segs for p in rule.preceded_by)
     if own and not rule.followed_by:
         return True
-    before = rule.within if rule.preceded_by else 0
+    before = rule.within if (rule.preceded_by or rule.reset_by) else 0
     after = rule.within if rule.followed_by else 0
     prev, nxt = windows.around(offset, before, after)
+    # reset_by without preceded_by: a veto by the lines just before (a raw socket's constructor frame before a 10013 is
+    # no port), so the entry's line alone still counts when nothing before it says otherwise
+    if rule.reset_by and not rule.preceded_by and any(_any(rule.reset_by, ln) for ln in prev):
+        return False
     if rule.preceded_by and not own:
         hit = None
         for i in range(len(prev) - 1, -1, -1):

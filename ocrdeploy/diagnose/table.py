@@ -230,8 +230,6 @@ def parse_rules(data, source: str, origin: str) -> list[Rule]:
         unless = _str_list(entry.get("unless"), source, entry, "unless")
         near = {key: _str_list(entry.get(key), source, entry, key) for key in ("preceded_by", "followed_by",
                                                                              "reset_by")}
-        if near["reset_by"] and not near["preceded_by"]:
-            raise UsageError(f"{_where(source, entry, 'reset_by')}: {rid}: reset_by needs preceded_by")
         on_line = entry.get("context_on_line", False)
         if not isinstance(on_line, bool) or (on_line and not near["preceded_by"]):
             raise UsageError(f"{_where(source, entry, 'context_on_line')}: {rid}: context_on_line is true or false, "

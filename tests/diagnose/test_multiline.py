@@ -295,3 +295,23 @@ def test_a_warning_level_line_quoting_ptxas_is_not_a_triton_failure(tmp_path):
     found, _ = ids(tmp_path, ["ptxas fatal   : Value 'sm_86' is not defined for option 'gpu-name'"], "python",
                    name="e.log", rules=builtin)
     assert "triton-compile-failed" in found, found
+
+
+VETO = [r.to_dict() for r in parse_rules([{
+    "id": "port", "stage": "start", "patterns": [r"\[WinError 10013\]"],
+    "reset_by": [r'^\s*File "[^"]*socket\.py", line \d+, in __init__\s*$'], "within": 2,
+    "cause": "c", "fix": "f"}], "t.yaml", "t")]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_reset_by_without_preceded_by_vetoes_from_the_lines_just_before(tmp_path, engine):
+    """Without preceded_by the line alone counts, unless one of the `within` lines before it matches reset_by."""
+    err = "PermissionError: [WinError 10013] An attempt was made to access a socket"
+    frame = '  File "socket.py", line 232, in __init__'
+    assert "port" in ids(tmp_path, [err], engine, rules=VETO)[0]
+    assert "port" in ids(tmp_path, ['  File "server.py", line 9, in bind', err], engine, rules=VETO)[0]
+    assert "port" not in ids(tmp_path, [frame, err], engine, name="a.log", rules=VETO)[0]
+    assert "port" not in ids(tmp_path, [frame, "    _socket.socket.__init__(self)", err], engine, name="b.log",
+                             rules=VETO)[0]
+    # past `within` lines the frame no longer speaks for this line
+    assert "port" in ids(tmp_path, [frame, "x", "y", err], engine, name="c.log", rules=VETO)[0]

@@ -78,7 +78,7 @@ def test_every_placeholder_is_filled_from_the_host_context():
     ({"within": "ten"}, "within must be"),
     ({"within": True}, "within must be"),
     ({"preceded_by": ["(bad"]}, "bad regex"),
-    ({"reset_by": ["x"]}, "reset_by needs preceded_by"),
+    ({"reset_by": ["(bad"]}, "bad regex"),
     ({"context_on_line": True}, "context_on_line"),
     ({"context_on_line": "yes", "preceded_by": ["x"]}, "context_on_line"),
     ({"followed_by": [1]}, "must be a string or a list of strings"),
