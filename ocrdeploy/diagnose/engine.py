@@ -2,6 +2,10 @@
 
 A remote scan sends the scanner (stdlib only) and the compact rules in one
 command and brings back only the findings; the log itself never travels.
+Both travel on the command's stdin, not its command line: over SSH the whole
+command is one string that the host's shell gets as one argument, and Linux
+refuses any single argument over 128 KiB (MAX_ARG_STRLEN, "Argument list too
+long"), a size the quoted scanner and table together had passed.
 Causes and fixes are attached here, on the controller, with the host's paths
 filled in.
 """
@@ -22,6 +26,16 @@ WIRE_FIELDS = ("id", "stage", "severity", "patterns", "literals", "unless", "lev
                "preceded_by", "followed_by", "within", "reset_by", "context_on_line")
 
 
+# runs the scanner as `python3 -c SCANNER REQUEST` would (as __main__, with the request as sys.argv[1]),
+# both read from stdin
+SCAN_LOADER = """\
+import json, sys
+payload = json.loads(sys.stdin.read())
+sys.argv = ["ocrdeploy-scanner", payload["request"]]
+exec(compile(payload["source"], "ocrdeploy-scanner", "exec"))
+"""
+
+
 def wire_rules(rules: list[Rule]) -> list[dict]:
     return [{k: getattr(r, k) for k in WIRE_FIELDS} for r in rules]
 
@@ -38,8 +52,9 @@ def scan_remote(conn, paths, rules, *, context=2, services=None, service_name=No
     request = {"paths": list(paths), "rules": wire_rules(rules), "context": context, "engine": "auto",
                "services": services, "service_name": service_name, "ansi": COLOUR.pattern}
     source = Path(scanner_module.__file__).read_text(encoding="utf-8")
-    result = conn.run(remote_python(source, json.dumps(request), "log scanner"), timeout=timeout,
-                      ok_codes=range(0, 256))
+    payload = json.dumps({"source": source, "request": json.dumps(request)})
+    result = conn.run(remote_python(SCAN_LOADER, "-", "log scanner", show_argument=True, stdin=payload),
+                      timeout=timeout, ok_codes=range(0, 256))
     if scanner_module.MARKER not in result.stdout:
         tail = (result.stderr or result.stdout).strip().splitlines()[-3:]
         raise HostError(conn.name, f"remote scan failed (exit code {result.exit_code}): {' | '.join(tail)}")

@@ -99,6 +99,25 @@ def test_bad_rules_file_is_an_input_error_naming_the_line(tmp_path, entry, needl
     assert f"{rules}:" in p.stderr
 
 
+@pytest.mark.ssh
+def test_a_remote_scan_with_a_table_far_over_one_argument_s_limit(lab, tmp_path):
+    """Over SSH the whole command reaches the host's shell as one argument, which Linux caps at 128 KiB: the scanner
+    and the table go on stdin, so a site's own rules file can make the table as large as it likes."""
+    h = lab.start("diagbig", "127.0.0.8")
+    entries = [{"id": f"site-{i:03d}", "stage": "install", "patterns": [f"site failure {i:03d} " + "x" * 900],
+                "literals": [f"site failure {i:03d} "], "cause": "c", "fix": "f"} for i in range(300)]
+    rules = write(tmp_path, "big.yaml", yaml.safe_dump(entries))
+    assert Path(rules).stat().st_size > 2 * 128 * 1024
+    remote_log = write(tmp_path, "remote.log", "INFO ok\n" * 100 + "ERROR site failure 299 " + "x" * 900 + "\n")
+    inv = write(tmp_path, "inv.yml", yaml.safe_dump({"all": {"hosts": {
+        "gpu": lab.inventory_entry(h, workdir=str(tmp_path / "wd"))}}}))
+    env = {"OCRDEPLOY_KNOWN_HOSTS": str(lab.known_hosts), "OCRDEPLOY_INVENTORY": inv}
+    p = run(["--host", "gpu", "--log", str(remote_log), "--rules", rules, "--json"], env=env)
+    assert p.returncode == 1, p.stderr
+    f = json.loads(p.stdout)["reports"][0]["findings"][0]
+    assert (f["id"], f["first_line"]) == ("site-299", 101)
+
+
 def make_cu13(root: Path) -> Path:
     """A prefix laid out like the real nvidia-cuda-* 13.x wheels (one nvidia/cu13/ tree: bin/, include/,
     lib/ with versioned sonames only, no lib64/; nvvm/bin/cicc shipped by nvidia-nvvm)."""
