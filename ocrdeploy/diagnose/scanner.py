@@ -55,11 +55,15 @@ GENERIC_CLASSES = (
     ("nvcc-fatal", re.compile(r"(?i)\b(?:nvcc|ptxas|nvlink|fatbinary|cicc)(?:\.exe)?\s+fatal\s*:")),
     ("build-killed", re.compile(r"^\s*(?:\S+:\s+)?Killed\s*$|\bninja: build stopped\b|\bninja: subcommand failed\b")),
     # (also with a space before the colon, as a retyped or cut title writes it: "ImportError : /opt/.../_C.so: undefined symbol")
-    ("exception", re.compile(r"(?<![\w.])" + EXC_NAME + r"(?: ?:|\s*$)")),
+    # (and a wrapper's class naming the cause's in parentheses: Ray's "ray.exceptions.RayTaskError(ValueError): ray::...")
+    ("exception", re.compile(r"(?<![\w.])" + EXC_NAME + r"(?:\([\w.]{1,80}\))?(?: ?:|\s*$)")),
     # (gcc's other languages: "error fatal:", "schwerwiegender Fehler:", "erreur fatale :", "致命错误：")
     ("compiler-error", re.compile(r"(?i)(?<![\w-])(?:fatal )?error(?:\[E\d+\])?:|\bfatal error\b|\berror fatal:"
                                   r"|\bschwerwiegender Fehler:|\berreur fatale ?:|致命错误[:：]")),
     ("failed", re.compile(r"(?<![\w-])(?:FAILED|FATAL|Fatal error):")),
+    # git's own fatal line ("fatal: unable to access 'https://host/x.git/': OpenSSL SSL_connect: ...", "fatal: clone of
+    # ... failed"), also inside backticks or after a CI prefix; lowercase with a space, never "non-fatal:"
+    ("git-fatal", re.compile(r"(?<![\w-])fatal: \S")),
     ("curl-error", re.compile(r"^\s*curl: \(\d+\) ")),
     ("validation-error", re.compile(r"\bValue error, ")),          # pydantic, as vLLM's config checks word it
     # a refused connect in any client's words (Python's ConnectionRefusedError, httpx/aiohttp, curl, proxies; Windows'
@@ -144,7 +148,7 @@ GENERIC_HINTS = {
     "traceback": ("Traceback",), "cmake-error": ("CMake Error",), "nvcc-fatal": ("fatal",),
     "build-killed": ("Killed", "ninja: "), "exception": ("Error", "Exception"),
     "compiler-error": ("error", "fehler", "erreur", "致命错误"),
-    "failed": ("FAILED:", "FATAL:", "Fatal error:"), "curl-error": ("curl: (",), "validation-error": ("Value error, ",),
+    "failed": ("FAILED:", "FATAL:", "Fatal error:"), "git-fatal": ("fatal: ",), "curl-error": ("curl: (",), "validation-error": ("Value error, ",),
     "connection-refused": ("ECONNREFUSED", "onnection refused", "ConnectionRefusedError", "WinError 10061"),
     "no-gpu-found": ("No devices were found",), "uv-error": ("× ",), "cmake-not-found": ("Could NOT find ",), "daemon-error": ("Error response from daemon",),
     # (cuda-error's hints are lowercase: the check macro's words and the runtime's messages)
@@ -917,14 +921,15 @@ def window_ok(rule, windows, offset, segs=()):
     Killed signal terminated program cc1plus" is a compile, and so is a BuildKit step's "#8 245.6 Killed") needs no
     line before it."""
     own = rule.context_on_line and any(p.search(seg) for seg in segs for p in rule.preceded_by)
-    if own and not rule.followed_by:
+    if own and not rule.followed_by and not rule.reset_by:
         return True
     before = rule.within if (rule.preceded_by or rule.reset_by) else 0
     after = rule.within if rule.followed_by else 0
     prev, nxt = windows.around(offset, before, after)
-    # reset_by without preceded_by: a veto by the lines just before (a raw socket's constructor frame before a 10013 is
-    # no port), so the entry's line alone still counts when nothing before it says otherwise
-    if rule.reset_by and not rule.preceded_by and any(_any(rule.reset_by, ln) for ln in prev):
+    # reset_by where the context is the line itself (or there is no preceded_by): a veto by the lines just before (a
+    # raw socket's constructor frame before a 10013 is no port), so the entry's line alone still counts when nothing
+    # before it says otherwise
+    if rule.reset_by and (own or not rule.preceded_by) and any(_any(rule.reset_by, ln) for ln in prev):
         return False
     if rule.preceded_by and not own:
         hit = None
