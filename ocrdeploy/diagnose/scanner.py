@@ -1311,7 +1311,9 @@ def scan_one(path, rules, context=2, engine="auto", label=None):
 
 def run_request(req):
     global ANSI
-    if req.get("ansi"):
+    # the controller's colour regex (ocrdeploy.terminal's COLOUR: imported here in-process, sent to a host): compiled
+    # only when it is not the one already in use
+    if req.get("ansi") and (ANSI is None or ANSI.pattern != req["ansi"]):
         ANSI = re.compile(req["ansi"])
     paths = list(req.get("paths") or [])
     out = []

