@@ -163,3 +163,12 @@ def test_every_module_the_parse_runs_is_a_parser_file(tmp_path):
     imported = set(json.loads(out))
     assert {"model.py", "yamlfile.py", "inifile.py", "cache.py"} <= imported
     assert imported <= set(cache._PARSER_FILES), imported - set(cache._PARSER_FILES)
+
+
+def test_what_json_cannot_give_back_inside_a_list_is_not_kept(tmp_path):
+    """A YAML date in a list var: the parse is used as it is, and no entry is written (JSON has no date)."""
+    path = written(tmp_path / "inv.yml", INV.replace("  vars: {workdir: /srv/ocr}", "  vars: {workdir: /srv/ocr, "
+                                                                                     "windows: [2024-01-02, x]}"))
+    inv = load_inventory(path)
+    assert type(inv.hosts["solo"].vars["windows"][0]).__name__ == "date"
+    assert entries() == []

@@ -67,7 +67,8 @@ def test_a_kept_file_of_another_shape_is_compiled_again_and_replaced(tmp_path, k
     assert type(kept) is tuple and kept[0] == source
 
 
-def test_kept_code_that_cannot_be_put_in_place_leaves_no_temporary_file(tmp_path):
+def test_a_folder_where_the_kept_code_goes_is_compiled_around(tmp_path):
+    """Opened, it is no file to load; the probe compiles its source and runs, and leaves nothing beside it."""
     cache = tmp_path / "cache"
     probed(tmp_path, cache)
     path = kept_code(cache)
