@@ -1,0 +1,58 @@
+"""`ocrdeploy bench`'s options as a user gives them (a subprocess, the OpenAI-compatible stand-in): the
+concurrency levels' default and order, each impossible combination a one-line exit 2, and what a run without
+options uses (warmup, accuracy floor, backend, the model the server lists, the baseline's figure)."""
+
+import json
+
+import pytest
+
+from ocrdeploy.commands.bench import levels_option
+from ocrserver import OcrServer
+from test_bench_cli import _answers, bench
+
+
+def test_levels_default_to_1_2_4_8_and_keep_the_order_given_once_each():
+    assert levels_option(None) == [1, 2, 4, 8]
+    assert levels_option("4,1,4,2, 1") == [4, 1, 2]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--duration", "0"], "--duration must be > 0"),
+    (["--requests", "0"], "--requests must be at least 1"),
+    (["--router"], "--router benches the router"),
+    (["--backend", "tgi"], "--backend 'tgi': choose"),
+    (["--name", "minicpm-ocr-18499"], "--name picks a service"),
+])
+def test_options_that_cannot_go_together_are_one_line_and_exit_2(args, message):
+    p = bench("--server-url", "http://127.0.0.1:9", *args)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert message in p.stderr and "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+@pytest.fixture(scope="module")
+def pages():
+    from ocrdeploy.sdk import pages as pages_mod
+
+    return pages_mod.sample_pages()
+
+
+def test_a_run_without_options_uses_the_documented_defaults_and_the_listed_model(pages, tmp_path):
+    """A server that lists one model under another name: that name is sent; one warmup request, the 0.85
+    floor, 1024 tokens at most, the OpenAI body; with a baseline, its figure is reported beside today's."""
+    (tmp_path / "base.json").write_text(json.dumps({"verdict": {"pages_per_min": 1e-6}}))
+    with OcrServer(_answers(pages), model="served-elsewhere") as srv:
+        p = bench("--server-url", srv.url, "--concurrency", "1", "--requests", "1", "--json",
+                  "--baseline", tmp_path / "base.json")
+        sent = [b.get("max_tokens") for b in srv.bodies]
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    doc = json.loads(p.stdout)
+    assert doc["model"] == "served-elsewhere" and doc["backend"] == "openai"
+    assert doc["warmup"]["requests"] == 1 and doc["verdict"]["min_accuracy"] == 0.85
+    assert sent == [1024, 1024]                                          # the warmup and the one request
+    assert doc["baseline"]["pages_per_min"] == 1e-6 and doc["baseline"]["tolerance"] == 0.10
+
+
+def test_through_sdk_a_server_url_that_is_no_url_is_refused_before_any_host_is_reached():
+    p = bench("--through", "sdk", "--server-url", "localhost:8000")
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "give the server's base URL" in p.stderr and len(p.stderr.strip().splitlines()) == 1
