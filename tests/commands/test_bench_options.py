@@ -6,7 +6,9 @@ import json
 
 import pytest
 
-from ocrdeploy.commands.bench import levels_option
+from loopback import LoopbackServer
+from ocrdeploy.commands.bench import _model_for, levels_option
+from ocrdeploy.sdk.bench import SERVED_NAME
 from ocrserver import OcrServer
 from test_bench_cli import _answers, bench
 
@@ -56,3 +58,31 @@ def test_through_sdk_a_server_url_that_is_no_url_is_refused_before_any_host_is_r
     p = bench("--through", "sdk", "--server-url", "localhost:8000")
     assert p.returncode == 2, p.stdout + p.stderr
     assert "give the server's base URL" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+class Models(LoopbackServer):
+    """A server whose /v1/models lists the given ids (or answers 500, as transformers serve does)."""
+
+    def __init__(self, ids):
+        super().__init__()
+        self.ids = ids
+
+    def handle(self, h, head):
+        body = json.dumps({"object": "list", "data": [{"id": i} for i in self.ids or []]}).encode()
+        h.send_response(200 if self.ids is not None else 500)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        h.wfile.write(body)
+
+
+@pytest.mark.parametrize("ids,sent", [
+    (["other-ocr"], "other-ocr"),                         # the one model listed
+    (["other-ocr", "third-ocr"], SERVED_NAME),            # several, none ours: our name, not a guess
+    (["other-ocr", SERVED_NAME], SERVED_NAME),
+    (None, SERVED_NAME),                                  # /v1/models fails
+])
+def test_the_model_name_sent_is_the_one_listed_or_ours(ids, sent):
+    with Models(ids) as srv:
+        assert _model_for(srv.url, None, None) == sent
+        assert _model_for(srv.url, None, "given") == "given"
