@@ -86,3 +86,29 @@ def test_the_model_name_sent_is_the_one_listed_or_ours(ids, sent):
     with Models(ids) as srv:
         assert _model_for(srv.url, None, None) == sent
         assert _model_for(srv.url, None, "given") == "given"
+
+
+def test_on_the_host_backend_and_model_given_win_over_the_services_own(tmp_path):
+    """--host with the serve stand-in running: --backend and --model are what is sent, not the record's kind
+    and served name; an inventory that selects two hosts is refused (one host at a time)."""
+    import yaml
+    from test_services import cli as host_cli, free_port, provision
+
+    wd = tmp_path / "wd"
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd)}}}))
+    provision(wd)
+    assert host_cli("serve", ["--port", str(free_port())], inv).returncode == 0
+    try:
+        p = host_cli("bench", ["--backend", "openai", "--model", "asked-for", "--concurrency", "1", "--requests",
+                               "1", "--warmup", "0", "--json"], inv)
+        doc = json.loads(p.stdout)
+        assert (doc["backend"], doc["model"]) == ("openai", "asked-for"), p.stderr[-2000:]
+        assert doc["extra_body"] is None or "mm_processor_kwargs" not in doc["extra_body"]
+    finally:
+        host_cli("stop", [], inv)
+    two = tmp_path / "two.yml"
+    two.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd)}, "hosts": {
+        "a": {"ansible_connection": "local"}, "b": {"ansible_connection": "local"}}}}))
+    p = host_cli("bench", ["--host", "all", "--requests", "1"], two)
+    assert p.returncode == 2 and "--host selects 2 hosts: bench one host at a time" in p.stderr, p.stderr
