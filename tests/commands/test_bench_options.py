@@ -112,3 +112,25 @@ def test_on_the_host_backend_and_model_given_win_over_the_services_own(tmp_path)
         "a": {"ansible_connection": "local"}, "b": {"ansible_connection": "local"}}}}))
     p = host_cli("bench", ["--host", "all", "--requests", "1"], two)
     assert p.returncode == 2 and "--host selects 2 hosts: bench one host at a time" in p.stderr, p.stderr
+
+
+def test_through_sdk_the_target_shown_hides_the_urls_password(tmp_path):
+    """The SDK on the host gets the URL as given; the document and the table name it with the password masked."""
+    import yaml
+    from test_bench_sdk import standin_sdk
+    from test_services import cli as host_cli, provision
+
+    wd = tmp_path / "wd"
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd)}}}))
+    provision(wd)
+    standin_sdk(wd)
+    from ocrdeploy.sdk import pages as pages_mod
+
+    with OcrServer(_answers(pages_mod.sample_pages())) as srv:
+        url = srv.url.replace("http://", "http://ocr:hunter2secret@")
+        p = host_cli("bench", ["--through", "sdk", "--server-url", url, "--concurrency", "1", "--requests", "1",
+                               "--warmup", "0", "--json"], inv, timeout=300)
+    doc = json.loads(p.stdout)
+    assert doc["target"].startswith("localhost: ") and "127.0.0.1" in doc["target"], p.stderr[-2000:]
+    assert "hunter2secret" not in doc["target"]
