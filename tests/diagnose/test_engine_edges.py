@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from ocrdeploy.diagnose import scanner
-from ocrdeploy.diagnose.engine import fix_context
+from ocrdeploy.diagnose.engine import SCAN_LOADER, fix_context
 from ocrdeploy.inventory import load_inventory
 
 ROOT = Path(__file__).parents[2]
@@ -32,7 +32,10 @@ def remote(lab, tmp_path):
     h = lab.start("diag", "127.0.0.7")
     answer = tmp_path / "answer.sh"
     python = tmp_path / "python"
-    python.write_text(f'#!/bin/sh\ncase "$2" in *{scanner.MARKER}*) . "{answer}";; esac\nexec "{sys.executable}" "$@"\n')
+    # the scanner's command is `python -c SCAN_LOADER -` (the scanner itself comes on stdin): told apart by the
+    # loader's own file name for the scanner
+    assert "ocrdeploy-scanner" in SCAN_LOADER
+    python.write_text(f'#!/bin/sh\ncase "$2" in *ocrdeploy-scanner*) . "{answer}";; esac\nexec "{sys.executable}" "$@"\n')
     python.chmod(0o755)
     log = tmp_path / "remote.log"
     log.write_text(LOG)
