@@ -323,3 +323,14 @@ def test_the_probe_runs_without_the_site_module(tmp_path):
     assert subprocess.run(["sh", "-c", helper.shell()], capture_output=True, text=True, env=env,
                           check=True).stdout == "helper\n"
     assert (tmp_path / "site-ran").exists()
+
+
+def test_the_probe_command_stays_well_under_one_argument_s_limit():
+    """Over SSH the probe's command (the loader, the probe's source in its environment, the fallback) reaches the
+    host's shell as one argument, which Linux refuses over 128 KiB (MAX_ARG_STRLEN: "Argument list too long").
+    The diagnose scanner crossed it once; the probe keeps a margin, or its source moves to stdin too."""
+    from ocrdeploy.provision.command import to_shell
+
+    cmd = facts_mod.probe_command({"workdir": "~/ocrdeploy"})
+    text = to_shell([str(a) for a in cmd.argv], {k: str(v) for k, v in (cmd.env or {}).items()})
+    assert len(text.encode()) < 96 * 1024, len(text.encode())
