@@ -63,6 +63,19 @@ NAMED = [
      "__triton_launcher.c', '-O3', '-shared', '-fPIC', '-Wno-psabi', '-o', '/tmp/tmpab12cd34/__triton_launcher."
      "cpython-312-x86_64-linux-gnu.so', '-lcuda']' returned non-zero exit status 1.",
      "triton-lang/triton python/triton/runtime/build.py"),
+    # libnvidia-container's loader error (NVIDIA/libnvidia-container src/nvc.c, dxcore.c: "load library failed: %s",
+    # dlerror()'s text after the name) under nvidia-container-cli's "initialization error: %s", as the runtime hook prints it
+    ("nvml-library-missing", "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: "
+     "cannot open shared object file: no such file or directory: unknown", "NVIDIA/libnvidia-container src/nvc.c"),
+    # vLLM's --api-key middleware (vllm-project/vllm vllm/entrypoints/openai/api_server.py, 0.4-0.8:
+    # JSONResponse(content={"error": "Unauthorized"}, status_code=401)), the body as curl prints it on one line
+    ("unauthorized-401", '{"error":"Unauthorized"}', "vllm-project/vllm vllm/entrypoints/openai/api_server.py"),
+    # vLLM's startup check (vllm-project/vllm vllm/v1/worker/utils.py request_memory, 0.10+: "Free memory on device
+    # {device} ({free:.2f}/{total:.2f} GiB) on startup is less than desired GPU memory utilization ({util}, {req:.2f}
+    # GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.") wrapped by a terminal
+    ("gpu-busy-memory", "(EngineCore_DP0 pid=212) ValueError: Free memory on device cuda:0 (10.12/79.19 GiB) on startup is "
+     "less than\ndesired GPU memory utilization (0.9, 71.27 GiB). Decrease GPU memory utilization or reduce GPU "
+     "memory used by other processes.", "vllm-project/vllm vllm/v1/worker/utils.py"),
 ]
 
 # (entry the line must NOT produce, the filled-in line, why, where the format comes from)
