@@ -63,6 +63,10 @@ NAMED = [
      "__triton_launcher.c', '-O3', '-shared', '-fPIC', '-Wno-psabi', '-o', '/tmp/tmpab12cd34/__triton_launcher."
      "cpython-312-x86_64-linux-gnu.so', '-lcuda']' returned non-zero exit status 1.",
      "triton-lang/triton python/triton/runtime/build.py"),
+    # the enum without its message: cuda-python returns the error as an IntEnum whose repr a caller prints
+    # (NVIDIA/cuda-python cuda/bindings/runtime.pyx, 12.x: cudaError_t.cudaErrorCallRequiresNewerDriver = 36)
+    ("driver-too-old", "RuntimeError: CUDA call failed: <cudaError_t.cudaErrorCallRequiresNewerDriver: 36>",
+     "NVIDIA/cuda-python cuda/bindings/runtime.pyx"),
     # libnvidia-container's loader error (NVIDIA/libnvidia-container src/nvc.c, dxcore.c: "load library failed: %s",
     # dlerror()'s text after the name) under nvidia-container-cli's "initialization error: %s", as the runtime hook prints it
     ("nvml-library-missing", "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: "
