@@ -52,6 +52,34 @@ NAMED = [
      "retries exceeded with url: /v1/chat/completions (Caused by NewConnectionError('<urllib3.connection."
      "HTTPConnection object at 0x7f0>: Failed to establish a new connection: [Errno 111] Connection refused'))",
      "urllib3/urllib3 src/urllib3/exceptions.py"),
+    # round 12: Paddle's shared downloader (PaddlePaddle/Paddle python/paddle/utils/download.py, and its copies in
+    # PaddleOCR ppocr/utils/network.py, PaddleDetection, PaddleGAN: raise RuntimeError("Download from {} failed. "
+    # "Retry limit reached".format(url)) after DOWNLOAD_RETRY_LIMIT tries) for a PaddleDetection weight
+    ("hub-unreachable", "RuntimeError: Download from https://paddledet.bj.bcebos.com/models/ppyoloe_crn_l_300e_coco."
+     "pdparams failed. Retry limit reached", "PaddlePaddle/Paddle python/paddle/utils/download.py"),
+    # Triton 3.2+ names the stub after the module (triton/runtime/build.py compile_module_from_src: src_path =
+    # os.path.join(tmpdir, f"{name}.c"), name "__triton_launcher"); cc_cmd = [cc, src, "-O3", "-shared", "-fPIC", ...]
+    ("triton-compile-failed", "subprocess.CalledProcessError: Command '['/usr/bin/cc', '/tmp/tmpab12cd34/"
+     "__triton_launcher.c', '-O3', '-shared', '-fPIC', '-Wno-psabi', '-o', '/tmp/tmpab12cd34/__triton_launcher."
+     "cpython-312-x86_64-linux-gnu.so', '-lcuda']' returned non-zero exit status 1.",
+     "triton-lang/triton python/triton/runtime/build.py"),
+    # the enum without its message: cuda-python returns the error as an IntEnum whose repr a caller prints
+    # (NVIDIA/cuda-python cuda/bindings/runtime.pyx, 12.x: cudaError_t.cudaErrorCallRequiresNewerDriver = 36)
+    ("driver-too-old", "RuntimeError: CUDA call failed: <cudaError_t.cudaErrorCallRequiresNewerDriver: 36>",
+     "NVIDIA/cuda-python cuda/bindings/runtime.pyx"),
+    # libnvidia-container's loader error (NVIDIA/libnvidia-container src/nvc.c, dxcore.c: "load library failed: %s",
+    # dlerror()'s text after the name) under nvidia-container-cli's "initialization error: %s", as the runtime hook prints it
+    ("nvml-library-missing", "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: "
+     "cannot open shared object file: no such file or directory: unknown", "NVIDIA/libnvidia-container src/nvc.c"),
+    # vLLM's --api-key middleware (vllm-project/vllm vllm/entrypoints/openai/api_server.py, 0.4-0.8:
+    # JSONResponse(content={"error": "Unauthorized"}, status_code=401)), the body as curl prints it on one line
+    ("unauthorized-401", '{"error":"Unauthorized"}', "vllm-project/vllm vllm/entrypoints/openai/api_server.py"),
+    # vLLM's startup check (vllm-project/vllm vllm/v1/worker/utils.py request_memory, 0.10+: "Free memory on device
+    # {device} ({free:.2f}/{total:.2f} GiB) on startup is less than desired GPU memory utilization ({util}, {req:.2f}
+    # GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.") wrapped by a terminal
+    ("gpu-busy-memory", "(EngineCore_DP0 pid=212) ValueError: Free memory on device cuda:0 (10.12/79.19 GiB) on startup is "
+     "less than\ndesired GPU memory utilization (0.9, 71.27 GiB). Decrease GPU memory utilization or reduce GPU "
+     "memory used by other processes.", "vllm-project/vllm vllm/v1/worker/utils.py"),
 ]
 
 # (entry the line must NOT produce, the filled-in line, why, where the format comes from)
@@ -82,6 +110,25 @@ APART = [
     ("python-module-missing", "/usr/lib/python3/dist-packages/vllm/connections.py:8: RuntimeWarning: Failed to read "
      "commit hash:\nNo module named 'vllm._version'\n  from vllm.version import __version__ as VLLM_VERSION",
      "vllm-project/vllm vllm/version.py"),
+    # round 12: huggingface_hub's snapshot_download returning a non-empty local_dir when the hub cannot be reached
+    # (huggingface/huggingface_hub src/huggingface_hub/_snapshot_download.py, 0.23+: logger.warning(f"Returning
+    # existing local_dir `{local_dir}` as remote repo cannot be accessed in `snapshot_download` ({api_call_error}).")):
+    # the model is there and the run goes on
+    ("hub-unreachable", "Returning existing local_dir `/models/PaddleOCR-VL` as remote repo cannot be accessed in "
+     "`snapshot_download` ((MaxRetryError(\"HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded "
+     "with url: /api/models/PaddlePaddle/PaddleOCR-VL/revision/main (Caused by NewConnectionError('<urllib3.connection."
+     "HTTPSConnection object at 0x7f0>: Failed to establish a new connection: [Errno 101] Network is unreachable'))\"),"
+     " '(Request ID: 0)')).", "huggingface/huggingface_hub src/huggingface_hub/_snapshot_download.py"),
+    # Paddle's wheel bucket is pip's index, not a model host (pip's "Could not install packages due to an OSError:"
+    # with urllib3's MaxRetryError, pip/_internal/commands/install.py create_os_error_message)
+    ("hub-unreachable", "ERROR: Could not install packages due to an OSError: HTTPSConnectionPool(host='paddle-whl."
+     "bj.bcebos.com', port=443): Max retries exceeded with url: /stable/cu118/paddlepaddle-gpu/ (Caused by "
+     "NewConnectionError('<pip._vendor.urllib3.connection.HTTPSConnection object at 0x7f0>: Failed to establish a new "
+     "connection: [Errno -3] Temporary failure in name resolution'))", "pypa/pip src/pip/_internal/commands/install.py"),
+    # a program's own request to a non-index host timing out (urllib3 src/urllib3/connectionpool.py _raise_timeout:
+    # "Read timed out. (read timeout=%s)") is not pip's
+    ("pip-timeout", "ERROR - fetch failed: HTTPSConnectionPool(host='api.example-cdn.net', port=443): Read timed out. "
+     "(read timeout=20)", "urllib3/urllib3 src/urllib3/connectionpool.py"),
 ]
 
 
