@@ -52,6 +52,21 @@ NAMED = [
      "retries exceeded with url: /v1/chat/completions (Caused by NewConnectionError('<urllib3.connection."
      "HTTPConnection object at 0x7f0>: Failed to establish a new connection: [Errno 111] Connection refused'))",
      "urllib3/urllib3 src/urllib3/exceptions.py"),
+    # round 13. huggingface_hub's disk-space check (huggingface/huggingface_hub src/huggingface_hub/file_download.py
+    # _check_disk_space, 0.17+: warnings.warn(f"Not enough free disk space to download the file. The expected file size
+    # is: {:.2f} MB. The target location {} only has {:.2f} MB free disk space.")), whole and with its head cut off
+    ("no-space-left", "UserWarning: Not enough free disk space to download the file. The expected file size is: "
+     "10000.00 MB. The target location /root/.cache/huggingface/hub only has 4489.36 MB free disk space.",
+     "huggingface/huggingface_hub src/huggingface_hub/file_download.py"),
+    # Flyte's report of a task pod's failed container (flyteorg/flyteplugins go/tasks/pluginmachinery/flytek8s/
+    # pod_helper.go DemystifyFailure: "[%v] terminated with exit code (%v). Reason [%v]. Message: \n%v."): 137 is
+    # SIGKILL, whatever Kubernetes' Reason says
+    ("host-oom-killed", "[1/1] currentAttempt done. Last Error: USER::Pod failed. No message received from kubernetes.\n"
+     "[a1b2c3-n0-0] terminated with exit code (137). Reason [Error]. Message: \n.",
+     "flyteorg/flyteplugins go/tasks/pluginmachinery/flytek8s/pod_helper.go"),
+    # Paddle's enforce for a failed CUDA call (PaddlePaddle/Paddle paddle/phi/core/enforce.h, 2.3+: "CUDA error(%d),
+    # %s." with cudaGetErrorString, then the "[Hint: 'cudaErrorMemoryAllocation'. ...]" line)
+    ("cuda-oom", "OSError: (External) CUDA error(2), out of memory. ", "PaddlePaddle/Paddle paddle/phi/core/enforce.h"),
 ]
 
 # (entry the line must NOT produce, the filled-in line, why, where the format comes from)
@@ -82,6 +97,15 @@ APART = [
     ("python-module-missing", "/usr/lib/python3/dist-packages/vllm/connections.py:8: RuntimeWarning: Failed to read "
      "commit hash:\nNo module named 'vllm._version'\n  from vllm.version import __version__ as VLLM_VERSION",
      "vllm-project/vllm vllm/version.py"),
+    # round 13. pip's no-version error (pypa/pip src/pip/_internal/resolution/resolvelib/factory.py, "(from versions:
+    # %s)" in ascending order) when the index lost the pin (a newer patch of the same minor first) or when the index is
+    # PyTorch's CUDA one (local labels: it begins at that release whatever the Python): not the interpreter's version
+    ("python-version-unsupported", "ERROR: Could not find a version that satisfies the requirement xgrammar==0.1.11 "
+     "(from versions: 0.1.14, 0.1.15)", "pypa/pip src/pip/_internal/resolution/resolvelib/factory.py"),
+    ("python-version-unsupported", "ERROR: Could not find a version that satisfies the requirement torch==1.13.1 "
+     "(from versions: 2.0.0+cu118, 2.0.1+cu118)", "pypa/pip src/pip/_internal/resolution/resolvelib/factory.py"),
+    ("python-version-unsupported", "ERROR: Could not find a version that satisfies the requirement torch==1.3.0 "
+     "(from versions: 0.1.2, 0.1.2.post1, 0.1.2.post2)", "pypa/pip src/pip/_internal/resolution/resolvelib/factory.py"),
 ]
 
 
