@@ -948,11 +948,39 @@ def window_ok(rule, windows, offset, segs=()):
 
 # ------------------------------------------------------------ matching
 
+# Prose ABOUT an error, not a tool's line: a sentence that explains when an error happens in general ("... occurs when
+# Uvicorn cannot bind"), a fix's description ("Contains the fix for `OSError: [Errno 98] ...`"), a conditional about
+# what a status shows ("If a container has an OOM, the pod ... shows the Reason as `OOMKilled`"), or an error named as
+# the end of a narrative ("... leading to CUDA out of memory error").  No tool prints these shapes; a line with a log
+# level is a log line whatever its words.  The safety net still sees the line (an exception name in it stays
+# unrecognised, never clean); only the entries are not claimed from it.  Each word below is a literal every match
+# holds, so a line without any of them costs one substring test per word.
+PROSE_WORDS = (" when ", "fix for", "if a", "shows the ", "lead")
+PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thrown|shown|displayed|printed|reported)) when "
+                   r"(?:a|an|the|you|your|it|\w+ (?:cannot|can't|can not|fails|tries))\b"
+                   r"|\b(?:contains|includes|adds|is) the fix for\b"
+                   r"|^\W{0,3}If an? \w+(?: \w+)? (?:has|gets|hits|is|runs)\b[^\n]{0,80}, the\b"
+                   r"|\bshows the \w+ as\b"
+                   r"|\b(?:leading|leads|led) to (?:a |an |the )?[\w -]{0,60}\berror\s*$")
+
+
+def is_prose(seg, low):
+    """True for a sentence about an error rather than a tool's report of one (see PROSE)."""
+    for w in PROSE_WORDS:
+        if w in low:
+            break
+    else:
+        return False
+    return PROSE.search(seg) is not None and line_level(seg) is None
+
+
 def match_line(rules, segs):
     """(rule, indices of its patterns that match) pairs for any segment of one line, after `unless` and levels."""
     hits = {}
     for seg in segs:
         low = seg.lower()
+        if is_prose(seg, low):
+            continue
         level = None
         level_known = False
         if ("request" in low or "prompt" in low or "params" in low) and ECHO.search(seg):
