@@ -88,10 +88,17 @@ GENERIC_CLASSES = (
     # exclusive devices (46), an illegal address (700), a kernel that faulted (719), a device-side assert (710))
     ("cuda-error", re.compile(r"(?i)\bcuda error\b(?: \d{1,4})?(?: at | in | /|: |\s*\()|\bTHCudaCheck FAIL\b"
                               r"|\ball CUDA-capable devices are busy or unavailable\b|\ban illegal memory access was encountered\b"
-                              r"|\bunspecified launch failure\b|\bdevice-side assert triggered\b")),
+                              r"|\bunspecified launch failure\b|\bdevice-side assert triggered\b"
+                              # ggml's CUDA backend (ggml-cuda.cu ggml_cuda_init: "failed to initialize CUDA: %s" with
+                              # cudaGetErrorString) and any runtime's same words: llama.cpp then runs on the CPU, no
+                              # error word of its own
+                              r"|\bfailed to initiali[sz]e CUDA\b")),
     # the dynamic loader not finding a library (a wheel shipping no build for this CUDA, a missing driver library):
     # "libX.so: cannot open shared object file: No such file or directory", without any error word of its own
-    ("library-missing", re.compile(r"\.so(?:\.[\d.]{1,16})?: cannot open shared object file\b")),
+    # (and Windows' loader as torch words it, torch/__init__.py: 'Error loading "...\\torch\\lib\\x.dll" or one of its
+    # dependencies.' after WinError 126/127/1114, also quoted without the exception's name)
+    ("library-missing", re.compile(r"\.so(?:\.[\d.]{1,16})?: cannot open shared object file\b"
+                                   r"|\bError loading \"[^\"]{1,400}\.dll\" or one of its dependencies\b")),
     # a shell that cannot find the program (sh's "/bin/sh: 1: nvcc: not found", bash's "bash: x: command not found",
     # a container's entry script "exec: line 9: exec: nvidia-smi: not found"): the command never ran
     ("command-not-found", re.compile(r":\s(?:line \d{1,6}: |\d{1,6}: )?(?:exec: )?[\w./+-]{1,128}: (?:command )?not found\s*$")),
@@ -154,8 +161,8 @@ GENERIC_HINTS = {
     # (cuda-error's hints are lowercase: the check macro's words and the runtime's messages)
     "os-error": ("[Errno ", "[WinError "), "cuda-error": ("cuda error", "thcudacheck fail", "cuda-capable devices are busy",
                                                          "illegal memory access", "unspecified launch failure",
-                                                         "device-side assert"),
-    "library-missing": ("cannot open shared object file",), "command-not-found": (": not found", "command not found"),
+                                                         "device-side assert", "failed to initiali"),
+    "library-missing": ("cannot open shared object file", "or one of its dependencies"), "command-not-found": (": not found", "command not found"),
     "nvml-error": ("Failed to initialize NVML", "NVIDIA-SMI has failed", "Unable to determine the device handle",
                    "Mismatch in versions between nvidia-smi"),
     "assert-failed": ("ASSERT FAILED", "Assertion ", "Check failed: "),
@@ -170,7 +177,7 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "no solution found", "resolutionimpossible", "unsatisfiableerror", "packagesnotfounderror",
                     "error response from daemon", "connection refused", "connectionrefusederror", "no devices were found", "× ", "could not find ", "[errno ", "[winerror ", "exit with", "exits with", "return code", "returncode", "exitcode", "erro[", "fata[",
                     "cannot open shared object file", ": not found", "command not found",
-                    "thcudacheck fail", "cuda-capable devices are busy", "illegal memory access", "unspecified launch failure",
+                    "thcudacheck fail", "failed to initialize cuda", "failed to initialise cuda", "cuda-capable devices are busy", "illegal memory access", "unspecified launch failure",
                     "device-side assert", "failed to initialize nvml", "nvidia-smi has failed",
                     "unable to determine the device handle", "internal assert failed", "assertion `", "assertion '",
                     "check failed: ", "code=exited", "code=killed", "code=dumped", "failed with result",
