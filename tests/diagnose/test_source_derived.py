@@ -64,6 +64,10 @@ NAMED = [
     ("host-oom-killed", "[1/1] currentAttempt done. Last Error: USER::Pod failed. No message received from kubernetes.\n"
      "[a1b2c3-n0-0] terminated with exit code (137). Reason [Error]. Message: \n.",
      "flyteorg/flyteplugins go/tasks/pluginmachinery/flytek8s/pod_helper.go"),
+    # pip's no-version error (pypa/pip src/pip/_internal/resolution/resolvelib/factory.py, candidates in ascending order)
+    # for a pin whose major is below every release offered: TensorFlow 1.x has no wheel for Python 3.8+
+    ("python-version-unsupported", "ERROR: Could not find a version that satisfies the requirement tensorflow==1.15.5 "
+     "(from versions: 2.12.0rc0, 2.12.0, 2.13.0)", "pypa/pip src/pip/_internal/resolution/resolvelib/factory.py"),
     # Paddle's enforce for a failed CUDA call (PaddlePaddle/Paddle paddle/phi/core/enforce.h, 2.3+: "CUDA error(%d),
     # %s." with cudaGetErrorString, then the "[Hint: 'cudaErrorMemoryAllocation'. ...]" line)
     ("cuda-oom", "OSError: (External) CUDA error(2), out of memory. ", "PaddlePaddle/Paddle paddle/phi/core/enforce.h"),
