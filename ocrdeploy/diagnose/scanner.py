@@ -88,10 +88,17 @@ GENERIC_CLASSES = (
     # exclusive devices (46), an illegal address (700), a kernel that faulted (719), a device-side assert (710))
     ("cuda-error", re.compile(r"(?i)\bcuda error\b(?: \d{1,4})?(?: at | in | /|: |\s*\()|\bTHCudaCheck FAIL\b"
                               r"|\ball CUDA-capable devices are busy or unavailable\b|\ban illegal memory access was encountered\b"
-                              r"|\bunspecified launch failure\b|\bdevice-side assert triggered\b")),
+                              r"|\bunspecified launch failure\b|\bdevice-side assert triggered\b"
+                              # ggml's CUDA backend (ggml-cuda.cu ggml_cuda_init: "failed to initialize CUDA: %s" with
+                              # cudaGetErrorString) and any runtime's same words: llama.cpp then runs on the CPU, no
+                              # error word of its own
+                              r"|\bfailed to initiali[sz]e CUDA\b")),
     # the dynamic loader not finding a library (a wheel shipping no build for this CUDA, a missing driver library):
     # "libX.so: cannot open shared object file: No such file or directory", without any error word of its own
-    ("library-missing", re.compile(r"\.so(?:\.[\d.]{1,16})?: cannot open shared object file\b")),
+    # (and Windows' loader as torch words it, torch/__init__.py: 'Error loading "...\\torch\\lib\\x.dll" or one of its
+    # dependencies.' after WinError 126/127/1114, also quoted without the exception's name)
+    ("library-missing", re.compile(r"\.so(?:\.[\d.]{1,16})?: cannot open shared object file\b"
+                                   r"|\bError loading \"[^\"]{1,400}\.dll\" or one of its dependencies\b")),
     # a shell that cannot find the program (sh's "/bin/sh: 1: nvcc: not found", bash's "bash: x: command not found",
     # a container's entry script "exec: line 9: exec: nvidia-smi: not found"): the command never ran
     ("command-not-found", re.compile(r":\s(?:line \d{1,6}: |\d{1,6}: )?(?:exec: )?[\w./+-]{1,128}: (?:command )?not found\s*$")),
@@ -154,8 +161,8 @@ GENERIC_HINTS = {
     # (cuda-error's hints are lowercase: the check macro's words and the runtime's messages)
     "os-error": ("[Errno ", "[WinError "), "cuda-error": ("cuda error", "thcudacheck fail", "cuda-capable devices are busy",
                                                          "illegal memory access", "unspecified launch failure",
-                                                         "device-side assert"),
-    "library-missing": ("cannot open shared object file",), "command-not-found": (": not found", "command not found"),
+                                                         "device-side assert", "failed to initiali"),
+    "library-missing": ("cannot open shared object file", "or one of its dependencies"), "command-not-found": (": not found", "command not found"),
     "nvml-error": ("Failed to initialize NVML", "NVIDIA-SMI has failed", "Unable to determine the device handle",
                    "Mismatch in versions between nvidia-smi"),
     "assert-failed": ("ASSERT FAILED", "Assertion ", "Check failed: "),
@@ -170,7 +177,7 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "no solution found", "resolutionimpossible", "unsatisfiableerror", "packagesnotfounderror",
                     "error response from daemon", "connection refused", "connectionrefusederror", "no devices were found", "× ", "could not find ", "[errno ", "[winerror ", "exit with", "exits with", "return code", "returncode", "exitcode", "erro[", "fata[",
                     "cannot open shared object file", ": not found", "command not found",
-                    "thcudacheck fail", "cuda-capable devices are busy", "illegal memory access", "unspecified launch failure",
+                    "thcudacheck fail", "failed to initialize cuda", "failed to initialise cuda", "cuda-capable devices are busy", "illegal memory access", "unspecified launch failure",
                     "device-side assert", "failed to initialize nvml", "nvidia-smi has failed",
                     "unable to determine the device handle", "internal assert failed", "assertion `", "assertion '",
                     "check failed: ", "code=exited", "code=killed", "code=dumped", "failed with result",
@@ -948,11 +955,39 @@ def window_ok(rule, windows, offset, segs=()):
 
 # ------------------------------------------------------------ matching
 
+# Prose ABOUT an error, not a tool's line: a sentence that explains when an error happens in general ("... occurs when
+# Uvicorn cannot bind"), a fix's description ("Contains the fix for `OSError: [Errno 98] ...`"), a conditional about
+# what a status shows ("If a container has an OOM, the pod ... shows the Reason as `OOMKilled`"), or an error named as
+# the end of a narrative ("... leading to CUDA out of memory error").  No tool prints these shapes; a line with a log
+# level is a log line whatever its words.  The safety net still sees the line (an exception name in it stays
+# unrecognised, never clean); only the entries are not claimed from it.  Each word below is a literal every match
+# holds, so a line without any of them costs one substring test per word.
+PROSE_WORDS = (" when ", "fix for", "if a", "shows the ", "lead")
+PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thrown|shown|displayed|printed|reported)) when "
+                   r"(?:a|an|the|you|your|it|\w+ (?:cannot|can't|can not|fails|tries))\b"
+                   r"|\b(?:contains|includes|adds|is) the fix for\b"
+                   r"|^\W{0,3}If an? \w+(?: \w+)? (?:has|gets|hits|is|runs)\b[^\n]{0,80}, the\b"
+                   r"|\bshows the \w+ as\b"
+                   r"|\b(?:leading|leads|led) to (?:a |an |the )?[\w -]{0,60}\berror\s*$")
+
+
+def is_prose(seg, low):
+    """True for a sentence about an error rather than a tool's report of one (see PROSE)."""
+    for w in PROSE_WORDS:
+        if w in low:
+            break
+    else:
+        return False
+    return PROSE.search(seg) is not None and line_level(seg) is None
+
+
 def match_line(rules, segs):
     """(rule, indices of its patterns that match) pairs for any segment of one line, after `unless` and levels."""
     hits = {}
     for seg in segs:
         low = seg.lower()
+        if is_prose(seg, low):
+            continue
         level = None
         level_known = False
         if ("request" in low or "prompt" in low or "params" in low) and ECHO.search(seg):

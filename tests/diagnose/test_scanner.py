@@ -353,3 +353,32 @@ def test_the_harmless_thc_invalid_argument_line_is_not_a_failure_but_other_thc_c
     assert rep["unrecognised"] == [] and [h["id"] for h in rep["harmless"]] == ["thc-general-invalid-argument"]
     bad = "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=87 error=30 : unknown error\n"
     assert [g["class"] for g in scan_text(tmp_path, bad, engine)["unrecognised"]] == ["cuda-error"]
+
+
+# (a sentence about an error, the same words as a tool's line, the entry they name)
+PROSE_PAIRS = [
+    ("The bind fails with [Errno 98] Address already in use, which occurs when the old server still holds the port.",
+     "OSError: [Errno 98] Address already in use", "address-in-use"),
+    ("This PR contains the fix for `RuntimeError: CUDA out of memory` on long pages.",
+     "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB", "cuda-oom"),
+    ("If a pod gets killed, the status shows the Reason as `OOMKilled` and exit code 137.",
+     "    Last State:     Terminated\n      Reason:       OOMKilled", "host-oom-killed"),
+    ("Serving two models on one card, every batch after the first leads to a CUDA out of memory error",
+     "torch.OutOfMemoryError: CUDA out of memory.", "cuda-oom"),
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("prose,log,entry", PROSE_PAIRS, ids=[e for _, _, e in PROSE_PAIRS])
+def test_prose_about_an_error_is_not_a_finding_but_the_tools_line_is(tmp_path, engine, prose, log, entry):
+    assert entry not in ids(scan_text(tmp_path, prose + "\n", engine))
+    assert entry in ids(scan_text(tmp_path, log + "\n", engine, name="y.log"))
+    # a line with a log level is a log line whatever its words (a server's own explanation of its failure)
+    assert entry in ids(scan_text(tmp_path, "ERROR 12-02 10:00:00 " + prose + "\n", engine, name="z.log"))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_prose_like_title_that_is_the_error_stays_a_finding(tmp_path, engine):
+    # titles often read as sentences; only the explaining shapes are prose ("when" alone is not)
+    title = "CUDA out of memory when running two workers on one GPU"
+    assert "cuda-oom" in ids(scan_text(tmp_path, title + "\n", engine))

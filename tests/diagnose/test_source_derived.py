@@ -80,6 +80,25 @@ NAMED = [
     ("gpu-busy-memory", "(EngineCore_DP0 pid=212) ValueError: Free memory on device cuda:0 (10.12/79.19 GiB) on startup is "
      "less than\ndesired GPU memory utilization (0.9, 71.27 GiB). Decrease GPU memory utilization or reduce GPU "
      "memory used by other processes.", "vllm-project/vllm vllm/v1/worker/utils.py"),
+    # round 13. huggingface_hub's disk-space check (huggingface/huggingface_hub src/huggingface_hub/file_download.py
+    # _check_disk_space, 0.17+: warnings.warn(f"Not enough free disk space to download the file. The expected file size
+    # is: {:.2f} MB. The target location {} only has {:.2f} MB free disk space.")), whole and with its head cut off
+    ("no-space-left", "UserWarning: Not enough free disk space to download the file. The expected file size is: "
+     "10000.00 MB. The target location /root/.cache/huggingface/hub only has 4489.36 MB free disk space.",
+     "huggingface/huggingface_hub src/huggingface_hub/file_download.py"),
+    # Flyte's report of a task pod's failed container (flyteorg/flyteplugins go/tasks/pluginmachinery/flytek8s/
+    # pod_helper.go DemystifyFailure: "[%v] terminated with exit code (%v). Reason [%v]. Message: \n%v."): 137 is
+    # SIGKILL, whatever Kubernetes' Reason says
+    ("host-oom-killed", "[1/1] currentAttempt done. Last Error: USER::Pod failed. No message received from kubernetes.\n"
+     "[a1b2c3-n0-0] terminated with exit code (137). Reason [Error]. Message: \n.",
+     "flyteorg/flyteplugins go/tasks/pluginmachinery/flytek8s/pod_helper.go"),
+    # pip's no-version error (pypa/pip src/pip/_internal/resolution/resolvelib/factory.py, candidates in ascending order)
+    # for a pin whose major is below every release offered: TensorFlow 1.x has no wheel for Python 3.8+
+    ("python-version-unsupported", "ERROR: Could not find a version that satisfies the requirement tensorflow==1.15.5 "
+     "(from versions: 2.12.0rc0, 2.12.0, 2.13.0)", "pypa/pip src/pip/_internal/resolution/resolvelib/factory.py"),
+    # Paddle's enforce for a failed CUDA call (PaddlePaddle/Paddle paddle/phi/core/enforce.h, 2.3+: "CUDA error(%d),
+    # %s." with cudaGetErrorString, then the "[Hint: 'cudaErrorMemoryAllocation'. ...]" line)
+    ("cuda-oom", "OSError: (External) CUDA error(2), out of memory. ", "PaddlePaddle/Paddle paddle/phi/core/enforce.h"),
 ]
 
 # (entry the line must NOT produce, the filled-in line, why, where the format comes from)
@@ -129,6 +148,15 @@ APART = [
     # "Read timed out. (read timeout=%s)") is not pip's
     ("pip-timeout", "ERROR - fetch failed: HTTPSConnectionPool(host='api.example-cdn.net', port=443): Read timed out. "
      "(read timeout=20)", "urllib3/urllib3 src/urllib3/connectionpool.py"),
+    # round 13. pip's no-version error (pypa/pip src/pip/_internal/resolution/resolvelib/factory.py, "(from versions:
+    # %s)" in ascending order) when the index lost the pin (a newer patch of the same minor first) or when the index is
+    # PyTorch's CUDA one (local labels: it begins at that release whatever the Python): not the interpreter's version
+    ("python-version-unsupported", "ERROR: Could not find a version that satisfies the requirement xgrammar==0.1.11 "
+     "(from versions: 0.1.14, 0.1.15)", "pypa/pip src/pip/_internal/resolution/resolvelib/factory.py"),
+    ("python-version-unsupported", "ERROR: Could not find a version that satisfies the requirement torch==1.13.1 "
+     "(from versions: 2.0.0+cu118, 2.0.1+cu118)", "pypa/pip src/pip/_internal/resolution/resolvelib/factory.py"),
+    ("python-version-unsupported", "ERROR: Could not find a version that satisfies the requirement torch==1.3.0 "
+     "(from versions: 0.1.2, 0.1.2.post1, 0.1.2.post2)", "pypa/pip src/pip/_internal/resolution/resolvelib/factory.py"),
 ]
 
 
