@@ -8,24 +8,13 @@ import sys
 import time
 
 from ..errors import UsageError
+from .options import parse_sets
 from ..provision.apply import Applier, summarize
 from ..provision.connection import Connection
 from ..provision.step import Step
 
 VAR_KEYS = ("sdk_repo", "vllm_src", "transformers_src", "deps_dir", "sdk_commit", "cuda_13_4_dir", "max_jobs",
             "transformers_serving", "torch_cuda_arch_list")
-
-
-def parse_sets(sets) -> dict:
-    out = {}
-    for item in sets:
-        if "=" not in item:
-            raise UsageError(f"--set {item!r}: expected KEY=VALUE")
-        key, value = item.split("=", 1)
-        if not key.isidentifier():
-            raise UsageError(f"--set {item!r}: {key!r} is not a variable name")
-        out[key] = value
-    return out
 
 
 FACTS_FILE_MAX = 16 * 2**20     # a facts document is tens of KB; a file past this is not one

@@ -4,6 +4,8 @@ Invoke converts an option's value with the type of its default, so `--connect-ti
 (an int default) or `--grace abc` ended in a ValueError traceback, and `--timeout nan` was
 taken.  The tasks give these options no typed default; each command reads them through
 `number`, which allows fractions where they make sense and says in one line what is wrong.
+--set KEY=VALUE is read here too: the install run and its early probe start (provision/early_probe.py) read
+it alike.
 """
 
 from __future__ import annotations
@@ -38,3 +40,16 @@ def number(value, option: str, default, *, above=None, minimum=None, maximum=Non
     if maximum is not None and n > maximum:
         raise UsageError(f"--{option} must be at most {maximum:g}, got {value!r}")
     return n
+
+
+def parse_sets(sets) -> dict:
+    """--set KEY=VALUE items as a dict of host vars (the last of a key wins)."""
+    out = {}
+    for item in sets:
+        if "=" not in item:
+            raise UsageError(f"--set {item!r}: expected KEY=VALUE")
+        key, value = item.split("=", 1)
+        if not key.isidentifier():
+            raise UsageError(f"--set {item!r}: {key!r} is not a variable name")
+        out[key] = value
+    return out

@@ -657,14 +657,17 @@ class SSHConnection(Connection):
         host key): then paramiko opens the connection and says exactly why in its HostError, or runs it."""
         import subprocess
 
+        from . import early_probe
         from .openssh import ssh_argv
 
         argv = ssh_argv(self)
         if argv is None:
             return None
         start = time.monotonic()
-        proc = subprocess.Popen([*argv, text], stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = early_probe.adopt([*argv, text]) if stdin is not None else None   # started at the program's entry
+        if proc is None:
+            proc = subprocess.Popen([*argv, text], stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         with _running_lock:
             _RUNNING.add(proc.pid)
         try:

@@ -881,7 +881,12 @@ def _user():
 
 def main(argv):
     if len(argv) > 1 and argv[1] == "-":        # the request on stdin: it may hold proxy passwords
-        request = json.loads(sys.stdin.read() or "{}")
+        data = sys.stdin.read()
+        if not data.strip():
+            # stdin closed with no request: the controller started this probe early (early_probe.py) and
+            # its run did not take it over; nothing is probed
+            os._exit(0)
+        request = json.loads(data)
     else:
         request = json.loads(argv[1]) if len(argv) > 1 else {}
     facts = collect(request)

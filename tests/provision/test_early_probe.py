@@ -1,0 +1,190 @@
+"""The install probe's ssh started at the program's entry (provision/early_probe.py): it starts before invoke
+and the recipes are imported, the run takes it over (still one ssh per host), a line it cannot read without
+doubt starts nothing, and a started one the run does not take is ended with nothing probed on the host."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ocrdeploy.provision import early_probe, probe
+from ocrdeploy.provision.early_probe import BOOL_FLAGS, SHORT, VALUE_FLAGS, read_install_args
+
+ROOT = Path(__file__).parents[2]
+SMI = Path(__file__).parents[1] / "fixtures" / "nvidia-smi"
+
+
+def test_the_flag_table_is_the_install_tasks_own():
+    """Every flag early_probe reads means there what invoke's parser of the install task makes of it."""
+    from ocrdeploy.tasks import ns
+
+    (ctx,) = [c for c in ns.to_contexts() if c.name == "install"]
+    for name in VALUE_FLAGS | BOOL_FLAGS:
+        arg = ctx.flags[f"--{name}"]
+        assert arg.takes_value == (name in VALUE_FLAGS), name
+    for letter, name in SHORT.items():
+        assert ctx.flags[f"-{letter}"] is ctx.flags[f"--{name}"], (letter, name)
+    assert ctx.flags["--set"].kind is list
+
+
+@pytest.mark.parametrize("args, want", [
+    (["install", "-H", "gpu*", "--check", "--json"], {"host": "gpu*", "check": True, "json": True}),
+    (["install", "--host=a,b", "-i", "inv.yml", "--limit", "a"], {"host": "a,b", "inventory": "inv.yml",
+                                                                  "limit": "a"}),
+    (["install", "--set", "workdir=/x", "-e", "k=v", "-t", "uv"], {"set": ["workdir=/x", "k=v"],
+                                                                    "installer": "uv"}),
+    (["install"], {}),
+])
+def test_a_line_read_without_doubt(args, want):
+    assert read_install_args(args) == {"set": [], **want}
+
+
+@pytest.mark.parametrize("args", [
+    ["facts", "-H", "h"],                        # another command
+    ["install", "-v"], ["install", "-vv"],        # -v: a verbose run is not the one timed
+    ["install", "--help"], ["install", "-h"],
+    ["install", "--facts", "f.json", "--check"],  # no probe
+    ["install", "--docker"], ["install", "--list-hosts"],
+    ["install", "-Hh"], ["install", "-jc"],       # combined short flags
+    ["install", "-H"], ["install", "--host"],     # a value missing
+    ["install", "--host", "--check"],
+    ["install", "-H", "a", "--host", "b"],        # given twice
+    ["install", "preflight"],                     # another task on the line
+    ["install", "--skip_preflight"],              # not a spelling invoke takes
+])
+def test_a_line_with_any_doubt_starts_nothing(args):
+    assert read_install_args(args) is None
+
+
+def test_an_unknown_inventory_or_host_starts_nothing_and_says_nothing(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("OCRDEPLOY_INVENTORY", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert early_probe.start(["install", "-i", str(tmp_path / "missing.yml")]) == 0
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"hosts": {"gpu1": {"ansible_host": "127.0.0.9"}}}}))
+    assert early_probe.start(["install", "-i", str(inv), "-H", "nosuch"]) == 0
+    assert early_probe.start(["install", "-i", str(inv), "-H", "localhost"]) == 0    # local: probed in-process
+    assert early_probe.start(["install", "-i", str(inv), "--forks", "zero"]) == 0
+    assert capsys.readouterr() == ("", "") and not early_probe._PENDING
+
+
+def test_a_probe_whose_stdin_closes_without_a_request_probes_nothing(tmp_path):
+    """What an ended early start leaves on the host: the probe reads EOF and exits at once, no facts."""
+    p = subprocess.run([sys.executable, probe.__file__, "-"], input="", capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, OCRDEPLOY_PROBE_NO_NVML="1"))
+    assert (p.returncode, p.stdout, p.stderr) == (0, "", "")
+    p = subprocess.run([sys.executable, probe.__file__, "-"], input=json.dumps({"workdir": str(tmp_path)}),
+                       capture_output=True, text=True, timeout=60, env=dict(os.environ, OCRDEPLOY_PROBE_NO_NVML="1",
+                                                                           PATH=f"{SMI / 'rtx5090-590'}:"
+                                                                                f"{os.environ['PATH']}"))
+    assert p.returncode == 0 and probe.MARKER in p.stdout
+
+
+# `python -c DRIVER OUT ARGV...`: runs ARGV as the program's entry does (`python -m ocrdeploy`, or `inv` when
+# ARGV[0] is inv), noting for each ssh started which of invoke and the recipes were imported by then; at exit
+# (after early_probe's own discard at exit) it writes the notes, early_probe's counts and whether every ssh it
+# started has ended
+DRIVER = r"""
+import atexit, json, subprocess, sys
+out, argv = sys.argv[1], sys.argv[2:]
+notes, procs = [], []
+init = subprocess.Popen.__init__
+def spy(self, args, *a, **k):
+    if isinstance(args, list) and args and str(args[0]).endswith("ssh"):
+        notes.append(sorted(m for m in ("invoke", "ocrdeploy.recipes", "ocrdeploy.tasks") if m in sys.modules))
+        procs.append(self)
+    return init(self, args, *a, **k)
+subprocess.Popen.__init__ = spy
+def report():
+    from ocrdeploy.provision import early_probe
+    with open(out, "w") as fh:
+        json.dump({"notes": notes, "stats": early_probe.STATS, "all_ended": all(p.poll() is not None for p in procs)}, fh)
+atexit.register(report)          # runs last: after early_probe's own discard, registered later
+if "SKEW" in __import__("os").environ:
+    from ocrdeploy.provision import early_probe
+    read = early_probe.read_install_args
+    early_probe.read_install_args = lambda a: dict(read(a), set=read(a)["set"] + ["workdir=/elsewhere"])
+sys.argv = argv
+if argv[0] == "inv":
+    from invoke.main import program
+    program.run()
+else:
+    import runpy
+    runpy.run_module("ocrdeploy", run_name="__main__")
+"""
+
+
+def drive(tmp_path, lab, argv, env=None):
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    e = dict(os.environ, OCRDEPLOY_KNOWN_HOSTS=str(lab.known_hosts), COLUMNS="200", HOME=str(home),
+             **(env or {}))
+    e.pop("OCRDEPLOY_INVENTORY", None)
+    out = tmp_path / "drive.json"
+    p = subprocess.run([sys.executable, "-c", DRIVER, str(out), *argv], capture_output=True, text=True, cwd=ROOT,
+                       env=e, timeout=180)
+    return p, json.loads(out.read_text())
+
+
+def lab_inventory(lab, tmp_path, ip, **vars_):
+    h = lab.start("early", ip, path_prefix=str(SMI / "rtx5090-590"))
+    inv = tmp_path / "inv.yml"
+    sources = {k: str(tmp_path / k) for k in ("sdk_repo", "vllm_src", "transformers_src")}
+    inv.write_text(yaml.safe_dump({"all": {"hosts": {"h": lab.inventory_entry(h, workdir=str(tmp_path / "wd"),
+                                                                              **{**sources, **vars_})}}}))
+    return inv
+
+
+@pytest.mark.ssh
+def test_an_ssh_install_starts_its_probe_before_invoke_and_takes_it_over(lab, tmp_path):
+    inv = lab_inventory(lab, tmp_path, "127.0.0.81")
+    p, got = drive(tmp_path, lab, ["ocrdeploy", "install", "-H", "h", "--check", "--json", "-s", "tools-venv", "-i", str(inv)])
+    assert p.returncode == 0, p.stderr[-3000:]
+    doc = json.loads(p.stdout)["hosts"]["h"]
+    assert doc["reachable"] and doc["commands_run"] == 0
+    assert got["notes"] == [[]]                  # one ssh, started before invoke, the tasks and the recipes
+    assert got["stats"] == {"started": 1, "adopted": 1, "ended": 0} and got["all_ended"]
+
+
+@pytest.mark.ssh
+def test_inv_install_starts_its_probe_before_the_tasks_are_imported(lab, tmp_path):
+    inv = lab_inventory(lab, tmp_path, "127.0.0.82")
+    p, got = drive(tmp_path, lab, ["inv", "install", "-H", "h", "--check", "--json", "-s", "tools-venv", "-i", str(inv)])
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert json.loads(p.stdout)["hosts"]["h"]["reachable"]
+    assert got["notes"] == [["invoke"]]           # invoke runs first under `inv`; the tasks and recipes not yet
+    assert got["stats"] == {"started": 1, "adopted": 1, "ended": 0}
+
+
+@pytest.mark.ssh
+def test_a_started_probe_the_run_does_not_take_is_ended(lab, tmp_path):
+    """The early start saw another work dir than the run (SKEW): the run spawns its own ssh, the started one
+    is ended at exit and its probe, given no request, probes nothing (above)."""
+    inv = lab_inventory(lab, tmp_path, "127.0.0.83")
+    p, got = drive(tmp_path, lab, ["ocrdeploy", "install", "-H", "h", "--check", "--json", "-s", "tools-venv", "-i", str(inv)],
+                   env={"SKEW": "1"})
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert json.loads(p.stdout)["hosts"]["h"]["reachable"]
+    assert got["notes"] == [[], ["invoke", "ocrdeploy.recipes", "ocrdeploy.tasks"]]
+    assert got["stats"] == {"started": 1, "adopted": 0, "ended": 1} and got["all_ended"]
+
+
+@pytest.mark.ssh
+def test_a_run_that_stops_at_an_input_error_ends_its_started_probe(lab, tmp_path):
+    inv = lab_inventory(lab, tmp_path, "127.0.0.85", installer="pipx")
+    p, got = drive(tmp_path, lab, ["ocrdeploy", "install", "-H", "h", "-i", str(inv)])
+    assert p.returncode == 2 and "installer" in p.stderr and "Traceback" not in p.stderr, p.stderr[-3000:]
+    assert got["notes"] == [[]] and got["stats"] == {"started": 1, "adopted": 0, "ended": 1} and got["all_ended"]
+
+
+@pytest.mark.ssh
+def test_a_verbose_run_starts_nothing_early(lab, tmp_path):
+    inv = lab_inventory(lab, tmp_path, "127.0.0.84")
+    p, got = drive(tmp_path, lab, ["ocrdeploy", "install", "-H", "h", "--check", "-v", "-s", "tools-venv", "-i", str(inv)])
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert got["notes"] == [["invoke", "ocrdeploy.recipes", "ocrdeploy.tasks"]]
+    assert got["stats"] == {"started": 0, "adopted": 0, "ended": 0}
