@@ -79,11 +79,22 @@ def start(args: list[str]) -> int:
     opts = read_install_args(args)
     if opts is None:
         return 0
-    try:
-        return _start(opts)
-    except Exception:
-        discard()
-        return 0
+    import contextlib
+    import io
+    import sys
+
+    # the inventory's warnings (a name both a host and a group, an ssh config's skipped Match block) are the
+    # run's to say, once: here they are kept quiet, and what ~/.ssh/config's reader notes as said is forgotten
+    with contextlib.redirect_stderr(io.StringIO()):
+        try:
+            return _start(opts)
+        except Exception:
+            discard()
+            return 0
+        finally:
+            said = getattr(sys.modules.get("ocrdeploy.inventory.sshconfig"), "_said", None)
+            if said is not None:
+                said.clear()
 
 
 def _start(opts: dict) -> int:

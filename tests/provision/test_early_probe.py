@@ -188,3 +188,30 @@ def test_a_verbose_run_starts_nothing_early(lab, tmp_path):
     assert p.returncode == 0, p.stderr[-3000:]
     assert got["notes"] == [["invoke", "ocrdeploy.recipes", "ocrdeploy.tasks"]]
     assert got["stats"] == {"started": 0, "adopted": 0, "ended": 0}
+
+
+@pytest.mark.ssh
+def test_the_inventorys_warnings_are_said_once(lab, tmp_path):
+    """The early read of the inventory says nothing: a name both a host and a group, and ~/.ssh/config's
+    Match block paramiko cannot evaluate (read for a name the inventory lacks), are each said once, by the run."""
+    h = lab.start("early", "127.0.0.86", path_prefix=str(SMI / "rtx5090-590"))
+    sources = {k: str(tmp_path / k) for k in ("sdk_repo", "vllm_src", "transformers_src")}
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"hosts": {"h": lab.inventory_entry(h, workdir=str(tmp_path / "wd"),
+                                                                            **sources)},
+                                           "children": {"h": {"hosts": {"h": None}}},
+                                           "vars": {"workdir": str(tmp_path / "wd"), **sources}}}))
+    (tmp_path / "home" / ".ssh").mkdir(parents=True)
+    (tmp_path / "home" / ".ssh" / "config").write_text(
+        f"Match localnetwork 10.0.0.0/8\n  Compression no\nHost alias\n  HostName {h.ip}\n  Port {h.port}\n"
+        f"  User {os.environ.get('USER') or 'root'}\n  IdentityFile {lab.client_key}\n")
+    p, got = drive(tmp_path, lab, ["ocrdeploy", "install", "-H", "all:&h", "--check", "--json", "-s", "tools-venv",
+                                   "-i", str(inv)])
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stderr.count("is both a host and a group") == 1, p.stderr
+    assert got["stats"] == {"started": 1, "adopted": 1, "ended": 0}
+    p, got = drive(tmp_path, lab, ["ocrdeploy", "install", "-H", "alias", "--check", "--json", "-s", "tools-venv",
+                                   "-i", str(inv)])
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stderr.count("skipped Match block") == 1, p.stderr
+    assert got["stats"] == {"started": 1, "adopted": 1, "ended": 0}
