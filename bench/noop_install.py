@@ -6,8 +6,9 @@ Usage: python bench/noop_install.py [--repeat 5] [--no-ansible] [--before DIR] [
 --before DIR: a checkout of an earlier commit (`git worktree add DIR REV`), timed in the same run, each
 of its runs right after the current tree's, so both see the same load.
 --timeline N: N more SSH runs per user (and per tree) with wall-clock stamps, medians printed: the controller's
-start, the ssh spawned, the probe started on the host and done (its elapsed_ms), the answer, the exit; the host is
-this machine, so one clock serves both sides.
+start, the ssh spawned (at the program's entry since the early start), the host's python up, the request sent
+(counted from the controller's start: its imports and plan), the probe done (from the request; the probe's own
+elapsed_ms), the answer, the exit; the host is this machine, so one clock serves both sides.
 --rtt-ms MS: the SSH host is reached through a loopback relay that holds each chunk MS/2 each way, so the
 figures (and the OpenSSH floor beside them) are those of a host on a network, not of a loopback sshd.
 
@@ -241,6 +242,8 @@ def init(self, args, *a, **k):
         T.setdefault("ssh", time.time())
     return popen_init(self, args, *a, **k)
 def comm(self, *a, **k):
+    if isinstance(self.args, list) and self.args[0].endswith("/ssh"):
+        T.setdefault("request", time.time())
     out, err = communicate(self, *a, **k)
     if isinstance(self.args, list) and self.args[0].endswith("/ssh"):
         T["answer"] = time.time()
@@ -250,7 +253,8 @@ def comm(self, *a, **k):
         from ocrdeploy.provision import probe
         if probe.MARKER in (out or b"").decode() and "probe_start" in T:
             doc = json.loads(out.decode().split(probe.MARKER, 1)[1].strip().splitlines()[0])
-            T["probe_done"] = T["probe_start"] + doc["probe"]["elapsed_ms"] / 1000
+            # the probe's own clock starts when its request is in (an early-started one waits for it)
+            T["probe_done"] = max(T["probe_start"], T["request"]) + doc["probe"]["elapsed_ms"] / 1000
     return out, err
 subprocess.Popen.__init__, subprocess.Popen.communicate = init, comm
 from ocrdeploy.provision import facts
@@ -271,8 +275,9 @@ finally:
     t0 = float(os.environ["T_SPAWN"])
     sys.stderr.write("TIMELINE " + json.dumps({k: (v - t0) * 1000 for k, v in T.items()}) + "\n")
 """
-PHASES = (("python start", "main", None), ("to ssh spawn", "ssh", "main"), ("ssh to probe start", "probe_start", "ssh"),
-          ("probe", "probe_done", "probe_start"), ("to answer", "answer", "probe_done"), ("to exit", "end", "answer"))
+PHASES = (("python start", "main", None), ("to ssh spawn", "ssh", "main"), ("ssh to host python up", "probe_start", "ssh"),
+          ("plan done, request sent", "request", "main"), ("probe", "probe_done", "request"),
+          ("to answer", "answer", "probe_done"), ("to exit", "end", "answer"))
 
 
 def timeline(args, env, n, tree) -> str:
