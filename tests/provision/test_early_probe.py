@@ -215,3 +215,23 @@ def test_the_inventorys_warnings_are_said_once(lab, tmp_path):
     assert p.returncode == 0, p.stderr[-3000:]
     assert p.stderr.count("skipped Match block") == 1, p.stderr
     assert got["stats"] == {"started": 1, "adopted": 1, "ended": 0}
+
+
+@pytest.mark.ssh
+def test_each_host_of_a_fleet_gets_its_own_started_probe(lab, tmp_path):
+    sources = {k: str(tmp_path / k) for k in ("sdk_repo", "vllm_src", "transformers_src")}
+    hosts = {name: lab.inventory_entry(lab.start(name, ip, path_prefix=str(SMI / "rtx5090-590")),
+                                       workdir=str(tmp_path / name), **sources)
+             for name, ip in (("f1", "127.0.0.87"), ("f2", "127.0.0.88"))}
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"hosts": hosts}}))
+    p, got = drive(tmp_path, lab, ["ocrdeploy", "install", "-H", "f1,f2", "--check", "--json", "-s", "tools-venv",
+                                   "-i", str(inv)])
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert all(d["reachable"] for d in json.loads(p.stdout)["hosts"].values())
+    assert got["notes"] == [[], []] and got["stats"] == {"started": 2, "adopted": 2, "ended": 0}
+    p, got = drive(tmp_path, lab, ["ocrdeploy", "install", "-H", "f1,f2", "--forks", "1", "--check", "--json",
+                                   "-s", "tools-venv", "-i", str(inv)])
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert got["notes"][0] == [] and len(got["notes"]) == 2           # --forks 1: the second waits its turn
+    assert got["stats"] == {"started": 1, "adopted": 1, "ended": 0}
