@@ -377,6 +377,50 @@ def test_prose_about_an_error_is_not_a_finding_but_the_tools_line_is(tmp_path, e
     assert entry in ids(scan_text(tmp_path, "ERROR 12-02 10:00:00 " + prose + "\n", engine, name="z.log"))
 
 
+# (text that QUOTES an error by what it is, the same error as a tool prints it, the entry) - round 14, held-out batch 17
+QUOTE_PAIRS = [
+    # a diff's added line: text with no space after "+", indented code
+    ("+通常出现 `Cuda Error: CUDA driver version is insufficient for CUDA runtime version`, 原因在于驱动偏低",
+     "Cuda Error: CUDA driver version is insufficient for CUDA runtime version", "driver-too-old"),
+    ("+    err = f'Out of memory: Killed process {process.pid}'",
+     "[ 518.050606] Out of memory: Killed process 4242 (python3) total-vm:81234567kB", "host-oom-killed"),
+    # a diff's removed line followed by its replacement
+    ("-The run stops with `RuntimeError: CUDA out of memory` on big pages.\n"
+     "+The run stops with `RuntimeError: CUDA out of memory` on big pages; lower the batch.",
+     "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB", "cuda-oom"),
+    # an FAQ's title, an answer's heading
+    ("FAQ problem ：The solution to “CUDA driver version is insufficient for CUDA runtime version”",
+     "RuntimeError: CUDA driver version is insufficient for CUDA runtime version", "driver-too-old"),
+    # a rule definition: the key on the line (YAML, a Go constant), or quoted items under it
+    ('    pattern: "CUDA out of memory"', "torch.OutOfMemoryError: CUDA out of memory.", "cuda-oom"),
+    ('\tCUDAOOMPattern  = ".*CUDA out of memory.*"', "torch.OutOfMemoryError: CUDA out of memory.", "cuda-oom"),
+    ("- **Keyword / Pattern**:\n  - `RuntimeError: CUDA error: out of memory`",
+     "RuntimeError: CUDA error: out of memory", "cuda-oom"),
+    ('error_patterns:\n  - "GPU OOM"\n  - "CUDA error: out of memory"', "RuntimeError: CUDA error: out of memory", "cuda-oom"),
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("quote,log,entry", QUOTE_PAIRS, ids=[str(i) for i in range(len(QUOTE_PAIRS))])
+def test_a_quote_of_an_error_is_not_a_finding_but_the_tools_line_is(tmp_path, engine, quote, log, entry):
+    rep = scan_text(tmp_path, quote + "\n", engine)
+    assert entry not in ids(rep)
+    assert entry in ids(scan_text(tmp_path, log + "\n", engine, name="y.log"))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_lines_that_only_look_like_a_diff_or_a_list_stay_findings(tmp_path, engine):
+    # bash's login-shell prefix (no "+" replacement after it), set -x's trace, a person's list of the errors they got
+    assert "nvcc-not-found" in ids(scan_text(tmp_path, "-bash: nvcc: command not found\n+ echo done\n", engine))
+    assert "cuda-oom" in ids(scan_text(tmp_path, "+ python3 run.py\nRuntimeError: CUDA out of memory. Tried\n", engine,
+                                       name="b.log"))
+    assert "cuda-oom" in ids(scan_text(tmp_path, "I get these errors:\n  - `RuntimeError: CUDA error: out of memory`\n",
+                                       engine, name="c.log"))
+    # a diff's removed line whose next line is not its replacement is still read
+    assert "cuda-oom" in ids(scan_text(tmp_path, "-RuntimeError: CUDA out of memory. Tried\n+something else\n", engine,
+                                       name="d.log"))
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_prose_like_title_that_is_the_error_stays_a_finding(tmp_path, engine):
     # titles often read as sentences; only the explaining shapes are prose ("when" alone is not)
