@@ -962,13 +962,22 @@ def window_ok(rule, windows, offset, segs=()):
 # level is a log line whatever its words.  The safety net still sees the line (an exception name in it stays
 # unrecognised, never clean); only the entries are not claimed from it.  Each word below is a literal every match
 # holds, so a line without any of them costs one substring test per word.
-PROSE_WORDS = (" when ", "fix for", "if a", "shows the ", "lead")
+#
+# Round 15 adds three shapes: a fix's title, the error quoted after its first word and a space ('Fix push-docker-image's
+# "No space left on device"', "fixed bug 'Address is already in use'"; "Fix: <error>" is an issue asking for one); an outcome
+# predicted in steps to reproduce ("As result we will have [Errno 98] ..."); what the logs show, described ("Exit code
+# 137/236 as shown in logs, but ... `reason` as OOMKilled").
+PROSE_WORDS = (" when ", "fix", "if a", "shows the ", "lead", " will ", " would ", "as shown in", "as seen in",
+               "as reported in", "as displayed in")
 PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thrown|shown|displayed|printed|reported)) when "
                    r"(?:a|an|the|you|your|it|\w+ (?:cannot|can't|can not|fails|tries))\b"
                    r"|\b(?:contains|includes|adds|is) the fix for\b"
                    r"|^\W{0,3}If an? \w+(?: \w+)? (?:has|gets|hits|is|runs)\b[^\n]{0,80}, the\b"
                    r"|\bshows the \w+ as\b"
-                   r"|\b(?:leading|leads|led) to (?:a |an |the )?[\w -]{0,60}\berror\s*$")
+                   r"|\b(?:leading|leads|led) to (?:a |an |the )?[\w -]{0,60}\berror\s*$"
+                   r"|^\W{0,3}(?:[a-z]{2,10}(?:\([\w./-]{1,40}\))?!?: ?)?fix(?:e[sd])? [^\n\"“`']{0,120}[\"“`'][^\n]{3,}"
+                   r"|\b(?:we|you|I|it|they) (?:will|would) (?:have|get|see|receive|hit|encounter)\b"
+                   r"|\bas (?:shown|seen|reported|displayed) in (?:the |our |my )?(?:logs?|output|console|status|events?)\b")
 
 
 def is_prose(seg, low):

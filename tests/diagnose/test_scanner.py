@@ -365,6 +365,12 @@ PROSE_PAIRS = [
      "    Last State:     Terminated\n      Reason:       OOMKilled", "host-oom-killed"),
     ("Serving two models on one card, every batch after the first leads to a CUDA out of memory error",
      "torch.OutOfMemoryError: CUDA out of memory.", "cuda-oom"),
+    # round 15: a fix's title quoting the error, an outcome predicted in steps to reproduce, what the logs show described
+    ('Fix error "Address already in use".', "OSError: [Errno 98] Address already in use", "address-in-use"),
+    ("Restart the server at once and you will get [Errno 98] Address already in use.",
+     "OSError: [Errno 98] Address already in use", "address-in-use"),
+    ("Exit code 137 as shown in the logs, while the pod status has `reason` as OOMKilled.",
+     "    Last State:     Terminated\n      Reason:       OOMKilled", "host-oom-killed"),
 ]
 
 
@@ -382,3 +388,6 @@ def test_a_prose_like_title_that_is_the_error_stays_a_finding(tmp_path, engine):
     # titles often read as sentences; only the explaining shapes are prose ("when" alone is not)
     title = "CUDA out of memory when running two workers on one GPU"
     assert "cuda-oom" in ids(scan_text(tmp_path, title + "\n", engine))
+    # an issue asking for a fix ("Fix: <error>") is a report of the error, not a fix's title
+    title = 'Fix: 404 Not Found - Model "gemma-3-27b-it" not found on API'
+    assert "served-model-name-mismatch" in ids(scan_text(tmp_path, title + "\n", engine, name="t2.log"))
