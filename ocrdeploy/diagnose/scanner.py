@@ -46,7 +46,10 @@ QUIET_LEVELS = ("DEBUG", "INFO", "WARNING")
 # A request echoed into a server's log at INFO/DEBUG (vLLM's "Received request ...: prompt: '...'") carries
 # someone's text, not the server's state: no entry matches such a line, whatever the prompt says.
 ECHO = re.compile(r"\b(?:Received|Added|Finished) request\b|\bprompt(?:_token_ids)?: ?['\"\[]|\bparams: SamplingParams\(")
-EXC_NAME = r"(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)"
+# (round 15: a class named without the suffix but raised from a package's errors/exceptions module, as Triton's
+# "triton.runtime.errors.OutOfResources: out of resource: shared memory" and huggingface_hub's
+# "huggingface_hub.errors.OfflineModeIsEnabled: Cannot reach ..." print it)
+EXC_NAME = r"(?:(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)|(?:[A-Za-z_][\w.]*\.)?(?:errors|exceptions)\.[A-Z]\w*)"
 # The safety net: lines any failing tool prints.  A line of one of these classes that no
 # entry explains is reported as unrecognised (exit 3), so such a log is never "clean".
 GENERIC_CLASSES = (
@@ -66,6 +69,9 @@ GENERIC_CLASSES = (
     ("git-fatal", re.compile(r"(?<![\w-])fatal: \S")),
     ("curl-error", re.compile(r"^\s*curl: \(\d+\) ")),
     ("validation-error", re.compile(r"\bValue error, ")),          # pydantic, as vLLM's config checks word it
+    # (round 15) an OpenAI-compatible client's error for a 4xx/5xx answer, the server's JSON body after it (openai-python's
+    # APIStatusError: f"Error code: {status_code} - {body}"), printed by apps without the class name
+    ("http-error", re.compile(r"\bError code: [45]\d\d - [{\[]")),
     # a refused connect in any client's words (Python's ConnectionRefusedError, httpx/aiohttp, curl, proxies; Windows'
     # WSAECONNREFUSED 10061), with or without a host on the line
     ("connection-refused", re.compile(r"\bECONNREFUSED\b|\b[Cc]onnection refused\b|\bConnectionRefusedError\b|\bWinError 10061\b")),
@@ -73,7 +79,8 @@ GENERIC_CLASSES = (
     # know, a container runtime that exposed none): its whole output, no error word
     ("no-gpu-found", re.compile(r"\bNo devices were found\b")),
     # uv's (miette's) error marker: "× Failed to download `x`" heads a chain of causes ("├─▶ ... ╰─▶ connection reset")
-    ("uv-error", re.compile(r"^\s*× \S")),
+    # (and its ASCII rendering on consoles without Unicode, Windows' cmd: "  x Failed to download ... |-> ... `-> ...")
+    ("uv-error", re.compile(r"^\s*× \S|^\s*x Failed to \S")),
     # CMake's find module failing (a REQUIRED package prints it after "CMake Error at"; a title or a plain message
     # alone); the optional search's status line "-- Could NOT find X" is the build going on
     ("cmake-not-found", re.compile(r"^(?!\s*-- ).*?\bCould NOT find [\w:.-]+ \((?:missing|Required is)")),
@@ -106,9 +113,14 @@ GENERIC_CLASSES = (
     # "Failed to initialize NVML: Unknown Error" (a container whose device cgroup lost the GPU), "NVIDIA-SMI has failed
     # because it couldn't communicate with the NVIDIA driver", "Unable to determine the device handle for GPU
     # 0000:01:00.0: GPU is lost", its own version check "Mismatch in versions between nvidia-smi and NVML"
+    # (round 15: and the kernel module loaded without a GPU it can bind, its own dmesg lines: "NVRM: No NVIDIA graphics
+    # adapter probed!", "NVRM: The NVIDIA probe routine was not called for 3 device(s)." when nouveau owns them, "... probe
+    # routine failed for 1 device(s).", "NVRM: None of the NVIDIA devices were initialized." for a BAR the firmware left invalid)
     ("nvml-error", re.compile(r"\bFailed to initialize NVML\b|\bNVIDIA-SMI has failed\b"
                               r"|\bUnable to determine the device handle for GPU\b"
-                              r"|\bMismatch in versions between nvidia-smi and NVML\b")),
+                              r"|\bMismatch in versions between nvidia-smi and NVML\b"
+                              r"|\bNVRM: No NVIDIA graphics adapter probed\b|\bNVRM: The NVIDIA probe routine (?:was not called|failed)\b"
+                              r"|\bNVRM: None of the NVIDIA devices were initialized\b")),
     # a failed assertion in any runtime's words: torch's TORCH_INTERNAL_ASSERT ("NVML_SUCCESS == r INTERNAL ASSERT FAILED
     # at \"../c10/cuda/CUDACachingAllocator.cpp\":838, please report a bug to PyTorch."), glibc's assert ("python3:
     # x.c:12: f: Assertion `n > 0' failed."), glog's CHECK outside a glog line ("Check failed: error == cudaSuccess")
@@ -133,13 +145,16 @@ FATAL_CLASSES = (
                                r"|\breturned non-zero exit status\b|\bexited with (?:code|status) (?!0\b)-?\d+\b"
                                # a launcher's report of a child (deepspeed's "exits with return code = -11", torch
                                # elastic's "failed (exitcode: 1)"); a negative return code is a signal however worded
-                               r"|\bexit(?:s|ed)? with (?:return )?code\s?=?\s?(?!0\b)-?\d+\b|\bexitcode\s?[:=]?\s?(?!0\b)-?\d+\b"
+                               r"|\bexit(?:s|ed)? with (?:return )?code\s?=?\s?(?!0\b)-?\d+\b|\bexitcode\s{0,3}[:=]?\s{0,3}(?!0\b)-?\d+\b"
                                r"|\breturn ?code\s?[:=]?\s?-\d+\b"
                                # systemd's report of a unit's main process ("Main process exited, code=exited,
                                # status=1/FAILURE", "code=killed, status=9/KILL") and of the unit ("Failed with result
                                # 'exit-code'", 'signal', 'core-dump', 'oom-kill', 'timeout')
                                r"|\bcode=(?:exited|killed|dumped),? status=(?!0\b)\d{1,3}\b"
-                               r"|\bFailed with result '(?!success')[\w-]{2,32}'")),
+                               r"|\bFailed with result '(?!success')[\w-]{2,32}'"
+                               # (round 15) a launcher's or supervisor's words for a child that died ("Server process
+                               # terminated unexpectedly", "worker exited unexpectedly"), no status given
+                               r"|\b(?:process|server|worker|engine|subprocess|child)\b[^\n]{0,40}?\b(?:terminated|exited|died|crashed) unexpectedly\b")),
     # (a cgroup's OOM killer as a scheduler reports it: slurmstepd's "Detected 1 oom-kill event(s)")
     ("kernel-gpu", re.compile(r"\bNVRM: Xid\b|\bXid \(PCI:|(?i:\bout of memory: kill(?:ed)? process\b|\boom-kill:"
                               r"|\binvoked oom-killer\b|\bfallen off (?:of )?the bus\b|\boom[-_]kill events?\b"
@@ -153,18 +168,18 @@ FATAL_CLASSES = (
 # log (a crash loop's 1 KB ERROR lines) runs only the class regexes whose word is on the line.
 GENERIC_HINTS = {
     "traceback": ("Traceback",), "cmake-error": ("CMake Error",), "nvcc-fatal": ("fatal",),
-    "build-killed": ("Killed", "ninja: "), "exception": ("Error", "Exception"),
+    "build-killed": ("Killed", "ninja: "), "exception": ("Error", "Exception", "errors.", "exceptions."),
     "compiler-error": ("error", "fehler", "erreur", "致命错误"),
-    "failed": ("FAILED:", "FATAL:", "Fatal error:"), "git-fatal": ("fatal: ",), "curl-error": ("curl: (",), "validation-error": ("Value error, ",),
+    "failed": ("FAILED:", "FATAL:", "Fatal error:"), "git-fatal": ("fatal: ",), "curl-error": ("curl: (",), "validation-error": ("Value error, ",), "http-error": ("Error code: ",),
     "connection-refused": ("ECONNREFUSED", "onnection refused", "ConnectionRefusedError", "WinError 10061"),
-    "no-gpu-found": ("No devices were found",), "uv-error": ("× ",), "cmake-not-found": ("Could NOT find ",), "daemon-error": ("Error response from daemon",),
+    "no-gpu-found": ("No devices were found",), "uv-error": ("× ", "x Failed to "), "cmake-not-found": ("Could NOT find ",), "daemon-error": ("Error response from daemon",),
     # (cuda-error's hints are lowercase: the check macro's words and the runtime's messages)
     "os-error": ("[Errno ", "[WinError "), "cuda-error": ("cuda error", "thcudacheck fail", "cuda-capable devices are busy",
                                                          "illegal memory access", "unspecified launch failure",
                                                          "device-side assert", "failed to initiali"),
     "library-missing": ("cannot open shared object file", "or one of its dependencies"), "command-not-found": (": not found", "command not found"),
     "nvml-error": ("Failed to initialize NVML", "NVIDIA-SMI has failed", "Unable to determine the device handle",
-                   "Mismatch in versions between nvidia-smi"),
+                   "Mismatch in versions between nvidia-smi", "NVRM: No NVIDIA", "NVRM: The NVIDIA probe", "NVRM: None of the NVIDIA"),
     "assert-failed": ("ASSERT FAILED", "Assertion ", "Check failed: "),
     "pip-no-distribution": ("No matching distribution found", "Could not find a version that satisfies"),
 }
@@ -182,14 +197,17 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "unable to determine the device handle", "internal assert failed", "assertion `", "assertion '",
                     "check failed: ", "code=exited", "code=killed", "code=dumped", "failed with result",
                     "no matching distribution found", "could not find a version that satisfies",
-                    "mismatch in versions between nvidia-smi")
+                    "mismatch in versions between nvidia-smi", "no nvidia graphics adapter probed",
+                    "probe routine was not called", "probe routine failed", "none of the nvidia devices were initialized",
+                    "x failed to ", "unexpectedly")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
 GLOG_LITERALS = tuple("%s%02d%02d " % (lv, m, d) for lv in "ef" for m in range(1, 13) for d in range(1, 32)) + (": e ", ": f ")
 GENERIC_LITERALS = GENERIC_LITERALS + GLOG_LITERALS
 TRACEBACK = "Traceback (most recent call last)"
-EXC_LINE = re.compile(r"(?<![\w.])((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit))(?::\s*(.*))?$")
+EXC_LINE = re.compile(r"(?<![\w.])((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit)"
+                      r"|(?:[A-Za-z_][\w.]*\.)?(?:errors|exceptions)\.[A-Z]\w*)(?::\s*(.*))?$")
 
 
 class InputProblem(Exception):
@@ -328,7 +346,7 @@ KILL_CLASSES = ("fatal-signal", "kernel-gpu")
 
 # a word one of which every FATAL_CLASSES match holds: most error lines skip the regexes
 FATAL_HINTS = ("segmentation", "segfault at", "core dumped", "段错误", "核心已转储", "sig", "fatal python", "exit", "nvrm", "xid", "out of memory",
-               "return code", "returncode", "failed with result",
+               "return code", "returncode", "failed with result", "unexpectedly",
                "oom-kill", "oom_kill", "fallen off", "no solution found", "resolutionimpossible", "unsatisfiableerror",
                "packagesnotfounderror", "killed", "aborted")
 
@@ -962,13 +980,22 @@ def window_ok(rule, windows, offset, segs=()):
 # level is a log line whatever its words.  The safety net still sees the line (an exception name in it stays
 # unrecognised, never clean); only the entries are not claimed from it.  Each word below is a literal every match
 # holds, so a line without any of them costs one substring test per word.
-PROSE_WORDS = (" when ", "fix for", "if a", "shows the ", "lead")
+#
+# Round 15 adds three shapes: a fix's title, the error quoted after its first word and a space ('Fix push-docker-image's
+# "No space left on device"', "fixed bug 'Address is already in use'"; "Fix: <error>" is an issue asking for one); an outcome
+# predicted in steps to reproduce ("As result we will have [Errno 98] ..."); what the logs show, described ("Exit code
+# 137/236 as shown in logs, but ... `reason` as OOMKilled").
+PROSE_WORDS = (" when ", "fix", "if a", "shows the ", "lead", " will ", " would ", "as shown in", "as seen in",
+               "as reported in", "as displayed in")
 PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thrown|shown|displayed|printed|reported)) when "
                    r"(?:a|an|the|you|your|it|\w+ (?:cannot|can't|can not|fails|tries))\b"
                    r"|\b(?:contains|includes|adds|is) the fix for\b"
                    r"|^\W{0,3}If an? \w+(?: \w+)? (?:has|gets|hits|is|runs)\b[^\n]{0,80}, the\b"
                    r"|\bshows the \w+ as\b"
-                   r"|\b(?:leading|leads|led) to (?:a |an |the )?[\w -]{0,60}\berror\s*$")
+                   r"|\b(?:leading|leads|led) to (?:a |an |the )?[\w -]{0,60}\berror\s*$"
+                   r"|^\W{0,3}(?:[a-z]{2,10}(?:\([\w./-]{1,40}\))?!?: ?)?fix(?:e[sd])? [^\n\"“`']{0,120}[\"“`'][^\n]{3,}"
+                   r"|\b(?:we|you|I|it|they) (?:will|would) (?:have|get|see|receive|hit|encounter)\b"
+                   r"|\bas (?:shown|seen|reported|displayed) in (?:the |our |my )?(?:logs?|output|console|status|events?)\b")
 
 
 def is_prose(seg, low):

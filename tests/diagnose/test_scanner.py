@@ -334,6 +334,37 @@ def test_gpu_runtime_failures_without_an_error_word_are_failure_classes(line, cl
     assert scanner.generic_class(line) == cls
 
 
+# round 15: the formats these tools print (filled in by hand, as test_source_derived does for entries): openai-python's
+# APIStatusError text (f"Error code: {status_code} - {body}"), uv's miette report in its ASCII theme ("x" for "×"),
+# the NVIDIA kernel module's probe messages (nv.c), a class from a package's errors module without the Error suffix
+# (triton/runtime/errors.py OutOfResources), torch elastic's failure table ("exitcode  : %s (pid: %s)", spaced colon)
+@pytest.mark.parametrize("line,cls", [
+    ("Error code: 400 - {'object': 'error', 'message': 'max_tokens must be at least 1', 'type': 'BadRequestError'}",
+     "http-error"),
+    ("  x Failed to download `torch==2.5.1`", "uv-error"),
+    ("[  188.120000] NVRM: No NVIDIA graphics adapter probed!", "nvml-error"),
+    ("[    6.554916] NVRM: The NVIDIA probe routine failed for 1 device(s).", "nvml-error"),
+    ("triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 81920, Hardware limit: 65536.",
+     "exception"),
+    # (not an error: a count, a word, a path)
+    ("Error code: 0 errors found", None),
+    ("box x Failed to", None),
+    ("see the errors.md file", None),
+])
+def test_round15_safety_net_shapes_are_failure_classes(line, cls):
+    assert scanner.generic_class(line) == cls
+
+
+@pytest.mark.parametrize("line,cls", [
+    ("  exitcode  : 1 (pid: 11377)", "exit-status"),
+    ("  exitcode  : 0 (pid: 11377)", None),
+    ("Server process terminated unexpectedly", "exit-status"),
+    ("the connection was closed unexpectedly", None),
+])
+def test_round15_launcher_reports_are_exit_statuses(line, cls):
+    assert scanner.fatal_class(line) == cls
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_glog_error_line_without_an_error_word_is_not_clean(tmp_path, engine):
     """glog's E/F level letter is the only sign of trouble on Paddle's allocator line: the prefilter has the letter with
@@ -365,6 +396,12 @@ PROSE_PAIRS = [
      "    Last State:     Terminated\n      Reason:       OOMKilled", "host-oom-killed"),
     ("Serving two models on one card, every batch after the first leads to a CUDA out of memory error",
      "torch.OutOfMemoryError: CUDA out of memory.", "cuda-oom"),
+    # round 15: a fix's title quoting the error, an outcome predicted in steps to reproduce, what the logs show described
+    ('Fix error "Address already in use".', "OSError: [Errno 98] Address already in use", "address-in-use"),
+    ("Restart the server at once and you will get [Errno 98] Address already in use.",
+     "OSError: [Errno 98] Address already in use", "address-in-use"),
+    ("Exit code 137 as shown in the logs, while the pod status has `reason` as OOMKilled.",
+     "    Last State:     Terminated\n      Reason:       OOMKilled", "host-oom-killed"),
 ]
 
 
@@ -426,3 +463,6 @@ def test_a_prose_like_title_that_is_the_error_stays_a_finding(tmp_path, engine):
     # titles often read as sentences; only the explaining shapes are prose ("when" alone is not)
     title = "CUDA out of memory when running two workers on one GPU"
     assert "cuda-oom" in ids(scan_text(tmp_path, title + "\n", engine))
+    # an issue asking for a fix ("Fix: <error>") is a report of the error, not a fix's title
+    title = 'Fix: 404 Not Found - Model "gemma-3-27b-it" not found on API'
+    assert "served-model-name-mismatch" in ids(scan_text(tmp_path, title + "\n", engine, name="t2.log"))
