@@ -962,13 +962,27 @@ def window_ok(rule, windows, offset, segs=()):
 # level is a log line whatever its words.  The safety net still sees the line (an exception name in it stays
 # unrecognised, never clean); only the entries are not claimed from it.  Each word below is a literal every match
 # holds, so a line without any of them costs one substring test per word.
-PROSE_WORDS = (" when ", "fix for", "if a", "shows the ", "lead")
+PROSE_WORDS = (" when ", "fix for", "if a", "shows the ", "lead",
+               "fix", "feat", "docs", "chore", "refactor", "perf", "revert", "to avoid", "to prevent", "related to",
+               "caused by", "due to", "indicates that", "means that", "+- ", "+* ", "+#")
 PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thrown|shown|displayed|printed|reported)) when "
                    r"(?:a|an|the|you|your|it|\w+ (?:cannot|can't|can not|fails|tries))\b"
                    r"|\b(?:contains|includes|adds|is) the fix for\b"
                    r"|^\W{0,3}If an? \w+(?: \w+)? (?:has|gets|hits|is|runs)\b[^\n]{0,80}, the\b"
                    r"|\bshows the \w+ as\b"
-                   r"|\b(?:leading|leads|led) to (?:a |an |the )?[\w -]{0,60}\berror\s*$")
+                   r"|\b(?:leading|leads|led) to (?:a |an |the )?[\w -]{0,60}\berror\s*$"
+                   # (round 17) a commit's or a pull request's title in the Conventional Commits form, its type in lower
+                   # case ("fix: <the error it fixes>", "docs(faq): ..."; a title "Fix: 404 ..." is a user's), a purpose clause
+                   # whose object is an exception ("... to avoid an OSError: ..."), an error quoted in backticks as the
+                   # subject of an explanation ("the `X` is related to ..."), a sentence explaining an error ("This error
+                   # traceback is related to ...", "The error message indicates that ..."), and a diff's added Markdown
+                   # line (a list item or a heading: "+- Error: `OSError: ...`")
+                   r"|^\W{0,3}(?-i:fix|feat|docs|chore|refactor|perf|revert)(?:\([^)\n]{1,40}\))?!?: "
+                   r"|\bto (?:avoid|prevent) (?:an?|the) [`'\"]?\w*(?:Error|Exception)\b"
+                   r"|`[^`\n]{4,300}` (?:is|are) (?:\w+ly )?(?:related to|caused by|due to)\b"
+                   r"|\b(?:this|the|that) (?:\w+ )?error(?: message| traceback)? (?:is (?:\w+ly )?(?:related to|caused by|due to)"
+                   r"|indicates that|means that)\b"
+                   r"|^\+(?:[-*] |#{1,6} )")
 
 
 def is_prose(seg, low):
