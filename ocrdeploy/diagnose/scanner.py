@@ -64,7 +64,9 @@ GENERIC_CLASSES = (
     # git's own fatal line ("fatal: unable to access 'https://host/x.git/': OpenSSL SSL_connect: ...", "fatal: clone of
     # ... failed"), also inside backticks or after a CI prefix; lowercase with a space, never "non-fatal:"
     ("git-fatal", re.compile(r"(?<![\w-])fatal: \S")),
-    ("curl-error", re.compile(r"^\s*curl: \(\d+\) ")),
+    # (and libcurl's code as libmamba reports it: "critical libmamba Download error (6) Couldn't resolve host name [url]",
+    # round 17)
+    ("curl-error", re.compile(r"^\s*curl: \(\d+\) |\bDownload error \(\d{1,2}\) [A-Z]")),
     ("validation-error", re.compile(r"\bValue error, ")),          # pydantic, as vLLM's config checks word it
     # a refused connect in any client's words (Python's ConnectionRefusedError, httpx/aiohttp, curl, proxies; Windows'
     # WSAECONNREFUSED 10061), with or without a host on the line
@@ -155,7 +157,7 @@ GENERIC_HINTS = {
     "traceback": ("Traceback",), "cmake-error": ("CMake Error",), "nvcc-fatal": ("fatal",),
     "build-killed": ("Killed", "ninja: "), "exception": ("Error", "Exception"),
     "compiler-error": ("error", "fehler", "erreur", "致命错误"),
-    "failed": ("FAILED:", "FATAL:", "Fatal error:"), "git-fatal": ("fatal: ",), "curl-error": ("curl: (",), "validation-error": ("Value error, ",),
+    "failed": ("FAILED:", "FATAL:", "Fatal error:"), "git-fatal": ("fatal: ",), "curl-error": ("curl: (", "Download error ("), "validation-error": ("Value error, ",),
     "connection-refused": ("ECONNREFUSED", "onnection refused", "ConnectionRefusedError", "WinError 10061"),
     "no-gpu-found": ("No devices were found",), "uv-error": ("× ",), "cmake-not-found": ("Could NOT find ",), "daemon-error": ("Error response from daemon",),
     # (cuda-error's hints are lowercase: the check macro's words and the runtime's messages)
