@@ -67,7 +67,9 @@ GENERIC_CLASSES = (
     # git's own fatal line ("fatal: unable to access 'https://host/x.git/': OpenSSL SSL_connect: ...", "fatal: clone of
     # ... failed"), also inside backticks or after a CI prefix; lowercase with a space, never "non-fatal:"
     ("git-fatal", re.compile(r"(?<![\w-])fatal: \S")),
-    ("curl-error", re.compile(r"^\s*curl: \(\d+\) ")),
+    # (and libcurl's code as libmamba reports it: "critical libmamba Download error (6) Couldn't resolve host name [url]",
+    # round 17)
+    ("curl-error", re.compile(r"^\s*curl: \(\d+\) |\bDownload error \(\d{1,2}\) [A-Z]")),
     ("validation-error", re.compile(r"\bValue error, ")),          # pydantic, as vLLM's config checks word it
     # (round 15) an OpenAI-compatible client's error for a 4xx/5xx answer, the server's JSON body after it (openai-python's
     # APIStatusError: f"Error code: {status_code} - {body}"), printed by apps without the class name
@@ -170,7 +172,7 @@ GENERIC_HINTS = {
     "traceback": ("Traceback",), "cmake-error": ("CMake Error",), "nvcc-fatal": ("fatal",),
     "build-killed": ("Killed", "ninja: "), "exception": ("Error", "Exception", "errors.", "exceptions."),
     "compiler-error": ("error", "fehler", "erreur", "致命错误"),
-    "failed": ("FAILED:", "FATAL:", "Fatal error:"), "git-fatal": ("fatal: ",), "curl-error": ("curl: (",), "validation-error": ("Value error, ",), "http-error": ("Error code: ",),
+    "failed": ("FAILED:", "FATAL:", "Fatal error:"), "git-fatal": ("fatal: ",), "curl-error": ("curl: (", "Download error ("), "validation-error": ("Value error, ",), "http-error": ("Error code: ",),
     "connection-refused": ("ECONNREFUSED", "onnection refused", "ConnectionRefusedError", "WinError 10061"),
     "no-gpu-found": ("No devices were found",), "uv-error": ("× ", "x Failed to "), "cmake-not-found": ("Could NOT find ",), "daemon-error": ("Error response from daemon",),
     # (cuda-error's hints are lowercase: the check macro's words and the runtime's messages)
@@ -986,7 +988,9 @@ def window_ok(rule, windows, offset, segs=()):
 # predicted in steps to reproduce ("As result we will have [Errno 98] ..."); what the logs show, described ("Exit code
 # 137/236 as shown in logs, but ... `reason` as OOMKilled").
 PROSE_WORDS = (" when ", "fix", "if a", "shows the ", "lead", " will ", " would ", "as shown in", "as seen in",
-               "as reported in", "as displayed in")
+               "as reported in", "as displayed in",
+               "feat", "docs", "chore", "refactor", "perf", "revert", "to avoid", "to prevent", "related to",
+               "caused by", "due to", "indicates that", "means that", "+- ", "+* ", "+#")
 PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thrown|shown|displayed|printed|reported)) when "
                    r"(?:a|an|the|you|your|it|\w+ (?:cannot|can't|can not|fails|tries))\b"
                    r"|\b(?:contains|includes|adds|is) the fix for\b"
@@ -995,7 +999,19 @@ PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thr
                    r"|\b(?:leading|leads|led) to (?:a |an |the )?[\w -]{0,60}\berror\s*$"
                    r"|^\W{0,3}(?:[a-z]{2,10}(?:\([\w./-]{1,40}\))?!?: ?)?fix(?:e[sd])? [^\n\"“`']{0,120}[\"“`'][^\n]{3,}"
                    r"|\b(?:we|you|I|it|they) (?:will|would) (?:have|get|see|receive|hit|encounter)\b"
-                   r"|\bas (?:shown|seen|reported|displayed) in (?:the |our |my )?(?:logs?|output|console|status|events?)\b")
+                   r"|\bas (?:shown|seen|reported|displayed) in (?:the |our |my )?(?:logs?|output|console|status|events?)\b"
+                   # (round 17) a commit's or a pull request's title in the Conventional Commits form, its type in lower
+                   # case ("fix: <the error it fixes>", "docs(faq): ..."; a title "Fix: 404 ..." is a user's), a purpose clause
+                   # whose object is an exception ("... to avoid an OSError: ..."), an error quoted in backticks as the
+                   # subject of an explanation ("the `X` is related to ..."), a sentence explaining an error ("This error
+                   # traceback is related to ...", "The error message indicates that ..."), and a diff's added Markdown
+                   # line (a list item or a heading: "+- Error: `OSError: ...`")
+                   r"|^\W{0,3}(?-i:fix|feat|docs|chore|refactor|perf|revert)(?:\([^)\n]{1,40}\))?!?: "
+                   r"|\bto (?:avoid|prevent) (?:an?|the) [`'\"]?\w*(?:Error|Exception)\b"
+                   r"|`[^`\n]{4,300}` (?:is|are) (?:\w+ly )?(?:related to|caused by|due to)\b"
+                   r"|\b(?:this|the|that) (?:\w+ )?error(?: message| traceback)? (?:is (?:\w+ly )?(?:related to|caused by|due to)"
+                   r"|indicates that|means that)\b"
+                   r"|^\+(?:[-*] |#{1,6} )")
 
 
 def is_prose(seg, low):

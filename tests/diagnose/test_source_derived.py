@@ -99,6 +99,13 @@ NAMED = [
     # Paddle's enforce for a failed CUDA call (PaddlePaddle/Paddle paddle/phi/core/enforce.h, 2.3+: "CUDA error(%d),
     # %s." with cudaGetErrorString, then the "[Hint: 'cudaErrorMemoryAllocation'. ...]" line)
     ("cuda-oom", "OSError: (External) CUDA error(2), out of memory. ", "PaddlePaddle/Paddle paddle/phi/core/enforce.h"),
+    # round 17. distutils' spawn() failing to run nvcc (pypa/setuptools setuptools/_distutils/spawn.py, Python 3.10+:
+    # f"command {cmd!r} failed: {exc.args[-1]}"), here on Windows where the toolkit path holds spaces and backslashes
+    ("nvcc-not-found", "error: command 'C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4\\bin\\nvcc.exe' "
+     "failed: No such file or directory", "pypa/setuptools setuptools/_distutils/spawn.py"),
+    # GNU ld's "cannot find -l%s" (binutils ld/ldfile.c) for the device runtime nvcc links by default, in any linker's
+    # prefix
+    ("ld-cudart-missing", "/usr/bin/ld: cannot find -lcudadevrt: No such file or directory", "binutils ld/ldfile.c"),
 ]
 
 # (entry the line must NOT produce, the filled-in line, why, where the format comes from)
@@ -163,6 +170,17 @@ APART = [
     # only the raise after it ("No available model hosting platforms detected") is the failure
     ("hub-unreachable", "No model hoster is available! Please check your network connection to one of the following "
      "model hosts:", "PaddlePaddle/PaddleX paddlex/inference/utils/official_models.py"),
+    # round 17. urllib3's retry warning (urllib3/urllib3 src/urllib3/connectionpool.py urlopen: log.warning("Retrying
+    # (%r) after connection broken by '%r': %s", retries, err, url)) for a server's bare root: pip asks an index page or a
+    # file, never "/"
+    ("pip-retrying", "Retrying (Retry(total=2, connect=None, read=None, redirect=None, status=None)) after connection "
+     "broken by 'NewConnectionError('<urllib3.connection.HTTPConnection object at 0x7f0>: Failed to establish a new "
+     "connection: [Errno 111] Connection refused')': /", "urllib3/urllib3 src/urllib3/connectionpool.py"),
+    # uv's other hint under the same error line (astral-sh/uv crates/uv-resolver: "You're on {os} (`{tag}`), but
+    # `{name}` ({version}) only has wheels for the following platforms: ..."): an OS or architecture, not the Python
+    ("python-version-unsupported", "hint: You're on macOS (`macosx_14_0_arm64`), but `nvidia-nccl-cu12` (v2.21.5) "
+     "only has wheels for the following platforms: `manylinux2014_aarch64`, `manylinux2014_x86_64`",
+     "astral-sh/uv crates/uv-resolver"),
 ]
 
 
