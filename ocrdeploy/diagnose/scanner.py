@@ -962,13 +962,21 @@ def window_ok(rule, windows, offset, segs=()):
 # level is a log line whatever its words.  The safety net still sees the line (an exception name in it stays
 # unrecognised, never clean); only the entries are not claimed from it.  Each word below is a literal every match
 # holds, so a line without any of them costs one substring test per word.
-PROSE_WORDS = (" when ", "fix for", "if a", "shows the ", "lead")
+# (round 18) A change's description naming the error it removes ("- Prevents `NVRTC_ERROR_...` on systems where ..."):
+# a bullet or line opened by the verb, the error quoted after it; a general reading of a status ("exit code 137
+# usually indicates an OOM kill"); an error explained in a relative clause ("failed with exit code 137, which is an
+# Out of Memory error").
+PROSE_WORDS = (" when ", "fix for", "if a", "shows the ", "lead", "prevents ", "fixes ", "avoids ", "solves ",
+               "resolves ", "works around ", "indicate", ", which ")
 PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thrown|shown|displayed|printed|reported)) when "
                    r"(?:a|an|the|you|your|it|\w+ (?:cannot|can't|can not|fails|tries))\b"
                    r"|\b(?:contains|includes|adds|is) the fix for\b"
                    r"|^\W{0,3}If an? \w+(?: \w+)? (?:has|gets|hits|is|runs)\b[^\n]{0,80}, the\b"
                    r"|\bshows the \w+ as\b"
-                   r"|\b(?:leading|leads|led) to (?:a |an |the )?[\w -]{0,60}\berror\s*$")
+                   r"|\b(?:leading|leads|led) to (?:a |an |the )?[\w -]{0,60}\berror\s*$"
+                   r"|^\W{0,3}(?:Prevents|Fixes|Avoids|Solves|Resolves|Works around) (?:the |an? )?[`'\"]"
+                   r"|\b(?:usually|typically|generally|commonly|often) indicates?\b"
+                   r"|, which (?:is|means|indicates) (?:an? |the )?[\w -]{0,40}\b(?:error|kill|failure)\b")
 
 
 def is_prose(seg, low):
