@@ -987,10 +987,15 @@ def window_ok(rule, windows, offset, segs=()):
 # "No space left on device"', "fixed bug 'Address is already in use'"; "Fix: <error>" is an issue asking for one); an outcome
 # predicted in steps to reproduce ("As result we will have [Errno 98] ..."); what the logs show, described ("Exit code
 # 137/236 as shown in logs, but ... `reason` as OOMKilled").
+# (round 18) A change's description naming the error it removes ("- Prevents `NVRTC_ERROR_...` on systems where ..."):
+# a bullet or line opened by the verb, the error quoted after it; a general reading of a status ("exit code 137
+# usually indicates an OOM kill"); an error explained in a relative clause ("failed with exit code 137, which is an
+# Out of Memory error").
 PROSE_WORDS = (" when ", "fix", "if a", "shows the ", "lead", " will ", " would ", "as shown in", "as seen in",
                "as reported in", "as displayed in",
                "feat", "docs", "chore", "refactor", "perf", "revert", "to avoid", "to prevent", "related to",
-               "caused by", "due to", "indicates that", "means that", "+- ", "+* ", "+#")
+               "caused by", "due to", "indicates that", "means that", "+- ", "+* ", "+#",
+               "prevents ", "fixes ", "avoids ", "solves ", "resolves ", "works around ", "indicate", ", which ")
 PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thrown|shown|displayed|printed|reported)) when "
                    r"(?:a|an|the|you|your|it|\w+ (?:cannot|can't|can not|fails|tries))\b"
                    r"|\b(?:contains|includes|adds|is) the fix for\b"
@@ -1011,7 +1016,10 @@ PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thr
                    r"|`[^`\n]{4,300}` (?:is|are) (?:\w+ly )?(?:related to|caused by|due to)\b"
                    r"|\b(?:this|the|that) (?:\w+ )?error(?: message| traceback)? (?:is (?:\w+ly )?(?:related to|caused by|due to)"
                    r"|indicates that|means that)\b"
-                   r"|^\+(?:[-*] |#{1,6} )")
+                   r"|^\+(?:[-*] |#{1,6} )"
+                   r"|^\W{0,3}(?:Prevents|Fixes|Avoids|Solves|Resolves|Works around) (?:the |an? )?[`'\"]"
+                   r"|\b(?:usually|typically|generally|commonly|often) indicates?\b"
+                   r"|, which (?:is|means|indicates) (?:an? |the )?[\w -]{0,40}\b(?:error|kill|failure)\b")
 
 
 def is_prose(seg, low):

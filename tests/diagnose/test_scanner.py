@@ -402,6 +402,12 @@ PROSE_PAIRS = [
      "OSError: [Errno 98] Address already in use", "address-in-use"),
     ("Exit code 137 as shown in the logs, while the pod status has `reason` as OOMKilled.",
      "    Last State:     Terminated\n      Reason:       OOMKilled", "host-oom-killed"),
+    # (round 18) a change's bullet naming the error it removes, a general reading of a status, a relative clause
+    ("- Prevents `OSError: [Errno 98] Address already in use` on a quick restart of the test server",
+     "OSError: [Errno 98] Address already in use", "address-in-use"),
+    ("Exit code 137 usually indicates an OOM kill.", "Exited with code 137", "host-oom-killed"),
+    ("The server process failed with exit code 137, which is an Out of Memory error.", "Exited with code 137",
+     "host-oom-killed"),
 ]
 
 
