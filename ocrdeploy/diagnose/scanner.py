@@ -129,6 +129,15 @@ GENERIC_CLASSES = (
     ("assert-failed", re.compile(r"\bINTERNAL ASSERT FAILED\b|\bAssertion [`'][^\n]{1,400}' failed\b|\bCheck failed: ")),
     # pip finding no release of a requirement, as quoted without its "ERROR: " (or by pip < 10, which printed none)
     ("pip-no-distribution", re.compile(r"\bNo matching distribution found for \S|\bCould not find a version that satisfies the requirement \S")),
+    # a server that could not bind its socket, in its own words and without an errno (cpp-httplib under llama.cpp's and
+    # llamafile's servers: "couldn't bind HTTP server socket, hostname: ...", "couldn't bind to server socket: hostname=...";
+    # lwan's "Could not bind socket."): the cause (a taken port, an address not on this host, a Unix socket path, an
+    # invalid TLS context) is not on the line; address-in-use names the loopback-host case
+    # an HTTP API's error body as a client prints it: the OpenAI-compatible servers' `{"object":"error","message":...}`
+    # (vLLM, SGLang, LMDeploy, FastChat; a Python client's repr with single quotes) and OpenAI's `{"error":{"message":...`;
+    # the entries name the bodies they know (a model name not served, a 401)
+    ("api-error-body", re.compile(r"""["']object["']: ?["']error["'], ?["']message["']: ?|\{["']error["']: ?\{["']message["']: ?""")),
+    ("bind-failed", re.compile(r"(?i)\b(?:couldn[\'’]?t|could not|cannot|can[\'’]?t|failed to|unable to) bind\b[^\n]{0,40}?\b(?:socket|port|address)")),
 )
 # Fatal ends whatever the tool: signals, non-zero exit statuses, the kernel's GPU and OOM-killer lines.
 # They count at WARNING level too (a supervisor logs a child's death as a warning), and a harmless entry
@@ -142,7 +151,10 @@ FATAL_CLASSES = (
                                 # zsh's report names no job ("zsh: killed     python3 run.py", after a progress bar too)
                                 r"|\bzsh: (?:killed|segmentation fault|abort|bus error)\b"
                                 # the kernel's own line for a crashed process (dmesg, journald): "segfault at 60 ip ... error 4 in libX.so"
-                                r"|\bsegfault at [0-9a-f]+ ip [0-9a-f]+ sp [0-9a-f]+ error -?\d+\b")),
+                                r"|\bsegfault at [0-9a-f]+ ip [0-9a-f]+ sp [0-9a-f]+ error -?\d+\b"
+                                # SIGILL as the shell reports it without "core dumped" (a binary built for CPU features
+                                # this host lacks: AVX2/AVX-512 builds of llama.cpp, torch): the bare line, or the job report
+                                r"|^\s*Illegal instruction\s*$|(?<![\w.])\d+ Illegal instruction {2,}\S")),
     ("exit-status", re.compile(r"(?i)\bexit(?:ed)? (?:status|code)\s*[:=]?\s*(?!0\b)-?\d+\b"
                                r"|\breturned non-zero exit status\b|\bexited with (?:code|status) (?!0\b)-?\d+\b"
                                # a launcher's report of a child (deepspeed's "exits with return code = -11", torch
@@ -184,8 +196,10 @@ GENERIC_HINTS = {
                    "Mismatch in versions between nvidia-smi", "NVRM: No NVIDIA", "NVRM: The NVIDIA probe", "NVRM: None of the NVIDIA"),
     "assert-failed": ("ASSERT FAILED", "Assertion ", "Check failed: "),
     "pip-no-distribution": ("No matching distribution found", "Could not find a version that satisfies"),
+    "api-error-body": ('"error"', "'error'"),
+    "bind-failed": ("t bind", "not bind", "to bind"),
 }
-GENERIC_LOWER = ("nvcc-fatal", "compiler-error", "cuda-error")
+GENERIC_LOWER = ("nvcc-fatal", "compiler-error", "cuda-error", "bind-failed")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
                     "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused",
                     "segmentation fault", "segfault at", "core dumped", "段错误", "核心已转储", "schwerwiegender fehler", "erreur fatale", "致命错误", "sigsegv", "sigabrt", "sigbus", "sigill", "sigfpe", "sigkill",
@@ -201,7 +215,9 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "no matching distribution found", "could not find a version that satisfies",
                     "mismatch in versions between nvidia-smi", "no nvidia graphics adapter probed",
                     "probe routine was not called", "probe routine failed", "none of the nvidia devices were initialized",
-                    "x failed to ", "unexpectedly")
+                    "x failed to ", "unexpectedly",
+                    "illegal instruction", "couldn't bind", "couldn’t bind",
+                    "could not bind", "cannot bind", "can't bind", "can’t bind", "failed to bind", "unable to bind")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
@@ -350,7 +366,7 @@ KILL_CLASSES = ("fatal-signal", "kernel-gpu")
 FATAL_HINTS = ("segmentation", "segfault at", "core dumped", "段错误", "核心已转储", "sig", "fatal python", "exit", "nvrm", "xid", "out of memory",
                "return code", "returncode", "failed with result", "unexpectedly",
                "oom-kill", "oom_kill", "fallen off", "no solution found", "resolutionimpossible", "unsatisfiableerror",
-               "packagesnotfounderror", "killed", "aborted")
+               "packagesnotfounderror", "killed", "aborted", "illegal instruction")
 
 
 def fatal_class(text):
@@ -1022,9 +1038,21 @@ PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thr
                    r"|, which (?:is|means|indicates) (?:an? |the )?[\w -]{0,40}\b(?:error|kill|failure)\b")
 
 
+# A title (or first line) that asks for or announces a change to how an error is told, not a run that hit it: an
+# imperative or comparative head, then the messaging word and a preposition before the error's text ("Give nicer error
+# on EADDRINUSE: ...", "Add Q&A about Address already in use error to faq.md", "More hints on what to do with CUDA Out
+# of memory errors", "Improve error message for address already in use").  Anchored at the line's start: a line that
+# does not begin with one of these words costs one failed match.
+REQUEST = re.compile(r"(?i)^\W{0,3}(?:\[[\w -]{1,20}\]:?\s{1,3})?(?:Add|Adds|Added|Adding|Show|Give|Improve[sd]?|Handle|Catch|Print|Return"
+                     r"|Document|Explain|More|Better|Nicer|Clearer|Friendlier)\b[^\n]{0,60}?\b(?:messages?|errors?|hints?|notes?"
+                     r"|tips?|Q&A|FAQ|catch|handling)\b (?:on|for|about|when|with|to do with|of|if)\b")
+
+
 def is_prose(seg, low):
-    """True for a sentence about an error rather than a tool's report of one (see PROSE), or a line that quotes one by
-    what the line is (see QUOTE_SHAPES)."""
+    """True for a sentence about an error rather than a tool's report of one (see PROSE, REQUEST), or a line that
+    quotes one by what the line is (see QUOTE_SHAPES)."""
+    if REQUEST.match(seg) is not None and line_level(seg) is None:
+        return True
     if seg[:1] == "+" and DIFF_ADDED.match(seg):
         return True
     for w in PROSE_WORDS:
@@ -1348,6 +1376,10 @@ def scan(path, rules, context=2, engine="auto"):
                     net.explainer(lineno, known=False)
             else:
                 cls = generic_class(bare)
+                if cls is None and segs != written:
+                    # an API's error body that unwrap() took for a JSON log event ({"error":{"message":...}}): the
+                    # body, not its message, is what tells the failure
+                    cls = _generic(" | ".join(written), ("api-error-body",))
                 if cls:
                     net.generic(lineno, text, cls)
     except InputProblem as exc:
