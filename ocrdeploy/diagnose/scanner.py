@@ -115,6 +115,10 @@ GENERIC_CLASSES = (
     ("assert-failed", re.compile(r"\bINTERNAL ASSERT FAILED\b|\bAssertion [`'][^\n]{1,400}' failed\b|\bCheck failed: ")),
     # pip finding no release of a requirement, as quoted without its "ERROR: " (or by pip < 10, which printed none)
     ("pip-no-distribution", re.compile(r"\bNo matching distribution found for \S|\bCould not find a version that satisfies the requirement \S")),
+    # (round 16) a tool giving up in its own words at the end of its line ("Couldn't init a GPU test: Low mem for result.
+    # aborting.", gpu-burn's "No clients are alive!  Aborting"), with no error word of its own; and gpu-burn's
+    # "Couldn't init a GPU test: %s" (gpu_burn-drv.cpp) alone
+    ("aborted", re.compile(r"(?i)[.:;,!] {0,3}abort(?:ing|ed)\s*[.!]*\s*$|\bCouldn't init a GPU test: ")),
 )
 # Fatal ends whatever the tool: signals, non-zero exit statuses, the kernel's GPU and OOM-killer lines.
 # They count at WARNING level too (a supervisor logs a child's death as a warning), and a harmless entry
@@ -139,6 +143,10 @@ FATAL_CLASSES = (
                                # status=1/FAILURE", "code=killed, status=9/KILL") and of the unit ("Failed with result
                                # 'exit-code'", 'signal', 'core-dump', 'oom-kill', 'timeout')
                                r"|\bcode=(?:exited|killed|dumped),? status=(?!0\b)\d{1,3}\b"
+                               # (round 16) docker ps / compose ps's STATUS column ("Exited (132) 12 seconds ago",
+                               # "Restarting (139)") and the terminated state as JSON (docker inspect "ExitCode": 132,
+                               # a pod's "exitCode": 1)
+                               r"|\b(?:Exited|Restarting) \((?!0\))\d{1,3}\)|\"[Ee]xit_?[Cc]ode\"\s?:\s?(?!0\b)-?\d+\b"
                                r"|\bFailed with result '(?!success')[\w-]{2,32}'")),
     # (a cgroup's OOM killer as a scheduler reports it: slurmstepd's "Detected 1 oom-kill event(s)")
     ("kernel-gpu", re.compile(r"\bNVRM: Xid\b|\bXid \(PCI:|(?i:\bout of memory: kill(?:ed)? process\b|\boom-kill:"
@@ -167,8 +175,9 @@ GENERIC_HINTS = {
                    "Mismatch in versions between nvidia-smi"),
     "assert-failed": ("ASSERT FAILED", "Assertion ", "Check failed: "),
     "pip-no-distribution": ("No matching distribution found", "Could not find a version that satisfies"),
+    "aborted": ("abort", "couldn't init a gpu test"),
 }
-GENERIC_LOWER = ("nvcc-fatal", "compiler-error", "cuda-error")
+GENERIC_LOWER = ("nvcc-fatal", "compiler-error", "cuda-error", "aborted")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
                     "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused",
                     "segmentation fault", "segfault at", "core dumped", "段错误", "核心已转储", "schwerwiegender fehler", "erreur fatale", "致命错误", "sigsegv", "sigabrt", "sigbus", "sigill", "sigfpe", "sigkill",
@@ -182,7 +191,11 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "unable to determine the device handle", "internal assert failed", "assertion `", "assertion '",
                     "check failed: ", "code=exited", "code=killed", "code=dumped", "failed with result",
                     "no matching distribution found", "could not find a version that satisfies",
-                    "mismatch in versions between nvidia-smi")
+                    "mismatch in versions between nvidia-smi",
+                    # (round 16: docker's container status and JSON exit codes, a tool's "... aborting.")
+                    "exited (", "restarting (", "exitcode\"", "exit_code\"", ". aborting", "! aborting", "!  aborting",
+                    ": aborting", ", aborting", "; aborting", ". aborted", "! aborted", ": aborted",
+                    "couldn't init a gpu test")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
@@ -327,7 +340,7 @@ KILL_CLASSES = ("fatal-signal", "kernel-gpu")
 
 
 # a word one of which every FATAL_CLASSES match holds: most error lines skip the regexes
-FATAL_HINTS = ("segmentation", "segfault at", "core dumped", "段错误", "核心已转储", "sig", "fatal python", "exit", "nvrm", "xid", "out of memory",
+FATAL_HINTS = ("restarting (", "segmentation", "segfault at", "core dumped", "段错误", "核心已转储", "sig", "fatal python", "exit", "nvrm", "xid", "out of memory",
                "return code", "returncode", "failed with result",
                "oom-kill", "oom_kill", "fallen off", "no solution found", "resolutionimpossible", "unsatisfiableerror",
                "packagesnotfounderror", "killed", "aborted")
@@ -962,17 +975,31 @@ def window_ok(rule, windows, offset, segs=()):
 # level is a log line whatever its words.  The safety net still sees the line (an exception name in it stays
 # unrecognised, never clean); only the entries are not claimed from it.  Each word below is a literal every match
 # holds, so a line without any of them costs one substring test per word.
-PROSE_WORDS = (" when ", "fix for", "if a", "shows the ", "lead")
+PROSE_WORDS = (" when ", "fix for", "if a", "shows the ", "lead", "if you ", "显示", "表示", "意味着", "•", "●", "▪", "◦", "‣")
 PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thrown|shown|displayed|printed|reported)) when "
                    r"(?:a|an|the|you|your|it|\w+ (?:cannot|can't|can not|fails|tries))\b"
                    r"|\b(?:contains|includes|adds|is) the fix for\b"
                    r"|^\W{0,3}If an? \w+(?: \w+)? (?:has|gets|hits|is|runs)\b[^\n]{0,80}, the\b"
                    r"|\bshows the \w+ as\b"
-                   r"|\b(?:leading|leads|led) to (?:a |an |the )?[\w -]{0,60}\berror\s*$")
+                   r"|\b(?:leading|leads|led) to (?:a |an |the )?[\w -]{0,60}\berror\s*$"
+                   # (round 16) a reader's conditional about an error ("... if you get an error like `couldn't find
+                   # libnvidia-ml.so library in your system` you need to run"), a Chinese sentence saying what a status or
+                   # code means ("原因 OOMKilled 显示容器尝试使用超出其限制的内存量。"), and a rendered page's bullet that says
+                   # what a tool does ("• nvidia-smi exits non-zero with Failed to initialize NVML: ...", a runbook's
+                   # symptom list): no tool prints these shapes
+                   r"|\bif you (?:get|see|hit|encounter|run into|receive) (?:an? |the |this )?(?:error|message|warning)\b"
+                   r"|[A-Za-z][\w./-]{1,60} ?(?:显示|表示|意味着)[^\n]{1,200}。\s*$"
+                   r"|^\s*[•●▪◦‣]\s+[\w.-]{1,40} (?:exits|fails|returns|reports|prints|shows|says|throws|raises|errors out)\b")
+# A diff that adds a document's front matter or Markdown ("+title: Docker Container Killed — Exit Code 137 (OOM)",
+# "+keywords: exit code 137, OOM, ...", "+## Problem Overview"): a change to a page, not a run.  A shell trace ("+ cmd"),
+# nvidia-smi's table ("+----") and nested traces ("++ ") never take this shape.
+DIFF_DOC = re.compile(r"\+(?:[A-Za-z_][\w-]{0,40}: |#{1,6} )")
 
 
 def is_prose(seg, low):
-    """True for a sentence about an error rather than a tool's report of one (see PROSE)."""
+    """True for a sentence about an error rather than a tool's report of one (see PROSE, DIFF_DOC)."""
+    if seg[:1] == "+" and DIFF_DOC.match(seg) and line_level(seg) is None:
+        return True
     for w in PROSE_WORDS:
         if w in low:
             break
