@@ -987,7 +987,7 @@ PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thr
                    # code means ("原因 OOMKilled 显示容器尝试使用超出其限制的内存量。"), and a rendered page's bullet that says
                    # what a tool does ("• nvidia-smi exits non-zero with Failed to initialize NVML: ...", a runbook's
                    # symptom list): no tool prints these shapes
-                   r"|\bif you (?:get|see|hit|encounter|run into|receive) (?:an? |the |this )?(?:error|message|warning)\b"
+                   r"|\bif you (?:get|see|hit|encounter|run into|receive) (?:an? |the |this )?(?:error|message|warning)s? (?:like|such as|saying)\b"
                    r"|[A-Za-z][\w./-]{1,60} ?(?:显示|表示|意味着)[^\n]{1,200}。\s*$"
                    r"|^\s*[•●▪◦‣]\s+[\w.-]{1,40} (?:exits|fails|returns|reports|prints|shows|says|throws|raises|errors out)\b")
 # A diff that adds a document's front matter or Markdown ("+title: Docker Container Killed — Exit Code 137 (OOM)",
