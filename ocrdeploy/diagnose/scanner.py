@@ -194,7 +194,7 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "mismatch in versions between nvidia-smi",
                     # (round 16: docker's container status and JSON exit codes, a tool's "... aborting.")
                     # (a literal led by punctuation would make the prefilter stop at every ". " of a log: "aborting" alone)
-                    "exited (", "restarting (", "exitcode\"", "exit_code\"", "aborting", "couldn't init a gpu test")
+                    "exited (", "restarting (", "exit_code\"", "aborting", "couldn't init a gpu test")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
