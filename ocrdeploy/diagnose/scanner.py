@@ -138,6 +138,10 @@ GENERIC_CLASSES = (
     # the entries name the bodies they know (a model name not served, a 401)
     ("api-error-body", re.compile(r"""["']object["']: ?["']error["'], ?["']message["']: ?|\{["']error["']: ?\{["']message["']: ?""")),
     ("bind-failed", re.compile(r"(?i)\b(?:couldn[\'’]?t|could not|cannot|can[\'’]?t|failed to|unable to) bind\b[^\n]{0,40}?\b(?:socket|port|address)")),
+    # (round 16) a tool giving up in its own words at the end of its line ("Couldn't init a GPU test: Low mem for result.
+    # aborting.", gpu-burn's "No clients are alive!  Aborting"), with no error word of its own; and gpu-burn's
+    # "Couldn't init a GPU test: %s" (gpu_burn-drv.cpp) alone
+    ("aborted", re.compile(r"(?i)[.:;,!] {0,3}abort(?:ing|ed)\s*[.!]*\s*$|\bCouldn't init a GPU test: ")),
 )
 # Fatal ends whatever the tool: signals, non-zero exit statuses, the kernel's GPU and OOM-killer lines.
 # They count at WARNING level too (a supervisor logs a child's death as a warning), and a harmless entry
@@ -165,6 +169,10 @@ FATAL_CLASSES = (
                                # status=1/FAILURE", "code=killed, status=9/KILL") and of the unit ("Failed with result
                                # 'exit-code'", 'signal', 'core-dump', 'oom-kill', 'timeout')
                                r"|\bcode=(?:exited|killed|dumped),? status=(?!0\b)\d{1,3}\b"
+                               # (round 16) docker ps / compose ps's STATUS column ("Exited (132) 12 seconds ago",
+                               # "Restarting (139)") and the terminated state as JSON (docker inspect "ExitCode": 132,
+                               # a pod's "exitCode": 1)
+                               r"|\b(?:Exited|Restarting) \((?!0\))\d{1,3}\)|\"[Ee]xit_?[Cc]ode\"\s?:\s?(?!0\b)-?\d+\b"
                                r"|\bFailed with result '(?!success')[\w-]{2,32}'"
                                # (round 15) a launcher's or supervisor's words for a child that died ("Server process
                                # terminated unexpectedly", "worker exited unexpectedly"), no status given
@@ -198,8 +206,9 @@ GENERIC_HINTS = {
     "pip-no-distribution": ("No matching distribution found", "Could not find a version that satisfies"),
     "api-error-body": ('"error"', "'error'"),
     "bind-failed": ("t bind", "not bind", "to bind"),
+    "aborted": ("abort", "couldn't init a gpu test"),
 }
-GENERIC_LOWER = ("nvcc-fatal", "compiler-error", "cuda-error", "bind-failed")
+GENERIC_LOWER = ("nvcc-fatal", "compiler-error", "cuda-error", "bind-failed", "aborted")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
                     "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused",
                     "segmentation fault", "segfault at", "core dumped", "段错误", "核心已转储", "schwerwiegender fehler", "erreur fatale", "致命错误", "sigsegv", "sigabrt", "sigbus", "sigill", "sigfpe", "sigkill",
@@ -217,7 +226,10 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "probe routine was not called", "probe routine failed", "none of the nvidia devices were initialized",
                     "x failed to ", "unexpectedly",
                     "illegal instruction", "couldn't bind", "couldn’t bind",
-                    "could not bind", "cannot bind", "can't bind", "can’t bind", "failed to bind", "unable to bind")
+                    "could not bind", "cannot bind", "can't bind", "can’t bind", "failed to bind", "unable to bind",
+                    # (round 16: docker's container status and JSON exit codes, a tool's "... aborting.")
+                    # (a literal led by punctuation would make the prefilter stop at every ". " of a log: "aborting" alone)
+                    "exited (", "restarting (", "exit_code\"", "aborting", "couldn't init a gpu test")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
@@ -363,7 +375,7 @@ KILL_CLASSES = ("fatal-signal", "kernel-gpu")
 
 
 # a word one of which every FATAL_CLASSES match holds: most error lines skip the regexes
-FATAL_HINTS = ("segmentation", "segfault at", "core dumped", "段错误", "核心已转储", "sig", "fatal python", "exit", "nvrm", "xid", "out of memory",
+FATAL_HINTS = ("restarting (", "segmentation", "segfault at", "core dumped", "段错误", "核心已转储", "sig", "fatal python", "exit", "nvrm", "xid", "out of memory",
                "return code", "returncode", "failed with result", "unexpectedly",
                "oom-kill", "oom_kill", "fallen off", "no solution found", "resolutionimpossible", "unsatisfiableerror",
                "packagesnotfounderror", "killed", "aborted", "illegal instruction")
@@ -1011,7 +1023,8 @@ PROSE_WORDS = (" when ", "fix", "if a", "shows the ", "lead", " will ", " would 
                "as reported in", "as displayed in",
                "feat", "docs", "chore", "refactor", "perf", "revert", "to avoid", "to prevent", "related to",
                "caused by", "due to", "indicates that", "means that", "+- ", "+* ", "+#",
-               "prevents ", "fixes ", "avoids ", "solves ", "resolves ", "works around ", "indicate", ", which ")
+               "prevents ", "fixes ", "avoids ", "solves ", "resolves ", "works around ", "indicate", ", which ",
+               "if you ", "显示", "表示", "意味着", "•", "●", "▪", "◦", "‣")
 PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thrown|shown|displayed|printed|reported)) when "
                    r"(?:a|an|the|you|your|it|\w+ (?:cannot|can't|can not|fails|tries))\b"
                    r"|\b(?:contains|includes|adds|is) the fix for\b"
@@ -1035,7 +1048,16 @@ PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thr
                    r"|^\+(?:[-*] |#{1,6} )"
                    r"|^\W{0,3}(?:Prevents|Fixes|Avoids|Solves|Resolves|Works around) (?:the |an? )?[`'\"]"
                    r"|\b(?:usually|typically|generally|commonly|often) indicates?\b"
-                   r"|, which (?:is|means|indicates) (?:an? |the )?[\w -]{0,40}\b(?:error|kill|failure)\b")
+                   r"|, which (?:is|means|indicates) (?:an? |the )?[\w -]{0,40}\b(?:error|kill|failure)\b"
+                   # (round 16) a reader's conditional about an error ("... if you get an error like `couldn't find
+                   # libnvidia-ml.so library in your system` you need to run"), a Chinese sentence saying what a status or
+                   # code means ("原因 OOMKilled 显示容器尝试使用超出其限制的内存量。"), and a rendered page's bullet that says
+                   # what a tool does ("• nvidia-smi exits non-zero with Failed to initialize NVML: ...", a runbook's
+                   # symptom list): no tool prints these shapes
+                   r"|\bif you (?:get|see|hit|encounter|run into|receive) (?:an? |the |this )?(?:error|message|warning)s? (?:like|such as|saying)\b"
+                   r"|[A-Za-z][\w./-]{1,60} ?(?:显示|表示|意味着)[^\n]{1,200}。\s*$"
+                   r"|^\s*[•●▪◦‣]\s+[\w.-]{1,40} (?:exits|fails|returns|reports|prints|shows|says|throws|raises|errors out)\b")
+
 
 
 # A title (or first line) that asks for or announces a change to how an error is told, not a run that hit it: an
@@ -1046,12 +1068,18 @@ PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thr
 REQUEST = re.compile(r"(?i)^\W{0,3}(?:\[[\w -]{1,20}\]:?\s{1,3})?(?:Add|Adds|Added|Adding|Show|Give|Improve[sd]?|Handle|Catch|Print|Return"
                      r"|Document|Explain|More|Better|Nicer|Clearer|Friendlier)\b[^\n]{0,60}?\b(?:messages?|errors?|hints?|notes?"
                      r"|tips?|Q&A|FAQ|catch|handling)\b (?:on|for|about|when|with|to do with|of|if)\b")
+# A diff that adds a document's front matter or Markdown ("+title: Docker Container Killed — Exit Code 137 (OOM)",
+# "+keywords: exit code 137, OOM, ...", "+## Problem Overview"): a change to a page, not a run.  A shell trace ("+ cmd"),
+# nvidia-smi's table ("+----") and nested traces ("++ ") never take this shape.
+DIFF_DOC = re.compile(r"\+(?:[A-Za-z_][\w-]{0,40}: |#{1,6} )")
 
 
 def is_prose(seg, low):
-    """True for a sentence about an error rather than a tool's report of one (see PROSE, REQUEST), or a line that
-    quotes one by what the line is (see QUOTE_SHAPES)."""
+    """True for a sentence about an error rather than a tool's report of one (see PROSE, REQUEST, DIFF_DOC), or a
+    line that quotes one by what the line is (see QUOTE_SHAPES)."""
     if REQUEST.match(seg) is not None and line_level(seg) is None:
+        return True
+    if seg[:1] == "+" and DIFF_DOC.match(seg) and line_level(seg) is None:
         return True
     if seg[:1] == "+" and DIFF_ADDED.match(seg):
         return True
