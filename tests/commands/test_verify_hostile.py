@@ -57,6 +57,13 @@ def test_malformed_metrics_is_said_in_status_and_verify_of_a_service(site, tmp_p
                         "argv": [sys.executable, str(here), "badmetrics", str(port)], "served_name": "minicpm-ocr",
                         "log": str(wd / ".ocrdeploy" / "services" / f"minicpm-ocr-{port}.log")})
     assert r["ok"]
+    try:
+        status_and_verify_say_malformed(wd, inv, port)
+    finally:                                   # the service outlives the test otherwise (found left running after CI)
+        hostside.stop({"workdir": str(wd), "name": f"minicpm-ocr-{port}", "grace": 5})
+
+
+def status_and_verify_say_malformed(wd, inv, port):
     assert hostside.wait({"workdir": str(wd), "name": f"minicpm-ocr-{port}", "timeout": 20, "interval": 0.1})["ready"]
     p = cli("status", ["--json"], inv)
     assert "Traceback" not in p.stderr, p.stderr[-2000:]
