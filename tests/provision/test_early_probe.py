@@ -100,7 +100,8 @@ notes, procs = [], []
 init = subprocess.Popen.__init__
 def spy(self, args, *a, **k):
     if isinstance(args, list) and args and str(args[0]).endswith("ssh"):
-        notes.append(sorted(m for m in ("invoke", "ocrdeploy.recipes", "ocrdeploy.tasks") if m in sys.modules))
+        notes.append(sorted(m for m in ("invoke", "ocrdeploy.recipes", "ocrdeploy.tasks", "ocrdeploy.inventory")
+                            if m in sys.modules))
         procs.append(self)
     return init(self, args, *a, **k)
 subprocess.Popen.__init__ = spy
@@ -129,6 +130,7 @@ def drive(tmp_path, lab, argv, env=None):
     e = dict(os.environ, OCRDEPLOY_KNOWN_HOSTS=str(lab.known_hosts), COLUMNS="200", HOME=str(home),
              **(env or {}))
     e.pop("OCRDEPLOY_INVENTORY", None)
+    e.pop("XDG_CACHE_HOME", None)                 # the remembered lines live under HOME's .cache
     out = tmp_path / "drive.json"
     p = subprocess.run([sys.executable, "-c", DRIVER, str(out), *argv], capture_output=True, text=True, cwd=ROOT,
                        env=e, timeout=180)
@@ -151,8 +153,44 @@ def test_an_ssh_install_starts_its_probe_before_invoke_and_takes_it_over(lab, tm
     assert p.returncode == 0, p.stderr[-3000:]
     doc = json.loads(p.stdout)["hosts"]["h"]
     assert doc["reachable"] and doc["commands_run"] == 0
-    assert got["notes"] == [[]]                  # one ssh, started before invoke, the tasks and the recipes
+    # one ssh, started before invoke, the tasks and the recipes (after reading the inventory)
+    assert got["notes"] == [["ocrdeploy.inventory"]]
     assert got["stats"] == {"started": 1, "adopted": 1, "ended": 0} and got["all_ended"]
+    # the re-run starts the line it remembered before reading the inventory, and takes it over
+    p, got = drive(tmp_path, lab, ["ocrdeploy", "install", "-H", "h", "--check", "--json", "-s", "tools-venv",
+                                   "-i", str(inv)])
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert json.loads(p.stdout)["hosts"]["h"]["reachable"]
+    assert got["notes"] == [[]] and got["stats"] == {"started": 1, "adopted": 1, "ended": 0}
+    # another command line, or the inventory changed: not the remembered line's key, the inventory is read again
+    p, got = drive(tmp_path, lab, ["ocrdeploy", "install", "-H", "h", "--check", "-s", "tools-venv", "-i", str(inv)])
+    assert p.returncode == 0 and got["notes"] == [["ocrdeploy.inventory"]], p.stderr[-3000:]
+    inv.write_text(inv.read_text() + "\n")
+    p, got = drive(tmp_path, lab, ["ocrdeploy", "install", "-H", "h", "--check", "--json", "-s", "tools-venv",
+                                   "-i", str(inv)])
+    assert p.returncode == 0 and got["notes"] == [["ocrdeploy.inventory"]], p.stderr[-3000:]
+    assert got["stats"] == {"started": 1, "adopted": 1, "ended": 0}
+
+
+@pytest.mark.ssh
+def test_a_remembered_line_the_run_does_not_take_is_ended_and_forgotten(lab, tmp_path):
+    inv = lab_inventory(lab, tmp_path, "127.0.0.89")
+    argv = ["ocrdeploy", "install", "-H", "h", "--check", "--json", "-s", "tools-venv", "-i", str(inv)]
+    drive(tmp_path, lab, argv)
+    memory = tmp_path / "home" / ".cache" / "ocrdeploy" / "early-probe.json"
+    doc = json.loads(memory.read_text())
+    ((key, lines),) = doc.items()
+    assert len(lines) == 1 and lines[0][-1].endswith(str(tmp_path / "wd"))     # the probe's work dir, last word
+    assert memory.stat().st_mode & 0o077 == 0
+    lines[0][-1] = lines[0][-1].replace(str(tmp_path / "wd"), str(tmp_path / "elsewhere"))
+    memory.write_text(json.dumps({key: lines}))
+    p, got = drive(tmp_path, lab, argv)
+    assert p.returncode == 0 and json.loads(p.stdout)["hosts"]["h"]["reachable"], p.stderr[-3000:]
+    assert got["stats"] == {"started": 1, "adopted": 0, "ended": 1} and got["all_ended"]
+    assert json.loads(memory.read_text()) == {}                                   # forgotten
+    p, got = drive(tmp_path, lab, argv)                                           # read afresh, remembered again
+    assert got["notes"] == [["ocrdeploy.inventory"]] and got["stats"]["adopted"] == 1
+    assert json.loads(memory.read_text())[key][0][-1].endswith(str(tmp_path / "wd"))
 
 
 @pytest.mark.ssh
@@ -161,7 +199,7 @@ def test_inv_install_starts_its_probe_before_the_tasks_are_imported(lab, tmp_pat
     p, got = drive(tmp_path, lab, ["inv", "install", "-H", "h", "--check", "--json", "-s", "tools-venv", "-i", str(inv)])
     assert p.returncode == 0, p.stderr[-3000:]
     assert json.loads(p.stdout)["hosts"]["h"]["reachable"]
-    assert got["notes"] == [["invoke"]]           # invoke runs first under `inv`; the tasks and recipes not yet
+    assert got["notes"] == [["invoke", "ocrdeploy.inventory"]]  # invoke runs first under `inv`; tasks, recipes not yet
     assert got["stats"] == {"started": 1, "adopted": 1, "ended": 0}
 
 
@@ -174,7 +212,8 @@ def test_a_started_probe_the_run_does_not_take_is_ended(lab, tmp_path):
                    env={"SKEW": "1"})
     assert p.returncode == 0, p.stderr[-3000:]
     assert json.loads(p.stdout)["hosts"]["h"]["reachable"]
-    assert got["notes"] == [[], ["invoke", "ocrdeploy.recipes", "ocrdeploy.tasks"]]
+    assert got["notes"] == [["ocrdeploy.inventory"], ["invoke", "ocrdeploy.inventory", "ocrdeploy.recipes",
+                                                      "ocrdeploy.tasks"]]
     assert got["stats"] == {"started": 1, "adopted": 0, "ended": 1} and got["all_ended"]
 
 
@@ -183,7 +222,7 @@ def test_a_run_that_stops_at_an_input_error_ends_its_started_probe(lab, tmp_path
     inv = lab_inventory(lab, tmp_path, "127.0.0.85", installer="pipx")
     p, got = drive(tmp_path, lab, ["ocrdeploy", "install", "-H", "h", "-i", str(inv)])
     assert p.returncode == 2 and "installer" in p.stderr and "Traceback" not in p.stderr, p.stderr[-3000:]
-    assert got["notes"] == [[]] and got["stats"] == {"started": 1, "adopted": 0, "ended": 1} and got["all_ended"]
+    assert got["notes"] == [["ocrdeploy.inventory"]] and got["stats"] == {"started": 1, "adopted": 0, "ended": 1} and got["all_ended"]
 
 
 @pytest.mark.ssh
@@ -191,7 +230,7 @@ def test_a_verbose_run_starts_nothing_early(lab, tmp_path):
     inv = lab_inventory(lab, tmp_path, "127.0.0.84")
     p, got = drive(tmp_path, lab, ["ocrdeploy", "install", "-H", "h", "--check", "-v", "-s", "tools-venv", "-i", str(inv)])
     assert p.returncode == 0, p.stderr[-3000:]
-    assert got["notes"] == [["invoke", "ocrdeploy.recipes", "ocrdeploy.tasks"]]
+    assert got["notes"] == [["invoke", "ocrdeploy.inventory", "ocrdeploy.recipes", "ocrdeploy.tasks"]]
     assert got["stats"] == {"started": 0, "adopted": 0, "ended": 0}
 
 
@@ -234,9 +273,10 @@ def test_each_host_of_a_fleet_gets_its_own_started_probe(lab, tmp_path):
                                    "-i", str(inv)])
     assert p.returncode == 0, p.stderr[-3000:]
     assert all(d["reachable"] for d in json.loads(p.stdout)["hosts"].values())
-    assert got["notes"] == [[], []] and got["stats"] == {"started": 2, "adopted": 2, "ended": 0}
+    assert got["notes"] == [["ocrdeploy.inventory"]] * 2
+    assert got["stats"] == {"started": 2, "adopted": 2, "ended": 0}
     p, got = drive(tmp_path, lab, ["ocrdeploy", "install", "-H", "f1,f2", "--forks", "1", "--check", "--json",
                                    "-s", "tools-venv", "-i", str(inv)])
     assert p.returncode == 0, p.stderr[-3000:]
-    assert got["notes"][0] == [] and len(got["notes"]) == 2           # --forks 1: the second waits its turn
+    assert got["notes"][0] == ["ocrdeploy.inventory"] and len(got["notes"]) == 2   # --forks 1: the second waits
     assert got["stats"] == {"started": 1, "adopted": 1, "ended": 0}
