@@ -1,17 +1,17 @@
 """`python -m ocrdeploy` and the `ocrdeploy` command.
 
 An `install` over SSH starts its facts probe's ssh before invoke, the tasks and the recipes are imported
-(provision/early_probe.py): the handshake runs while the controller starts.  When the command is done, the
-exit handlers run and the output is flushed, then the process ends without the interpreter's teardown of every
-module (a no-op's last 30-40 ms, after its answer is out), as the facts probe does on the host."""
+(commands/early_install.py, provision/early_probe.py): the handshake runs while the controller starts.  When the
+command is done, the exit handlers run and the output is flushed, then the process ends without the interpreter's
+teardown of every module (a no-op's last 30-40 ms, after its answer is out), as the facts probe does on the host."""
 
 import sys
 
 
 def run():
-    from .provision import early_probe
+    from .commands import early_install
 
-    early_probe.start(sys.argv[1:])
+    early_install.start(sys.argv[1:])
     from .cli import main
 
     try:

@@ -21,9 +21,8 @@ the same key starts them before importing anything of ours, where reading the in
 the spawn itself; the run still takes one over only when it is its own line, and a remembered line it did not
 take is forgotten.
 
-Only a command line this module reads without doubt starts anything: `install` with the flags it knows;
-an unknown or combined flag, -v, --help, --facts, --docker or --list-hosts start nothing, so no host is ever
-reached that the run itself would not reach.
+Which command lines start anything, and the lines themselves, are commands/early_install.py's: this module
+only starts, hands over, ends and remembers them.
 """
 
 from __future__ import annotations
@@ -34,60 +33,16 @@ import os
 import subprocess
 import threading
 
-# long flags of `install` that take a value, and the boolean ones; nothing here changes which hosts are
-# reached or how, except host/group/inventory/limit/forks/connect-timeout/accept-new-host-keys/set
-VALUE_FLAGS = frozenset({"host", "group", "inventory", "limit", "forks", "connect-timeout", "recipe", "step",
-                         "from", "deps-dir", "installer", "set"})
-BOOL_FLAGS = frozenset({"json", "check", "force", "skip-preflight", "accept-new-host-keys", "no-shared-build"})
-# invoke's short flags for them (it gives each the first free letter; tests/provision/test_early_probe.py
-# holds this table to the install task's real parser, so a new flag that moves one fails there)
-SHORT = {"H": "host", "g": "group", "i": "inventory", "l": "limit", "n": "connect-timeout", "r": "recipe",
-         "s": "step", "f": "from", "d": "deps-dir", "t": "installer", "e": "set", "j": "json", "c": "check",
-         "o": "force", "k": "skip-preflight", "p": "accept-new-host-keys", "b": "no-shared-build"}
-
 _PENDING: dict[tuple, subprocess.Popen] = {}
 _LOCK = threading.Lock()
 STATS = {"started": 0, "adopted": 0, "ended": 0}
 
 
-def read_install_args(args: list[str]) -> dict | None:
-    """The options of `install ARGS` that decide its hosts, or None when the line is not one this module
-    reads without doubt (then nothing starts early)."""
-    if not args or args[0] != "install":
-        return None
-    opts: dict = {"set": []}
-    words = iter(args[1:])
-    for word in words:
-        if len(word) == 2 and word[0] == "-" and word[1] in SHORT:
-            name, eq, value = SHORT[word[1]], "", ""
-        elif word.startswith("--") and word != "--":
-            name, eq, value = word[2:].partition("=")
-        else:
-            return None                         # a combined or unknown short flag, another task's name
-        if name in BOOL_FLAGS and not eq:
-            opts[name] = True
-        elif name in VALUE_FLAGS:
-            if not eq:
-                value = next(words, None)
-                if value is None or value.startswith("-"):
-                    return None
-            if name == "set":
-                opts["set"].append(value)
-            elif name in opts:
-                return None                     # given twice: invoke's answer is not ours to guess
-            else:
-                opts[name] = value
-        else:
-            return None
-    return opts
-
-
-def start(args: list[str]) -> int:
-    """Start the probe's ssh for each SSH host `install ARGS` selects; how many started.  Never raises:
-    whatever goes wrong here, the run itself meets again and reports."""
-    opts = read_install_args(args)
-    if opts is None:
-        return 0
+def start(args: list[str], opts: dict, lines_for) -> int:
+    """Start the probe's ssh for each line `install ARGS` (read into `opts`) would spawn: the remembered lines of
+    the same key at once, else `lines_for(opts)` (commands/early_install.py: the inventory read, the hosts
+    selected, each line built as the run builds it).  How many started; never raises: whatever goes wrong here,
+    the run itself meets again and reports."""
     try:
         key = _key(args, opts)
         lines = _remembered(key)
@@ -106,9 +61,10 @@ def start(args: list[str]) -> int:
     # run's to say, once: here they are kept quiet, and what ~/.ssh/config's reader notes as said is forgotten
     with contextlib.redirect_stderr(io.StringIO()):
         try:
-            started = _start(opts)
+            started = sum(_spawn(line) for line in lines_for(opts))
             if started:
                 _STATE["key"], _STATE["remembered"] = key, None     # what the run takes over is remembered at exit
+                atexit.register(discard)
             return started
         except Exception:
             discard()
@@ -117,43 +73,6 @@ def start(args: list[str]) -> int:
             said = getattr(sys.modules.get("ocrdeploy.inventory.sshconfig"), "_said", None)
             if said is not None:
                 said.clear()
-
-
-def _start(opts: dict) -> int:
-    from ..commands.options import number, parse_sets
-    from ..inventory import find_inventory_path, load_inventory, select_hosts
-
-    path = find_inventory_path(opts.get("inventory"))
-    if path is None:
-        return 0
-    hosts = select_hosts(load_inventory(path), host=opts.get("host"), group=opts.get("group"),
-                         limit=opts.get("limit"))
-    if all(h.is_local for h in hosts):
-        return 0                                # probed in-process: nothing to start, nothing more to import
-    from .connection import SSHConnection
-    from .facts import probe_command
-    from .openssh import ssh_argv
-    from .session import DEFAULT_FORKS
-
-    overrides = parse_sets(opts["set"] + ([f"installer={opts['installer']}"] if "installer" in opts else []))
-    if "deps-dir" in opts:
-        overrides["deps_dir"] = opts["deps-dir"]
-    forks = number(opts.get("forks"), "forks", DEFAULT_FORKS, whole=True, minimum=1)
-    timeout = number(opts.get("connect-timeout"), "connect-timeout", 10, above=0)
-    started = 0
-    for h in hosts[:int(forks)]:               # the run's first wave: later hosts wait for a free slot anyway
-        if h.is_local:
-            continue
-        h.vars.update(overrides)
-        conn = SSHConnection(h, connect_timeout=timeout, accept_new_host_keys=bool(opts.get("accept-new-host-keys")))
-        argv = ssh_argv(conn)
-        if argv is None:
-            continue
-        command = conn.prepare(probe_command({"workdir": h.workdir}))
-        started += _spawn((*argv, conn.shell(command)))
-    if started:
-        atexit.register(discard)
-    return started
 
 
 def _spawn(line: tuple) -> int:
@@ -171,7 +90,7 @@ def _spawn(line: tuple) -> int:
 KEY_ENV = ("OCRDEPLOY_INVENTORY", "OCRDEPLOY_KNOWN_HOSTS", "OCRDEPLOY_SSH_CONFIG", "HOME", "USER", "LOGNAME", "PATH",
            "XDG_CACHE_HOME", "SSH_AUTH_SOCK")
 KEY_MODULES = ("early_probe.py", "facts.py", "probe.py", "probe_fallback.sh", "connection.py", "openssh.py",
-               "command.py", "session.py")
+               "command.py", "session.py", "../commands/early_install.py", "../commands/options.py")
 DEFAULT_INVENTORIES = ("inventory.yml", "inventory.yaml", "inventory.ini")   # inventory/model.py's DEFAULT_FILES
 REMEMBERED_KEYS = 16
 _STATE: dict = {"key": None, "remembered": None}

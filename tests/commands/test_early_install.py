@@ -1,4 +1,4 @@
-"""The install probe's ssh started at the program's entry (provision/early_probe.py): it starts before invoke
+"""The install probe's ssh started at the program's entry (commands/early_install.py, provision/early_probe.py): it starts before invoke
 and the recipes are imported, the run takes it over (still one ssh per host), a line it cannot read without
 doubt starts nothing, and a started one the run does not take is ended with nothing probed on the host."""
 
@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ocrdeploy.commands import early_install
+from ocrdeploy.commands.early_install import BOOL_FLAGS, SHORT, VALUE_FLAGS, read_install_args
 from ocrdeploy.provision import early_probe, probe
-from ocrdeploy.provision.early_probe import BOOL_FLAGS, SHORT, VALUE_FLAGS, read_install_args
 
 ROOT = Path(__file__).parents[2]
 SMI = Path(__file__).parents[1] / "fixtures" / "nvidia-smi"
@@ -68,12 +69,12 @@ def test_a_line_with_any_doubt_starts_nothing(args):
 def test_an_unknown_inventory_or_host_starts_nothing_and_says_nothing(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("OCRDEPLOY_INVENTORY", raising=False)
     monkeypatch.chdir(tmp_path)
-    assert early_probe.start(["install", "-i", str(tmp_path / "missing.yml")]) == 0
+    assert early_install.start(["install", "-i", str(tmp_path / "missing.yml")]) == 0
     inv = tmp_path / "inv.yml"
     inv.write_text(yaml.safe_dump({"all": {"hosts": {"gpu1": {"ansible_host": "127.0.0.9"}}}}))
-    assert early_probe.start(["install", "-i", str(inv), "-H", "nosuch"]) == 0
-    assert early_probe.start(["install", "-i", str(inv), "-H", "localhost"]) == 0    # local: probed in-process
-    assert early_probe.start(["install", "-i", str(inv), "--forks", "zero"]) == 0
+    assert early_install.start(["install", "-i", str(inv), "-H", "nosuch"]) == 0
+    assert early_install.start(["install", "-i", str(inv), "-H", "localhost"]) == 0    # local: probed in-process
+    assert early_install.start(["install", "-i", str(inv), "--forks", "zero"]) == 0
     assert capsys.readouterr() == ("", "") and not early_probe._PENDING
 
 
@@ -111,9 +112,9 @@ def report():
         json.dump({"notes": notes, "stats": early_probe.STATS, "all_ended": all(p.poll() is not None for p in procs)}, fh)
 atexit.register(report)          # runs last: after early_probe's own discard, registered later
 if "SKEW" in __import__("os").environ:
-    from ocrdeploy.provision import early_probe
-    read = early_probe.read_install_args
-    early_probe.read_install_args = lambda a: dict(read(a), set=read(a)["set"] + ["workdir=/elsewhere"])
+    from ocrdeploy.commands import early_install
+    read = early_install.read_install_args
+    early_install.read_install_args = lambda a: dict(read(a), set=read(a)["set"] + ["workdir=/elsewhere"])
 sys.argv = argv
 if argv[0] == "inv":
     from invoke.main import program
