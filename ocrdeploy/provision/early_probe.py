@@ -49,7 +49,9 @@ def start(args: list[str], opts: dict, lines_for) -> int:
         if lines:
             _STATE["key"], _STATE["remembered"] = key, lines
             atexit.register(discard)
-            return sum(_spawn(tuple(line)) for line in lines)
+            for line in lines:
+                _spawn(tuple(line))
+            return len(lines)
     except Exception:
         discard()
         return 0
@@ -61,7 +63,10 @@ def start(args: list[str], opts: dict, lines_for) -> int:
     # run's to say, once: here they are kept quiet, and what ~/.ssh/config's reader notes as said is forgotten
     with contextlib.redirect_stderr(io.StringIO()):
         try:
-            started = sum(_spawn(line) for line in lines_for(opts))
+            lines = lines_for(opts)
+            for line in lines:
+                _spawn(line)
+            started = len(lines)
             if started:
                 _STATE["key"], _STATE["remembered"] = key, None     # what the run takes over is remembered at exit
                 atexit.register(discard)
@@ -75,7 +80,7 @@ def start(args: list[str], opts: dict, lines_for) -> int:
                 said.clear()
 
 
-def _spawn(line: tuple) -> int:
+def _spawn(line: tuple):
     proc = subprocess.Popen(list(line), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     with _LOCK:
         old = _PENDING.pop(line, None)
@@ -83,7 +88,6 @@ def _spawn(line: tuple) -> int:
         STATS["started"] += 1
     if old is not None:
         _end(old)
-    return 1
 
 
 # what the remembered line is made from, besides the command line and the files below

@@ -281,3 +281,10 @@ def test_each_host_of_a_fleet_gets_its_own_started_probe(lab, tmp_path):
     assert p.returncode == 0, p.stderr[-3000:]
     assert got["notes"][0] == ["ocrdeploy.inventory"] and len(got["notes"]) == 2   # --forks 1: the second waits
     assert got["stats"] == {"started": 1, "adopted": 1, "ended": 0}
+
+
+def test_the_default_inventories_are_the_inventorys_own():
+    """early_probe keys remembered lines on the default inventory files without importing the inventory module."""
+    from ocrdeploy.inventory.model import DEFAULT_FILES
+
+    assert early_probe.DEFAULT_INVENTORIES == DEFAULT_FILES
