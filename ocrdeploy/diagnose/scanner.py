@@ -144,9 +144,10 @@ GENERIC_CLASSES = (
     ("aborted", re.compile(r"(?i)[.:;,!] {0,3}abort(?:ing|ed)\s*[.!]*\s*$|\bCouldn't init a GPU test: ")),
     # (round 21) a server's own words for a model it could not load, the cause after a colon and no exception name
     # (mlx_vlm.server's "Error loading model mlx-community/DeepSeek-OCR-8bit: 'dict' object has no attribute
-    # 'model_type'", "Failed to load model X: ..." in other servers' and UIs' words): the model never served
+    # 'model_type'", Jan's "Error loading MLX model: {...}", "Failed to load model X: ..." in other servers' and UIs'
+    # words; one word may name the kind of model): the model never served
     ("load-failed", re.compile(r"(?i)\b(?:error (?:while )?loading|(?:failed|unable) to load|(?:could ?not|couldn't|cannot|can't)"
-                               r" load) (?:the )?model\b[^\n]{0,300}?: \S")),
+                               r" load) (?:the |\w{2,12} )?model\b[^\n]{0,300}?: \S")),
 )
 # Fatal ends whatever the tool: signals, non-zero exit statuses, the kernel's GPU and OOM-killer lines.
 # They count at WARNING level too (a supervisor logs a child's death as a warning), and a harmless entry
@@ -212,7 +213,7 @@ GENERIC_HINTS = {
     "api-error-body": ('"error"', "'error'"),
     "bind-failed": ("t bind", "not bind", "to bind"),
     "aborted": ("abort", "couldn't init a gpu test"),
-    "load-failed": ("loading model", "load model", "load the model", "loading the model"),
+    "load-failed": ("load",),
 }
 GENERIC_LOWER = ("nvcc-fatal", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",

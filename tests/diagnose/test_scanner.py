@@ -480,6 +480,7 @@ def test_a_prose_like_title_that_is_the_error_stays_a_finding(tmp_path, engine):
     ("Error loading model mlx-community/DeepSeek-OCR-8bit: 'dict' object has no attribute 'model_type'", "load-failed"),
     ("Failed to load model llama3:8b: unable to open the weights file", "load-failed"),
     ("Could not load the model because: out of memory", "load-failed"),
+    ("Error loading MLX model: {\"code\":\"MLX_PROCESS_ERROR\",\"details\":\"\"}", "load-failed"),
     ("Loading model: mlx-community/DeepSeek-OCR-8bit", None),
     ("INFO 02-26 09:54:02 model_runner.py:1115] Loading model weights took 5.2032 GB", None),
     ("failed to load model", None),
