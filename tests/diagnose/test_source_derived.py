@@ -106,6 +106,10 @@ NAMED = [
     # GNU ld's "cannot find -l%s" (binutils ld/ldfile.c) for the device runtime nvcc links by default, in any linker's
     # prefix
     ("ld-cudart-missing", "/usr/bin/ld: cannot find -lcudadevrt: No such file or directory", "binutils ld/ldfile.c"),
+    # round 21. MiniCPM-o's version dispatch in vLLM (vllm-project/vllm vllm/model_executor/models/minicpmo.py: f"Currently,
+    # MiniCPMO only supports versions {supported_versions}. Got version: {version}"), as minicpmv.py's for MiniCPM-V
+    ("vllm-arch-unsupported", "ValueError: Currently, MiniCPMO only supports versions 2.6. Got version: (4, 5)",
+     "vllm-project/vllm vllm/model_executor/models/minicpmo.py"),
     # round 21. Triton 3.4+'s longer wording of the launcher build's compiler check (triton-lang/triton
     # python/triton/runtime/build.py _build: "Failed to find C compiler. Please specify via CC environment variable or
     # set triton.knobs.build.impl.")
