@@ -142,6 +142,12 @@ GENERIC_CLASSES = (
     # aborting.", gpu-burn's "No clients are alive!  Aborting"), with no error word of its own; and gpu-burn's
     # "Couldn't init a GPU test: %s" (gpu_burn-drv.cpp) alone
     ("aborted", re.compile(r"(?i)[.:;,!] {0,3}abort(?:ing|ed)\s*[.!]*\s*$|\bCouldn't init a GPU test: ")),
+    # (round 21) a server's own words for a model it could not load, the cause after a colon and no exception name
+    # (mlx_vlm.server's "Error loading model mlx-community/DeepSeek-OCR-8bit: 'dict' object has no attribute
+    # 'model_type'", Jan's "Error loading MLX model: {...}", "Failed to load model X: ..." in other servers' and UIs'
+    # words; one word may name the kind of model): the model never served
+    ("load-failed", re.compile(r"(?i)\b(?:error (?:while )?loading|(?:failed|unable) to load|(?:could ?not|couldn't|cannot|can't)"
+                               r" load) (?:the |\w{2,12} )?model\b[^\n]{0,300}?: \S")),
 )
 # Fatal ends whatever the tool: signals, non-zero exit statuses, the kernel's GPU and OOM-killer lines.
 # They count at WARNING level too (a supervisor logs a child's death as a warning), and a harmless entry
@@ -207,8 +213,9 @@ GENERIC_HINTS = {
     "api-error-body": ('"error"', "'error'"),
     "bind-failed": ("t bind", "not bind", "to bind"),
     "aborted": ("abort", "couldn't init a gpu test"),
+    "load-failed": ("load",),
 }
-GENERIC_LOWER = ("nvcc-fatal", "compiler-error", "cuda-error", "bind-failed", "aborted")
+GENERIC_LOWER = ("nvcc-fatal", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
                     "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused",
                     "segmentation fault", "segfault at", "core dumped", "段错误", "核心已转储", "schwerwiegender fehler", "erreur fatale", "致命错误", "sigsegv", "sigabrt", "sigbus", "sigill", "sigfpe", "sigkill",
@@ -229,7 +236,9 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "could not bind", "cannot bind", "can't bind", "can’t bind", "failed to bind", "unable to bind",
                     # (round 16: docker's container status and JSON exit codes, a tool's "... aborting.")
                     # (a literal led by punctuation would make the prefilter stop at every ". " of a log: "aborting" alone)
-                    "exited (", "restarting (", "exit_code\"", "aborting", "couldn't init a gpu test")
+                    "exited (", "restarting (", "exit_code\"", "aborting", "couldn't init a gpu test",
+                    # (round 21: a server's "Error loading model X: ..." / "Failed to load model X: ...")
+                    "loading model", "load model", "load the model", "loading the model")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)

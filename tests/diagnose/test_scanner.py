@@ -472,3 +472,18 @@ def test_a_prose_like_title_that_is_the_error_stays_a_finding(tmp_path, engine):
     # an issue asking for a fix ("Fix: <error>") is a report of the error, not a fix's title
     title = 'Fix: 404 Not Found - Model "gemma-3-27b-it" not found on API'
     assert "served-model-name-mismatch" in ids(scan_text(tmp_path, title + "\n", engine, name="t2.log"))
+
+
+# round 21: a server's own words for a model it could not load, the cause after a colon, no exception name
+# (mlx_vlm.server's "Error loading model %s: %s"); the progress lines around a load stay quiet
+@pytest.mark.parametrize("line,cls", [
+    ("Error loading model mlx-community/DeepSeek-OCR-8bit: 'dict' object has no attribute 'model_type'", "load-failed"),
+    ("Failed to load model llama3:8b: unable to open the weights file", "load-failed"),
+    ("Could not load the model because: out of memory", "load-failed"),
+    ("Error loading MLX model: {\"code\":\"MLX_PROCESS_ERROR\",\"details\":\"\"}", "load-failed"),
+    ("Loading model: mlx-community/DeepSeek-OCR-8bit", None),
+    ("INFO 02-26 09:54:02 model_runner.py:1115] Loading model weights took 5.2032 GB", None),
+    ("failed to load model", None),
+])
+def test_round21_a_model_load_failure_in_a_servers_words_is_a_failure_class(line, cls):
+    assert scanner.generic_class(line) == cls

@@ -106,10 +106,43 @@ NAMED = [
     # GNU ld's "cannot find -l%s" (binutils ld/ldfile.c) for the device runtime nvcc links by default, in any linker's
     # prefix
     ("ld-cudart-missing", "/usr/bin/ld: cannot find -lcudadevrt: No such file or directory", "binutils ld/ldfile.c"),
+    # round 21. MiniCPM-o's version dispatch in vLLM (vllm-project/vllm vllm/model_executor/models/minicpmo.py: f"Currently,
+    # MiniCPMO only supports versions {supported_versions}. Got version: {version}"), as minicpmv.py's for MiniCPM-V
+    ("vllm-arch-unsupported", "ValueError: Currently, MiniCPMO only supports versions 2.6. Got version: (4, 5)",
+     "vllm-project/vllm vllm/model_executor/models/minicpmo.py"),
+    # round 21. Triton 3.4+'s longer wording of the launcher build's compiler check (triton-lang/triton
+    # python/triton/runtime/build.py _build: "Failed to find C compiler. Please specify via CC environment variable or
+    # set triton.knobs.build.impl.")
+    ("triton-compile-failed", "RuntimeError: Failed to find C compiler. Please specify via CC environment variable or "
+     "set triton.knobs.build.impl.", "triton-lang/triton python/triton/runtime/build.py"),
+    # vLLM V0's memory profile and block count when the weights and the activation peak exceed the budget
+    # (vllm-project/vllm vllm/worker/worker.py determine_num_available_blocks 0.6-0.8: "the rest of the memory reserved
+    # for KV Cache is %.2fGiB."; vllm/executor/executor_base.py initialize_cache: "# %s blocks: %d, # CPU blocks: %d" with
+    # current_platform.device_name, "GPU" before 0.7)
+    ("kv-cache-too-small", "INFO 02-26 09:54:05 worker.py:267] model weights take 6.90GiB; non_torch_memory takes 0.05GiB; "
+     "PyTorch activation peak memory takes 1.40GiB; the rest of the memory reserved for KV Cache is -0.75GiB.",
+     "vllm-project/vllm vllm/worker/worker.py"),
+    ("kv-cache-too-small", "INFO 04-27 10:13:05 llm_engine.py:275] # GPU blocks: 0, # CPU blocks: 512",
+     "vllm-project/vllm vllm/engine/llm_engine.py"),
+    ("kv-cache-too-small", "INFO 02-26 09:54:05 executor_base.py:111] # rocm blocks: 0, # CPU blocks: 2048",
+     "vllm-project/vllm vllm/executor/executor_base.py"),
+    # huggingface_hub's HFValidationError (huggingface_hub/utils/_validators.py validate_repo_id: "Repo id must use
+    # alphanumeric chars or '-', '_', '.', '--' and '..' are forbidden, '-' and '.' cannot start or end the name, max
+    # length is 96: '{repo_id}'.") wrapped at 80 columns by rich or a terminal: the value on a later line
+    ("model-dir-missing", "HFValidationError: Repo id must use alphanumeric chars or '-', '_', '.', '--' ",
+     "huggingface/huggingface_hub src/huggingface_hub/utils/_validators.py"),
+    # a Windows toolkit path that is not there (subprocess's FileNotFoundError under setup.py builds)
+    ("nvcc-not-found", "FileNotFoundError: [Errno 2] No such file or directory: 'C:\\Program Files\\NVIDIA GPU Computing "
+     "Toolkit\\CUDA\\v12.4\\bin\\nvcc.exe'", "python/cpython Lib/subprocess.py _execute_child"),
 ]
 
 # (entry the line must NOT produce, the filled-in line, why, where the format comes from)
 APART = [
+    # round 21. TensorFlow's dso_loader probing an optional library (tensorflow/tsl/platform/default/dso_loader.cc:
+    # "Could not load dynamic library '%s'; dlerror: %s"): it warns and goes on, unlike a loader refusing to start
+    ("nvrtc-notfound", "2021-03-01 10:00:00.000000: W tensorflow/stream_executor/platform/default/dso_loader.cc:60] Could "
+     "not load dynamic library 'libnvrtc.so.11.1'; dlerror: libnvrtc.so.11.1: cannot open shared object file: No such "
+     "file or directory", "tensorflow/tensorflow tensorflow/stream_executor/platform/default/dso_loader.cc"),
     # the same MaxRetryError when the local server answered but too slowly: a read timeout is not "nothing answers"
     ("service-unreachable", "HTTPConnectionPool(host='127.0.0.1', port=8000): Max retries exceeded with url: "
      "/v1/chat/completions (Caused by ReadTimeoutError(\"HTTPConnectionPool(host='127.0.0.1', port=8000): Read timed "
