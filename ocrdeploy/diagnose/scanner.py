@@ -142,6 +142,10 @@ GENERIC_CLASSES = (
     # aborting.", gpu-burn's "No clients are alive!  Aborting"), with no error word of its own; and gpu-burn's
     # "Couldn't init a GPU test: %s" (gpu_burn-drv.cpp) alone
     ("aborted", re.compile(r"(?i)[.:;,!] {0,3}abort(?:ing|ed)\s*[.!]*\s*$|\bCouldn't init a GPU test: ")),
+    # (round 20) the linker not finding an input, in its own words and without "error:" (GNU ld and gold print
+    # "/usr/bin/ld: cannot find -lGL", "ld: cannot find /tmp/.../x.o: No such file or directory"; Apple's ld "ld: library
+    # not found for -lX"): the "collect2: error" after it may be cut away; ld-cudart-missing names CUDA's libraries
+    ("linker-error", re.compile(r"\bld(?:\.(?:gold|bfd|lld))?(?:\.exe)?: (?:cannot find \S|library not found for -l\S)")),
 )
 # Fatal ends whatever the tool: signals, non-zero exit statuses, the kernel's GPU and OOM-killer lines.
 # They count at WARNING level too (a supervisor logs a child's death as a warning), and a harmless entry
@@ -207,6 +211,7 @@ GENERIC_HINTS = {
     "api-error-body": ('"error"', "'error'"),
     "bind-failed": ("t bind", "not bind", "to bind"),
     "aborted": ("abort", "couldn't init a gpu test"),
+    "linker-error": (": cannot find ", ": library not found for -l"),
 }
 GENERIC_LOWER = ("nvcc-fatal", "compiler-error", "cuda-error", "bind-failed", "aborted")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
@@ -229,7 +234,9 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "could not bind", "cannot bind", "can't bind", "can’t bind", "failed to bind", "unable to bind",
                     # (round 16: docker's container status and JSON exit codes, a tool's "... aborting.")
                     # (a literal led by punctuation would make the prefilter stop at every ". " of a log: "aborting" alone)
-                    "exited (", "restarting (", "exit_code\"", "aborting", "couldn't init a gpu test")
+                    "exited (", "restarting (", "exit_code\"", "aborting", "couldn't init a gpu test",
+                    # (round 20: the linker's own "cannot find")
+                    ": cannot find ", ": library not found for -l")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
