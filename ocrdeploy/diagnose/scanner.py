@@ -148,6 +148,10 @@ GENERIC_CLASSES = (
     # words; one word may name the kind of model): the model never served
     ("load-failed", re.compile(r"(?i)\b(?:error (?:while )?loading|(?:failed|unable) to load|(?:could ?not|couldn't|cannot|can't)"
                                r" load) (?:the |\w{2,12} )?model\b[^\n]{0,300}?: \S")),
+    # (round 20) the linker not finding an input, in its own words and without "error:" (GNU ld and gold print
+    # "/usr/bin/ld: cannot find -lGL", "ld: cannot find /tmp/.../x.o: No such file or directory"; Apple's ld "ld: library
+    # not found for -lX"): the "collect2: error" after it may be cut away; ld-cudart-missing names CUDA's libraries
+    ("linker-error", re.compile(r"\bld(?:\.(?:gold|bfd|lld))?(?:\.exe)?: (?:cannot find \S|library not found for -l\S)")),
 )
 # Fatal ends whatever the tool: signals, non-zero exit statuses, the kernel's GPU and OOM-killer lines.
 # They count at WARNING level too (a supervisor logs a child's death as a warning), and a harmless entry
@@ -214,6 +218,7 @@ GENERIC_HINTS = {
     "bind-failed": ("t bind", "not bind", "to bind"),
     "aborted": ("abort", "couldn't init a gpu test"),
     "load-failed": ("load",),
+    "linker-error": (": cannot find ", ": library not found for -l"),
 }
 GENERIC_LOWER = ("nvcc-fatal", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
@@ -238,7 +243,9 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     # (a literal led by punctuation would make the prefilter stop at every ". " of a log: "aborting" alone)
                     "exited (", "restarting (", "exit_code\"", "aborting", "couldn't init a gpu test",
                     # (round 21: a server's "Error loading model X: ..." / "Failed to load model X: ...")
-                    "loading model", "load model", "load the model", "loading the model")
+                    "loading model", "load model", "load the model", "loading the model",
+                    # (round 20: the linker's own "cannot find")
+                    ": cannot find ", ": library not found for -l")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)

@@ -487,3 +487,19 @@ def test_a_prose_like_title_that_is_the_error_stays_a_finding(tmp_path, engine):
 ])
 def test_round21_a_model_load_failure_in_a_servers_words_is_a_failure_class(line, cls):
     assert scanner.generic_class(line) == cls
+
+
+# round 20: the linker's own "cannot find" (GNU ld, gold; Apple's "library not found for -l") without an "error:" of
+# its own, its collect2 line cut away (a title, an excerpt ending there)
+@pytest.mark.parametrize("line,cls", [
+    ("/usr/bin/ld: cannot find -lGL", "linker-error"),
+    ("  /usr/bin/ld: cannot find /tmp/pip-install-x/deepspeed/build/temp.linux-x86_64-3.10/csrc/adam/fused_adam_frontend.o:"
+     " No such file or directory", "linker-error"),
+    ("ld: library not found for -lomp", "linker-error"),
+    ("x86_64-linux-gnu-ld.gold: cannot find -lpython3.10", "linker-error"),
+    # (not the linker: a build system's words, a word ending in "ld")
+    ("CMake could not find the package", None),
+    ("world: cannot find the answer", None),
+])
+def test_round20_the_linkers_cannot_find_is_a_failure_class(line, cls):
+    assert scanner.generic_class(line) == cls
