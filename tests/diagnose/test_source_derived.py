@@ -181,6 +181,13 @@ APART = [
     ("python-version-unsupported", "hint: You're on macOS (`macosx_14_0_arm64`), but `nvidia-nccl-cu12` (v2.21.5) "
      "only has wheels for the following platforms: `manylinux2014_aarch64`, `manylinux2014_x86_64`",
      "astral-sh/uv crates/uv-resolver"),
+    # round 23. SGLang's same check with SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 (sgl-project/sglang
+    # python/sglang/srt/configs/model_config.py: logger.warning(f"Warning: User-specified context_length ({context_length})
+    # is greater than the derived context_length ({derived_context_len}). This may lead to incorrect model outputs or CUDA
+    # errors.")): the server goes on with the longer context
+    ("max-model-len-too-long", "[2025-06-25 14:01:12] Warning: User-specified context_length (131072) is greater than "
+     "the derived context_length (40960). This may lead to incorrect model outputs or CUDA errors.",
+     "sgl-project/sglang python/sglang/srt/configs/model_config.py"),
 ]
 
 
