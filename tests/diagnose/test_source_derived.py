@@ -106,6 +106,10 @@ NAMED = [
     # GNU ld's "cannot find -l%s" (binutils ld/ldfile.c) for the device runtime nvcc links by default, in any linker's
     # prefix
     ("ld-cudart-missing", "/usr/bin/ld: cannot find -lcudadevrt: No such file or directory", "binutils ld/ldfile.c"),
+    # round 23. TurboMind's check (InternLM/lmdeploy src/turbomind/utils/cuda_utils.h, 0.2-0.6: "[TM][ERROR] CUDA runtime
+    # error: " + cudaGetErrorString + " " + file:line) as a Chinese report glues it to its own words, with no space
+    ("cuda-oom", "服务运行一段时间后报错CUDA runtime error: out of memory /lmdeploy/src/turbomind/utils/allocator.h:233",
+     "InternLM/lmdeploy src/turbomind/utils/cuda_utils.h"),
 ]
 
 # (entry the line must NOT produce, the filled-in line, why, where the format comes from)
