@@ -134,6 +134,10 @@ NAMED = [
     # a Windows toolkit path that is not there (subprocess's FileNotFoundError under setup.py builds)
     ("nvcc-not-found", "FileNotFoundError: [Errno 2] No such file or directory: 'C:\\Program Files\\NVIDIA GPU Computing "
      "Toolkit\\CUDA\\v12.4\\bin\\nvcc.exe'", "python/cpython Lib/subprocess.py _execute_child"),
+    # round 23. TurboMind's check (InternLM/lmdeploy src/turbomind/utils/cuda_utils.h, 0.2-0.6: "[TM][ERROR] CUDA runtime
+    # error: " + cudaGetErrorString + " " + file:line) as a Chinese report glues it to its own words, with no space
+    ("cuda-oom", "服务运行一段时间后报错CUDA runtime error: out of memory /lmdeploy/src/turbomind/utils/allocator.h:233",
+     "InternLM/lmdeploy src/turbomind/utils/cuda_utils.h"),
 ]
 
 # (entry the line must NOT produce, the filled-in line, why, where the format comes from)
@@ -214,6 +218,13 @@ APART = [
     ("python-version-unsupported", "hint: You're on macOS (`macosx_14_0_arm64`), but `nvidia-nccl-cu12` (v2.21.5) "
      "only has wheels for the following platforms: `manylinux2014_aarch64`, `manylinux2014_x86_64`",
      "astral-sh/uv crates/uv-resolver"),
+    # round 23. SGLang's same check with SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 (sgl-project/sglang
+    # python/sglang/srt/configs/model_config.py: logger.warning(f"Warning: User-specified context_length ({context_length})
+    # is greater than the derived context_length ({derived_context_len}). This may lead to incorrect model outputs or CUDA
+    # errors.")): the server goes on with the longer context
+    ("max-model-len-too-long", "[2025-06-25 14:01:12] Warning: User-specified context_length (131072) is greater than "
+     "the derived context_length (40960). This may lead to incorrect model outputs or CUDA errors.",
+     "sgl-project/sglang python/sglang/srt/configs/model_config.py"),
 ]
 
 
