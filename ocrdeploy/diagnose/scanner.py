@@ -1047,7 +1047,7 @@ PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thr
                    r"|^\W{0,3}If an? \w+(?: \w+)? (?:has|gets|hits|is|runs)\b[^\n]{0,80}, the\b"
                    r"|\bshows the \w+ as\b"
                    r"|\b(?:leading|leads|led) to (?:a |an |the )?[\w -]{0,60}\berror\s*$"
-                   r"|^\W{0,3}(?:[a-z]{2,10}(?:\([\w./-]{1,40}\))?!?: ?)?fix(?:e[sd])? [^\n\"“`']{0,120}[\"“`'][^\n]{3,}"
+                   r"|^\W{0,3}(?:\d{1,3}[.)] )?(?:[a-z]{2,10}(?:\([\w./-]{1,40}\))?!?: ?)?fix(?:e[sd]|ing)? [^\n\"“`']{0,120}[\"“`'][^\n]{3,}"
                    r"|\b(?:we|you|I|it|they) (?:will|would) (?:have|get|see|receive|hit|encounter)\b"
                    r"|\bas (?:shown|seen|reported|displayed) in (?:the |our |my )?(?:logs?|output|console|status|events?)\b"
                    # (round 17) a commit's or a pull request's title in the Conventional Commits form, its type in lower
@@ -1075,6 +1075,53 @@ PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thr
                    r"|^\s*[•●▪◦‣]\s+[\w.-]{1,40} (?:exits|fails|returns|reports|prints|shows|says|throws|raises|errors out)\b")
 
 
+# (round 22) documentation and change descriptions quoting real output (held-out batches 22, 23), one line at a time.
+# Each shape is tried only when its own literal is on the line (or, anchored, at the line's start), so a log whose every
+# line is an error pays a few substring tests, not the regexes:
+#  - a fix's title naming the error unquoted ("Fix no space left on device error in CI"), a list item naming a kind of
+#    error in the plural (a troubleshooting page's topics: "- CUDA out of memory errors"), a short title asking for
+#    support of a status ("Support OOMKilled");
+#  - a past fix told ("... to get killed with exit code 137 ... This was resolved by setting MAX_JOBS =2."), a change's
+#    counterfactual ("Without this fix, stopping and restarting the server can lead to EADDRINUSE ..."; a modal "may lead
+#    to" alone is a tool's own advice too: vLLM's "This may lead to incorrect model outputs or CUDA errors");
+#  - a placeholder where a run prints a value ("Unsupported gpu architecture 'compute_XX'", "CUDA X.Y", "X MiB");
+#  - an article's title or hook ("CUDA out of memory — why it happens and how to fix it", "... - Causes And Solutions",
+#    "Ever run into that frustrating OSError: ..."), a general reading of when an error comes ("... This typically occurs
+#    because ...").
+PROSE_START = re.compile(r"(?i)\W{0,3}(?:Fix|Fixe[sd]|Fixing|Solve[sd]?|Solving|Resolve[sd]?|Avoid(?:s|ed)?|Prevent(?:s|ed)?)\s(?!\s)"
+                         r"[^\n:]{3,120}?\b(?:errors?|issues?|problems?|failures?|crash(?:es)?|exceptions?)\b"
+                         r"|\s*[-*+]\s+[^:`'\"\n]{3,80}\berrors\s*$"
+                         r"|\W{0,3}(?:Support|Detect|Surface|Recogni[sz]e)\s+(?:for\s+)?[\w-]+(?:\s+[\w-]+){0,5}\s*$")
+PROSE_SHAPES = (
+    (("ed by", "around by"),
+     re.compile(r"(?i)\b(?:this|it|that|which) (?:was|has been|got) (?:resolved|fixed|solved|worked around) by\b")),
+    (("without this ",), re.compile(r"(?i)\bWithout this (?:fix|change|patch|PR|option|setting|flag)\b")),
+    (("why ", "cause"),
+     re.compile(r"(?i)\bwhy (?:it|this|they) happens?\b|\bcauses? (?:and|&) (?:solutions?|fix(?:es)?|workarounds?|remed(?:y|ies))\b")),
+    (("ever ",), re.compile(r"(?:^|[.!?]\s{1,3})(?:Ever|Have you ever) (?:run into|hit|got|gotten|seen|encountered|faced|come across)\b")),
+    (("ly occur", "ly happen", "ly arise", "ly mean", "ly come", "ly result", "often "),
+     re.compile(r"(?i)\b(?:usually|typically|generally|commonly|often) (?:occurs?|happens?|arises?|means|comes? from|results? from)\b")),
+)
+# case-sensitive: a placeholder is written in capitals
+PLACEHOLDERS = ("XX", "X.Y", "iB", " MB", " GB")
+PLACEHOLDER = re.compile(r"[A-Za-z]_XX\b|\bX\.Y\b|\b[XYZN] (?:[KMG]iB|[KMG]B)\b")
+
+
+def prose_round22(seg, low):
+    """The round-22 line shapes above (no log level checked here)."""
+    if PROSE_START.match(seg) is not None:
+        return True
+    for words, rx in PROSE_SHAPES:
+        for w in words:
+            if w in low:
+                if rx.search(seg) is not None:
+                    return True
+                break
+    for w in PLACEHOLDERS:
+        if w in seg:
+            return PLACEHOLDER.search(seg) is not None
+    return False
+
 
 # A title (or first line) that asks for or announces a change to how an error is told, not a run that hit it: an
 # imperative or comparative head, then the messaging word and a preposition before the error's text ("Give nicer error
@@ -1098,6 +1145,10 @@ def is_prose(seg, low):
     if seg[:1] == "+" and DIFF_DOC.match(seg) and line_level(seg) is None:
         return True
     if seg[:1] == "+" and DIFF_ADDED.match(seg):
+        return True
+    if seg.lstrip()[:1] == "#" and DOC_TITLE.match(seg) and line_level(seg) is None:
+        return True     # a page's title that fixes or troubleshoots the error it names (see DOC_TITLE)
+    if prose_round22(seg, low) and line_level(seg) is None:
         return True
     for w in PROSE_WORDS:
         if w in low:
@@ -1153,6 +1204,125 @@ def quoted_under_definition_key(seg, prev):
             continue
         return DEFINITION_KEY_LINE.search(line) is not None
     return False
+
+
+# (round 22) Page-level shapes: the lines around a hit say the text is documentation or a change's description that
+# shows real output, not a run (held-out batch 22's error-reference and how-to pages, PR descriptions' before/after):
+#  - the quote sits under a section heading that presents an error as an example: "Symptoms", "The Error", "Common CLI
+#    Output", "Typical output", "What the error looks like" (a line of its own, optionally a Markdown heading or bold);
+#    a heading of any other kind in between ends that section ("## Logs", "Steps to reproduce" are a user's);
+#  - the quote is a fenced block whose introducing line (the nearest non-blank line above the opening fence) says what
+#    a change does to it ("Solves the", "Fixes the following error:", "This PR fixes"), labels it as the state before
+#    a change ("before:", "**Before**", "Before this PR:"), asks to change the message ("Improve this error to ..."), or
+#    addresses a reader ("If you see this error:"); a block set apart by blank lines is read the same way;
+#  - a page's title that fixes or troubleshoots (DOC_TITLE), over every sub-heading below it;
+#  - the paragraph after the quote gives its fix ("Fix: Use CUDA 13.0 Docker container."), a sentence's end wrapped onto
+#    the hit's line (CONSEQUENCE_TAIL), a checked task's expected result (TASK_DONE).
+# A user's issue wraps a real log in the same Markdown ("I get this error:", "### Error log", "```"), and none of these
+# words introduce it.  Only lines an entry matched are looked at (their few lines before: no cost on a clean log);
+# the lookups have their own budget (MAX_DOC_WINDOWS), apart from the multi-line rules'.
+MAX_DOC_WINDOWS = 2000
+DOC_LOOKBACK = 16
+DOC_LOOKAHEAD = 2
+DOC_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:\d{1,2}[.)] ?)?(?:symptoms?:?|error symptoms?:?|examples:?"
+                         r"|the (?:[\w-]+ ){0,2}error(?: messages?)?(?: (?:you(?:'re| are| might be| may be)|you'll be) (?:seeing|getting|hitting))?"
+                         r"|common (?:cli |console |terminal |command[- ]line )?(?:output|error messages|errors)"
+                         r"|typical (?:error |cli |console )?(?:output|messages?|errors?)"
+                         r"|what (?:the error|the output|it|you(?:'ll| will)? see) (?:looks? like|is)"
+                         r"|example (?:error )?output|sample (?:error )?output)[\s*_]{0,6}$")
+# a page's title or a heading over a list of entries: a Markdown heading that says the page fixes or troubleshoots
+# ("# Fix: Address Already in Use (Port 8000)", "# Port 8000 Already in Use - Fixed! ✅", "# Troubleshooting: ...",
+# "## Common Errors", "## Known issues"); it holds over the sub-headings below it.  A question is a user's ("## How
+# to fix this?"), and so is a heading about what they tried ("### Troubleshooting steps").
+DOC_TITLE = re.compile(r"(?i)^\s{0,3}#{1,6}\s+\W{0,4}(?:"
+                       r"(?:fix(?:ed|ing)?|troubleshooting|how to (?:fix|solve|resolve)|solution|solved|resolved)\b"
+                       r"(?!\s+(?:steps|tried|attempts?|done)\b)[^?\n]*"
+                       r"|[^?\n]*\b(?:fixed|solved|resolved)\W*"
+                       r"|(?:common|known|frequent) (?:errors|issues|problems)(?: and (?:solutions|fixes))?[^?\n]*)$")
+# the line after a quote names its fix or cause (a troubleshooting entry: the error, then "Fix: Use CUDA 13.0 Docker
+# container."); a user's "Solution?" asks
+ENTRY_AFTER = re.compile(r"(?i)^[>*_-]{0,4}(?:fix|solution|resolution|workaround|cause|root cause|how to fix)[*_]{0,2}\s?:")
+# a heading of another kind: a Markdown heading or a bold line of its own ("## Environment", "**Logs**")
+OTHER_HEADING = re.compile(r"^\s{0,3}(?:>\s?)?(?:#{1,6}\s|\*\*[^*\n]{1,60}\*\*:?\s*$)")
+FENCE = re.compile(r"^\s{0,8}(?:>\s?)?(?:```|~~~)")
+FENCE_INTRO = re.compile(r"(?i)^[\s>#*_-]{0,8}(?:"
+                         r"(?:this (?:pr|pull request|change|commit|patch|fix) )?(?:fixes|solves|resolves|prevents|avoids"
+                         r"|works around|addresses|gets rid of)\b"
+                         r"|before(?: (?:this|the) (?:fix|change|patch|pr|pull request|commit))?[\s*_]{0,4}:?[\s*_]{0,4}$"
+                         r"|(?:improve|clarify|reword) (?:this|the) (?:error|message)"
+                         # a reader addressed ("If you see this error:", "If you get the following error")
+                         r"|if you (?:see|get|hit|encounter|run into|receive) (?:this|the following|an?|the)\b)")
+# (not taken: a commit's "to avoid error:" over the CI log it quotes: held-out batch 20 labels intel/compute-runtime#242's
+# pasted ninja step a real compile-oom-killed case)
+
+
+# a sentence wrapped into the hit's line, the line above ending in someone else's predicted consequence ("Without this
+# option, user may get error" then '"Address Already in Use" when restarting server.'); a user's "I get" is not taken
+CONSEQUENCE_TAIL = re.compile(r"(?i)\b(?:users?|you|one|people|clients?|it|this|that|they|which) (?:can|could|may|might"
+                              r"|will|would) (?:\w+ )?(?:get|see|hit|encounter|receive|run into)\b[^.:!?\n]{0,30}$")
+# a test plan's result: the hit is a sub-item of a checked task-list item ("- [x] tests:" then "  - In a new python 3.10
+# environment I now get the error: `ERROR: ...`"), a pull request's record of what its change does
+TASK_DONE = re.compile(r"(?i)^(\s*)[-*+] \[x\] ")
+LIST_ITEM = re.compile(r"^(\s*)[-*+] ")
+
+
+def documented(prev, seg="", nxt=()):
+    """True when the lines before a hit (raw, oldest first) put it in documentation's frame (see DOC_HEADING,
+    FENCE_INTRO, CONSEQUENCE_TAIL, TASK_DONE): under an example-output heading, in a quote (fenced, or a block of
+    lines set apart by a blank line) introduced as a change's before, a sentence's end wrapped onto its line, or a
+    checked task's result."""
+    if len(nxt) == 2 and not _unwrapped(nxt[0]).strip() and ENTRY_AFTER.match(_unwrapped(nxt[1])):
+        return True     # a paragraph after the quote gives its fix (a tool's own "   Fix: ..." hint follows at once)
+    lines = [_unwrapped(raw).rstrip() for raw in prev]
+    intro_checked = False   # the quote's introducing line is looked at once: above the fence, or above the block
+    first = True
+    item = LIST_ITEM.match(seg)
+    top = None              # the top line of the block of non-blank lines the hit is in
+    gap_checked = False
+    section = True          # no heading of another kind between the hit and the line looked at
+    for i in range(len(lines) - 1, -1, -1):
+        line = lines[i]
+        if not line.strip():
+            if not gap_checked and not intro_checked and top is not None:
+                gap_checked = True  # the first blank line above the hit: the block's top, or the line above the gap
+                if FENCE_INTRO.match(top):
+                    return True
+                for j in range(i - 1, -1, -1):
+                    if lines[j].strip():
+                        if FENCE_INTRO.match(lines[j]):
+                            return True
+                        break
+            continue
+        if first:
+            first = False
+            if CONSEQUENCE_TAIL.search(line):
+                return True
+        if not gap_checked:
+            top = line
+        if not intro_checked and line[-1:] == ":" and FENCE_INTRO.match(line):
+            return True     # an introducing line inside the block ("If you see this error:" then the lines it quotes)
+        if item is not None:
+            t = TASK_DONE.match(line)
+            if t is not None and len(t.group(1)) < len(item.group(1)):
+                return True
+            other = LIST_ITEM.match(line)
+            if other is None or len(other.group(1)) < len(item.group(1)):
+                item = None
+        if DOC_TITLE.match(line):
+            return True
+        if section and DOC_HEADING.match(line):
+            return True
+        if section and OTHER_HEADING.match(line):
+            section = False     # a section of another kind: only a page's title above still counts
+        if not intro_checked and FENCE.match(line):
+            intro_checked = True
+            for j in range(i - 1, -1, -1):
+                if lines[j].strip():
+                    if FENCE_INTRO.match(lines[j]):
+                        return True
+                    break
+    return (not intro_checked and not gap_checked and top is not None and len(lines) < DOC_LOOKBACK
+            and FENCE_INTRO.match(top) is not None)
 
 
 def match_line(rules, segs):
@@ -1368,6 +1538,7 @@ def scan(path, rules, context=2, engine="auto"):
     findings = {}         # rule id -> dict
     examined = 0
     n_windows = 0
+    n_doc = 0
     problem = None
     try:
         for lineno, offset, is_match, raw in source(path, literals, context):
@@ -1398,6 +1569,11 @@ def scan(path, rules, context=2, engine="auto"):
                 prev, nxt = windows.around(offset, 6, 1)
                 if any(removed_line_replaced(seg, nxt) or quoted_under_definition_key(seg, prev) for seg in segs):
                     hits = []   # a quote of the error (see QUOTE shapes above is_prose): the safety net still sees it
+            if hits and offset is not None and n_doc < MAX_DOC_WINDOWS:
+                n_doc += 1
+                prev, nxt = windows.around(offset, DOC_LOOKBACK, DOC_LOOKAHEAD)
+                if documented(prev, written[0], nxt):
+                    hits = []   # documentation showing output (see DOC_HEADING above): the safety net still sees it
             for rule, idx in hits:
                 f = findings.get(rule.id)
                 if f is None:

@@ -464,6 +464,55 @@ def test_lines_that_only_look_like_a_diff_or_a_list_stay_findings(tmp_path, engi
                                        name="d.log"))
 
 
+# (round 22) documentation and change descriptions that show real output, by the line's or the page's shape, and the
+# same error wrapped by a user in the same Markdown (a heading, a fence, a sentence around it), which stays a finding
+DOC_PAIRS = [
+    # a section heading presenting the error as an example
+    ("Symptoms\nWARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection "
+     "broken by 'NewConnectionError(...)': /simple/requests/",
+     "### Error log\nWARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after "
+     "connection broken by 'NewConnectionError(...)': /simple/requests/", "pip-retrying"),
+    ("The Error\n\nYou load a 70B model and CUDA runs out of memory:\n\ntorch.cuda.OutOfMemoryError: CUDA out of memory.",
+     "**Describe the bug**\nWhen I load the model I get:\n\ntorch.cuda.OutOfMemoryError: CUDA out of memory.", "cuda-oom"),
+    # a page's title that fixes the error, over the sub-headings below it
+    ("# Fix: Address Already in Use (Port 8000)\n\n## Error\n\n```\nERROR: [Errno 48] Address already in use\n```",
+     "# vllm serve exits at start\n\n## Error\n\n```\nERROR: [Errno 48] Address already in use\n```", "address-in-use"),
+    # a fence introduced as a change's before, or by a change's purpose
+    ("Before:\n```\nOSError: [Errno 98] Address already in use\n```\nNow:\n```\nCannot start web server\n```",
+     "I get this error:\n```\nOSError: [Errno 98] Address already in use\n```", "address-in-use"),
+    ("Solves the\n```\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n```\nerror.",
+     "How do I fix this?\n```\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n```", "cuda-oom"),
+    ("If you see this error:\n```\nc++: fatal error: Killed signal terminated program cc1plus\n```",
+     "When I build I see this error:\n```\nc++: fatal error: Killed signal terminated program cc1plus\n```",
+     "compile-oom-killed"),
+    # the error's fix on the line after it (a troubleshooting entry)
+    ("Error message: `RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB`\n\nFix: lower the batch size.",
+     "Error message: `RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB`\n\nAny idea?", "cuda-oom"),
+    # a sentence wrapped into the error's line, a checked task's expected result
+    ("Without this option, user may get error\n\"Address Already in Use\" when restarting server.",
+     "I restarted the server and got\n\"OSError: [Errno 98] Address already in use\" when restarting server.",
+     "address-in-use"),
+    ("- [x] tests:\n  - In a 3.10 env I now get: `ERROR: Package 'x' requires a different Python: 3.10.16 not in '>=3.11'`",
+     "- [x] I searched the issues\n\nERROR: Package 'x' requires a different Python: 3.10.16 not in '>=3.11'",
+     "python-version-unsupported"),
+    # line shapes: a fix's title, a topic list, a placeholder, a request, a past fix told
+    ("Fix no space left on device error in CI during docker build",
+     "No space left on device error in CI during docker build", "no-space-left"),
+    ("- CUDA out of memory errors\n- ImportError", "- RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB",
+     "cuda-oom"),
+    ("nvcc fatal : Unsupported gpu architecture 'compute_XX'", "nvcc fatal : Unsupported gpu architecture 'compute_30'",
+     "nvcc-unsupported-arch"),
+    ("Support OOMKilled", "Last State: Terminated\n  Reason: OOMKilled", "host-oom-killed"),
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("doc,log,entry", DOC_PAIRS, ids=[str(i) for i in range(len(DOC_PAIRS))])
+def test_documentation_showing_output_is_not_a_finding_but_a_users_markdown_log_is(tmp_path, engine, doc, log, entry):
+    assert entry not in ids(scan_text(tmp_path, doc + "\n", engine))
+    assert entry in ids(scan_text(tmp_path, log + "\n", engine, name="y.log"))
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_prose_like_title_that_is_the_error_stays_a_finding(tmp_path, engine):
     # titles often read as sentences; only the explaining shapes are prose ("when" alone is not)
