@@ -101,7 +101,12 @@ GENERIC_CLASSES = (
                               # ggml's CUDA backend (ggml-cuda.cu ggml_cuda_init: "failed to initialize CUDA: %s" with
                               # cudaGetErrorString) and any runtime's same words: llama.cpp then runs on the CPU, no
                               # error word of its own
-                              r"|\bfailed to initiali[sz]e CUDA\b")),
+                              r"|\bfailed to initiali[sz]e CUDA\b"
+                              # (round 25) THC's check macro in torch 0.x-1.x and Lua torch's cutorch ("cuda runtime
+                              # error (38) : no CUDA-capable device is detected at ..\\aten\\src\\THC\\THCGeneral.cpp:50"),
+                              # and cudaErrorNoDevice's own text (100, 38 before CUDA 10.1; CUDA_ERROR_NO_DEVICE at cuInit)
+                              # wherever a runtime prints it bare (PowerInfer's and llama.cpp's forks, a title)
+                              r"|\bcuda runtime error \(\d{1,4}\)|\bno CUDA-capable device is detected\b")),
     # the dynamic loader not finding a library (a wheel shipping no build for this CUDA, a missing driver library):
     # "libX.so: cannot open shared object file: No such file or directory", without any error word of its own
     # (and Windows' loader as torch words it, torch/__init__.py: 'Error loading "...\\torch\\lib\\x.dll" or one of its
@@ -152,6 +157,12 @@ GENERIC_CLASSES = (
     # "/usr/bin/ld: cannot find -lGL", "ld: cannot find /tmp/.../x.o: No such file or directory"; Apple's ld "ld: library
     # not found for -lX"): the "collect2: error" after it may be cut away; ld-cudart-missing names CUDA's libraries
     ("linker-error", re.compile(r"\bld(?:\.(?:gold|bfd|lld))?(?:\.exe)?: (?:cannot find \S|library not found for -l\S)")),
+    # (round 25) a local server refusing to load a model its own memory estimate says will not fit, in its words and
+    # without an error word: Ollama's "model requires more system memory (2.7 GiB) than is available (2.0 GiB)" (the
+    # JSON body, the CLI's "Error: ..." and clients quoting it), oMLX's "Model 'x' (18.00GB) exceeds max-model-memory
+    # (16.00GB)"; the model never loads
+    ("memory-refused", re.compile(r"(?i)\brequires more (?:system |gpu |video )?memory \([^()\n]{1,24}\) than (?:is )?available\b"
+                                  r"|(?<![A-Za-z])exceeds max-model-memory\b")),
 )
 # Fatal ends whatever the tool: signals, non-zero exit statuses, the kernel's GPU and OOM-killer lines.
 # They count at WARNING level too (a supervisor logs a child's death as a warning), and a harmless entry
@@ -208,7 +219,8 @@ GENERIC_HINTS = {
     # (cuda-error's hints are lowercase: the check macro's words and the runtime's messages)
     "os-error": ("[Errno ", "[WinError "), "cuda-error": ("cuda error", "thcudacheck fail", "cuda-capable devices are busy",
                                                          "illegal memory access", "unspecified launch failure",
-                                                         "device-side assert", "failed to initiali"),
+                                                         "device-side assert", "failed to initiali",
+                                                         "cuda runtime error (", "no cuda-capable device is detected"),
     "library-missing": ("cannot open shared object file", "or one of its dependencies"), "command-not-found": (": not found", "command not found"),
     "nvml-error": ("Failed to initialize NVML", "NVIDIA-SMI has failed", "Unable to determine the device handle",
                    "Mismatch in versions between nvidia-smi", "NVRM: No NVIDIA", "NVRM: The NVIDIA probe", "NVRM: None of the NVIDIA"),
@@ -219,8 +231,9 @@ GENERIC_HINTS = {
     "aborted": ("abort", "couldn't init a gpu test"),
     "load-failed": ("load",),
     "linker-error": (": cannot find ", ": library not found for -l"),
+    "memory-refused": ("requires more ", "exceeds max-model-memory"),
 }
-GENERIC_LOWER = ("nvcc-fatal", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed")
+GENERIC_LOWER = ("nvcc-fatal", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
                     "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused",
                     "segmentation fault", "segfault at", "core dumped", "段错误", "核心已转储", "schwerwiegender fehler", "erreur fatale", "致命错误", "sigsegv", "sigabrt", "sigbus", "sigill", "sigfpe", "sigkill",
@@ -245,7 +258,9 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     # (round 21: a server's "Error loading model X: ..." / "Failed to load model X: ...")
                     "loading model", "load model", "load the model", "loading the model",
                     # (round 20: the linker's own "cannot find")
-                    ": cannot find ", ": library not found for -l")
+                    ": cannot find ", ": library not found for -l",
+                    # (round 25: THC's "cuda runtime error (N)", cudaErrorNoDevice's text, a server's memory refusal)
+                    "cuda runtime error (", "no cuda-capable device is detected", "requires more ", "exceeds max-model-memory")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
