@@ -73,6 +73,19 @@ def chat(port, text="hi", timeout=30, key=None):
                       json={"model": "minicpm-ocr", "messages": [{"role": "user", "content": text}]})
 
 
+def in_flight(port, deadline_s=20):
+    """Wait until the worker holds a request (its running gauge), so that a stop is not raced against the
+    request reaching it: a fixed sleep lost that race on a loaded machine."""
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        text = httpx.get(f"http://127.0.0.1:{port}/metrics", trust_env=False, timeout=2).text
+        if any(line.startswith("vllm:num_requests_running") and float(line.split()[-1]) >= 1
+               for line in text.splitlines()):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no request in flight on port {port} after {deadline_s} s")
+
+
 def router_port():
     """A port for the router whose next port (its --prometheus-port) is free too."""
     import socket
@@ -140,7 +153,7 @@ def test_stop_drain_waits_for_the_request_in_flight_then_a_plain_stop_ends_the_r
     done = {}
     t = threading.Thread(target=lambda: _swallow(lambda: done.setdefault("r", chat(a["port"], "hold 12"))))
     t.start()
-    time.sleep(0.5)
+    in_flight(a["port"])
     p = cli("stop", ["--name", a["name"], "--drain", "--json"], site["inv"])
     t.join()
     assert p.returncode == 0, p.stdout + p.stderr
@@ -162,7 +175,7 @@ def test_drain_timeout_cuts_a_long_request_off_and_says_so(site):
     serve_router(site, [a, b], router_port())
     t = threading.Thread(target=lambda: _swallow(lambda: chat(a["port"], "hold 30", timeout=60)))
     t.start()
-    time.sleep(0.5)
+    in_flight(a["port"])
     p = cli("stop", ["--name", a["name"], "--drain", "--drain-timeout", "1", "--grace", "2"], site["inv"])
     t.join()
     assert p.returncode == 0, p.stdout + p.stderr
