@@ -69,7 +69,11 @@ GENERIC_CLASSES = (
     ("git-fatal", re.compile(r"(?<![\w-])fatal: \S")),
     # (and libcurl's code as libmamba reports it: "critical libmamba Download error (6) Couldn't resolve host name [url]",
     # round 17)
-    ("curl-error", re.compile(r"^\s*curl: \(\d+\) |\bDownload error \(\d{1,2}\) [A-Z]")),
+    # (round 24) the transfer's TLS session or body cut in other clients' words: GnuTLS under git's "unable to access
+    # 'URL': gnutls_handshake() failed: ..." (Debian/Ubuntu git), urllib3's "Connection broken: IncompleteRead(N bytes
+    # read, M more expected)" (pip, poetry, requests)
+    ("curl-error", re.compile(r"^\s*curl: \(\d+\) |\bDownload error \(\d{1,2}\) [A-Z]|\bgnutls_handshake\(\) failed\b"
+                              r"|\bConnection broken: IncompleteRead\(\d+ bytes read\b")),
     ("validation-error", re.compile(r"\bValue error, ")),          # pydantic, as vLLM's config checks word it
     # (round 15) an OpenAI-compatible client's error for a 4xx/5xx answer, the server's JSON body after it (openai-python's
     # APIStatusError: f"Error code: {status_code} - {body}"), printed by apps without the class name
@@ -205,7 +209,9 @@ FATAL_CLASSES = (
                               r"|\bkilled process \d+ \([^)]{1,64}\),? total-vm:)")),
     # a package manager that found no set of versions: pip, uv, conda
     ("resolution-failed", re.compile(r"(?i)\bNo solution found when resolving dependencies\b|\bResolutionImpossible\b"
-                                     r"|\bUnsatisfiableError\b|\bPackagesNotFoundError\b")),
+                                     r"|\bUnsatisfiableError\b|\bPackagesNotFoundError\b"
+                                     # (round 24) libmamba's solver (mamba 1.4+, micromamba, conda's libmamba solver)
+                                     r"|\bCould not solve for environment specs\b")),
 )
 # A word every match of a class holds (lowercase: searched in the lowered line, else as written): an error-dense
 # log (a crash loop's 1 KB ERROR lines) runs only the class regexes whose word is on the line.
@@ -213,7 +219,7 @@ GENERIC_HINTS = {
     "traceback": ("Traceback",), "cmake-error": ("CMake Error",), "nvcc-fatal": ("fatal",),
     "build-killed": ("Killed", "ninja: "), "exception": ("Error", "Exception", "errors.", "exceptions."),
     "compiler-error": ("error", "fehler", "erreur", "致命错误"),
-    "failed": ("FAILED:", "FATAL:", "Fatal error:"), "git-fatal": ("fatal: ",), "curl-error": ("curl: (", "Download error ("), "validation-error": ("Value error, ",), "http-error": ("Error code: ",),
+    "failed": ("FAILED:", "FATAL:", "Fatal error:"), "git-fatal": ("fatal: ",), "curl-error": ("curl: (", "Download error (", "gnutls_handshake() failed", "IncompleteRead("), "validation-error": ("Value error, ",), "http-error": ("Error code: ",),
     "connection-refused": ("ECONNREFUSED", "onnection refused", "ConnectionRefusedError", "WinError 10061"),
     "no-gpu-found": ("No devices were found",), "uv-error": ("× ", "x Failed to "), "cmake-not-found": ("Could NOT find ",), "daemon-error": ("Error response from daemon",),
     # (cuda-error's hints are lowercase: the check macro's words and the runtime's messages)
@@ -240,6 +246,7 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "by signal", "signal 6", "signal 9", "signal 11", "exit status", "exit code", "exited with",
                     "nvrm: xid", "xid (pci:", "out of memory: kill", "oom-kill", "oom_kill", "fallen off",
                     "no solution found", "resolutionimpossible", "unsatisfiableerror", "packagesnotfounderror",
+                    "could not solve for environment specs", "gnutls_handshake() failed", "incompleteread(",
                     "error response from daemon", "connection refused", "connectionrefusederror", "no devices were found", "× ", "could not find ", "[errno ", "[winerror ", "exit with", "exits with", "return code", "returncode", "exitcode", "erro[", "fata[",
                     "cannot open shared object file", ": not found", "command not found",
                     "thcudacheck fail", "failed to initialize cuda", "failed to initialise cuda", "cuda-capable devices are busy", "illegal memory access", "unspecified launch failure",
@@ -409,7 +416,7 @@ KILL_CLASSES = ("fatal-signal", "kernel-gpu")
 FATAL_HINTS = ("restarting (", "segmentation", "segfault at", "core dumped", "段错误", "核心已转储", "sig", "fatal python", "exit", "nvrm", "xid", "out of memory",
                "return code", "returncode", "failed with result", "unexpectedly",
                "oom-kill", "oom_kill", "fallen off", "no solution found", "resolutionimpossible", "unsatisfiableerror",
-               "packagesnotfounderror", "killed", "aborted", "illegal instruction")
+               "packagesnotfounderror", "could not solve for environment specs", "killed", "aborted", "illegal instruction")
 
 
 def fatal_class(text):
