@@ -1129,8 +1129,9 @@ PLACEHOLDERS = ("XX", "X.Y", "iB", " MB", " GB")
 PLACEHOLDER = re.compile(r"[A-Za-z]_XX\b|\bX\.Y\b|\b[XYZN] (?:[KMG]iB|[KMG]B)\b")
 
 
-def prose_round22(seg, low):
-    """The round-22 line shapes above (no log level checked here)."""
+def prose_shape(seg, low):
+    """One of the documentation line shapes above (PROSE_START, PROSE_SHAPES, PLACEHOLDER); the caller checks the
+    line has no log level."""
     if PROSE_START.match(seg) is not None:
         return True
     for words, rx in PROSE_SHAPES:
@@ -1170,7 +1171,7 @@ def is_prose(seg, low):
         return True
     if seg.lstrip()[:1] == "#" and DOC_TITLE.match(seg) and line_level(seg) is None:
         return True     # a page's title that fixes or troubleshoots the error it names (see DOC_TITLE)
-    if prose_round22(seg, low) and line_level(seg) is None:
+    if prose_shape(seg, low) and line_level(seg) is None:
         return True
     for w in PROSE_WORDS:
         if w in low:
@@ -1288,6 +1289,14 @@ TASK_DONE = re.compile(r"(?i)^(\s*)[-*+] \[x\] ")
 LIST_ITEM = re.compile(r"^(\s*)[-*+] ")
 
 
+def _intro_above(lines, i):
+    """Whether the nearest non-blank line above lines[i] introduces a quote as documentation does (FENCE_INTRO)."""
+    for j in range(i - 1, -1, -1):
+        if lines[j].strip():
+            return FENCE_INTRO.match(lines[j]) is not None
+    return False
+
+
 def documented(prev, seg="", nxt=()):
     """True when the lines before a hit (raw, oldest first) put it in documentation's frame (see DOC_HEADING,
     FENCE_INTRO, CONSEQUENCE_TAIL, TASK_DONE): under an example-output heading, in a quote (fenced, or a block of
@@ -1307,13 +1316,8 @@ def documented(prev, seg="", nxt=()):
         if not line.strip():
             if not gap_checked and not intro_checked and top is not None:
                 gap_checked = True  # the first blank line above the hit: the block's top, or the line above the gap
-                if FENCE_INTRO.match(top):
+                if FENCE_INTRO.match(top) or _intro_above(lines, i):
                     return True
-                for j in range(i - 1, -1, -1):
-                    if lines[j].strip():
-                        if FENCE_INTRO.match(lines[j]):
-                            return True
-                        break
             continue
         if first:
             first = False
@@ -1338,11 +1342,8 @@ def documented(prev, seg="", nxt=()):
             section = False     # a section of another kind: only a page's title above still counts
         if not intro_checked and FENCE.match(line):
             intro_checked = True
-            for j in range(i - 1, -1, -1):
-                if lines[j].strip():
-                    if FENCE_INTRO.match(lines[j]):
-                        return True
-                    break
+            if _intro_above(lines, i):
+                return True
     return (not intro_checked and not gap_checked and top is not None and len(lines) < DOC_LOOKBACK
             and FENCE_INTRO.match(top) is not None)
 
@@ -1585,15 +1586,17 @@ def scan(path, rules, context=2, engine="auto"):
                         continue
                 hits.append((rule, idx))
             hits = drop_overridden(hits)
+            around = None   # the lines around a hit, read once for both vetoes below
             if hits and offset is not None and n_windows < MAX_WINDOWS and any(
                     seg[:1] == "-" or QUOTED_ITEM.match(seg) for seg in segs):
                 n_windows += 1
-                prev, nxt = windows.around(offset, 6, 1)
+                around = windows.around(offset, DOC_LOOKBACK, DOC_LOOKAHEAD)
+                prev, nxt = around[0][-6:], around[1][:1]
                 if any(removed_line_replaced(seg, nxt) or quoted_under_definition_key(seg, prev) for seg in segs):
                     hits = []   # a quote of the error (see QUOTE shapes above is_prose): the safety net still sees it
             if hits and offset is not None and n_doc < MAX_DOC_WINDOWS:
                 n_doc += 1
-                prev, nxt = windows.around(offset, DOC_LOOKBACK, DOC_LOOKAHEAD)
+                prev, nxt = around or windows.around(offset, DOC_LOOKBACK, DOC_LOOKAHEAD)
                 if documented(prev, written[0], nxt):
                     hits = []   # documentation showing output (see DOC_HEADING above): the safety net still sees it
             for rule, idx in hits:
