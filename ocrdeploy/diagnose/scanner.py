@@ -218,7 +218,9 @@ FATAL_CLASSES = (
 GENERIC_HINTS = {
     "traceback": ("Traceback",), "cmake-error": ("CMake Error",), "nvcc-fatal": ("fatal",),
     "build-killed": ("Killed", "ninja: "), "exception": ("Error", "Exception", "errors.", "exceptions."),
-    "compiler-error": ("error", "fehler", "erreur", "致命错误"),
+    # (each a text that every match holds, lowered: "error" alone let every "ERROR 12 ..." line reach the regex,
+    # which (?i) and its look-behind make a try at every position, ~100 us a 1 KB line)
+    "compiler-error": ("error:", "error[", "fatal error", "error fatal:", "fehler:", "erreur fatale", "致命错误"),
     "failed": ("FAILED:", "FATAL:", "Fatal error:"), "git-fatal": ("fatal: ",), "curl-error": ("curl: (", "Download error (", "gnutls_handshake() failed", "IncompleteRead("), "validation-error": ("Value error, ",), "http-error": ("Error code: ",),
     "connection-refused": ("ECONNREFUSED", "onnection refused", "ConnectionRefusedError", "WinError 10061"),
     "no-gpu-found": ("No devices were found",), "uv-error": ("× ", "x Failed to "), "cmake-not-found": ("Could NOT find ",), "daemon-error": ("Error response from daemon",),
@@ -1348,8 +1350,106 @@ def documented(prev, seg="", nxt=()):
             and FENCE_INTRO.match(top) is not None)
 
 
+class RuleIndex(object):
+    """The rules whose literals a (lowered) line holds, found in one pass over the line.
+
+    Testing each rule's literals one by one costs a substring search per literal (641 of them) on every candidate
+    line: on a log where every line is an error line that was half the scan, ~300 us a 1 KB line.  One pass of
+    hyperscan's automaton (SINGLEMATCH: one report per literal) takes ~2 us; without hyperscan, one trie regex finds
+    each position where a literal starts (its shortest literal there, then the longer ones it begins) in ~120 us.
+    Both are built only once a log has shown LAZY candidate lines: a short log keeps the plain loop and pays no
+    compile.  The answer is the same as the loop's (tests/diagnose/test_rule_index.py compares them).
+    """
+    LAZY = 32
+
+    def __init__(self, rules, lazy=None, use_hyperscan=None):
+        self.rules = rules
+        self.left = self.LAZY if lazy is None else lazy
+        self.use_hyperscan = hyperscan is not None if use_hyperscan is None else use_hyperscan
+        self.find = self.loop if self.left else self._build()
+
+    def loop(self, low):
+        """The rules in table order with a literal in `low`, one substring test at a time (the reference)."""
+        if self.find == self.loop:
+            self.left -= 1
+            if self.left < 0:
+                self.find = self._build()
+        return [rule for rule in self.rules if any(lit in low for lit in rule.literals)]
+
+    def _build(self):
+        lits = sorted({lit for rule in self.rules for lit in rule.literals})
+        owners = {lit: [] for lit in lits}
+        for i, rule in enumerate(self.rules):
+            for lit in set(rule.literals):
+                owners[lit].append(i)
+        rules = self.rules
+        if not lits:
+            return lambda low: []
+        if self.use_hyperscan:
+            key = ("lines",) + tuple(lits)
+            db = _HS_CACHE.get(key)
+            if db is None:
+                db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+                db.compile(expressions=[b"".join(b"\\x%02x" % c for c in lit.encode("utf-8")) for lit in lits],
+                           ids=list(range(len(lits))), flags=[hyperscan.HS_FLAG_SINGLEMATCH] * len(lits))
+                _HS_CACHE[key] = db
+            by_id = [owners[lit] for lit in lits]
+
+            def find(low):
+                found = []
+                db.scan(low.encode("utf-8", "surrogatepass"),
+                        match_event_handler=lambda i, _from, _to, _flags, _ctx: found.append(i))
+                if not found:
+                    return []
+                idx = set()
+                for i in found:
+                    idx.update(by_id[i])
+                return [rules[i] for i in sorted(idx)]
+            return find
+        first = re.compile(_trie_text(lits))
+        longer = {}     # the literals that begin with one: they follow it in sorted order
+        for i, lit in enumerate(lits):
+            j = i + 1
+            while j < len(lits) and lits[j].startswith(lit):
+                j += 1
+            longer[lit] = lits[i + 1:j]
+
+        def find(low):
+            idx = set()
+            m = first.search(low)
+            while m is not None:
+                at, lit = m.start(), m.group()
+                idx.update(owners[lit])
+                for other in longer[lit]:
+                    if low.startswith(other, at):
+                        idx.update(owners[other])
+                m = first.search(low, at + 1)
+            return [rules[i] for i in sorted(idx)]
+        return find
+
+
+def _trie_text(words):
+    """A str regex matching, at a position, the shortest of `words` that starts there (see trie_regex)."""
+    trie = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[None] = True
+
+    def build(node):
+        if None in node:
+            return ""
+        alts = [re.escape(ch) + build(node[ch]) for ch in sorted(k for k in node if k is not None)]
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+    return build(trie)
+
+
 def match_line(rules, segs):
-    """(rule, indices of its patterns that match) pairs for any segment of one line, after `unless` and levels."""
+    """(rule, indices of its patterns that match) pairs for any segment of one line, after `unless` and levels.
+    `rules` is a RuleIndex (or a list of CompiledRule, indexed here)."""
+    if not isinstance(rules, RuleIndex):
+        rules = RuleIndex(rules)
     hits = {}
     for seg in segs:
         low = seg.lower()
@@ -1361,12 +1461,7 @@ def match_line(rules, segs):
             level, level_known = line_level(seg), True
             if level in ("INFO", "DEBUG"):
                 continue
-        for rule in rules:
-            for lit in rule.literals:
-                if lit in low:
-                    break
-            else:
-                continue
+        for rule in rules.find(low):
             if rule.levels or rule.not_levels:
                 if not level_known:
                     level, level_known = line_level(seg), True
@@ -1554,6 +1649,7 @@ def scan(path, rules, context=2, engine="auto"):
         literals.update(r.literals)
     engine = pick_engine(path, engine)
     source = ENGINES[engine]
+    index = RuleIndex(compiled)
 
     ctx = Context(context)
     net = SafetyNet(ctx)
@@ -1578,7 +1674,7 @@ def scan(path, rules, context=2, engine="auto"):
             segs = [unwrap(seg) for seg in segs]    # what is matched: the line without its wrappers' prefixes
             bare = " | ".join(segs) if len(segs) > 1 else segs[0]
             hits = []
-            for rule, idx in match_line(compiled, segs):
+            for rule, idx in match_line(index, segs):
                 if rule.multiline:
                     n_windows += 1
                     if n_windows > MAX_WINDOWS or offset is None or not window_ok(rule, windows, offset,

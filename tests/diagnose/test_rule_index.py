@@ -1,0 +1,116 @@
+"""The shortcuts the scanner takes on each candidate line give the answers of the slow way.
+
+RuleIndex finds the rules whose literals a line holds in one pass (hyperscan, or a trie regex
+without it); the hint words in front of the safety net's regexes skip regexes that cannot
+match. Both are only allowed to be faster: every line of the corpus and of the held-out
+batches, and lines crafted around overlapping literals, must get the same rules and the same
+safety-net class as the plain loop and the bare regexes give.
+"""
+
+from pathlib import Path
+
+import pytest
+
+import corpus
+from ocrdeploy.diagnose import scanner
+
+HELDOUT = Path(corpus.CORPUS).parent / "heldout"
+
+
+def _all_lines():
+    items = []
+    data = corpus.load()
+    for key in ("cases", "near_misses", "unrecognised"):
+        items += data[key]
+    for path in sorted(HELDOUT.glob("batch*.yaml")):
+        part = corpus.load_file(path)
+        for key in ("cases", "near_misses", "unrecognised"):
+            items += part[key]
+    lines = set()
+    for item in items:
+        for raw in corpus.text_of(item).split(b"\n"):
+            for seg in scanner.clean(raw):
+                lines.add(scanner.unwrap(seg))
+    return sorted(lines)
+
+
+LINES = _all_lines()
+RULES = corpus.Scanner().wire
+COMPILED = [scanner.CompiledRule(r) for r in RULES]
+
+
+def _crafted():
+    """Literals alone, in upper case, glued to each other (one's end overlapping the next's start), one
+    inside a longer one, and next to characters whose lower case is longer than they are."""
+    lits = sorted({lit for r in COMPILED for lit in r.literals})
+    out = []
+    for i, lit in enumerate(lits):
+        nxt = lits[(i * 7 + 3) % len(lits)]
+        out += [lit, lit.upper(), "x" + lit + "x", lit + nxt, lit[:-1] + nxt, lit + lit[1:],
+                "İ" + lit + "ß", lit[: len(lit) // 2]]
+    return out
+
+
+BACKENDS = [False] + ([True] if scanner.hyperscan is not None else [])
+
+
+@pytest.mark.parametrize("use_hyperscan", BACKENDS, ids=lambda b: "hyperscan" if b else "trie")
+def test_the_index_names_the_rules_the_loop_names(use_hyperscan):
+    index = scanner.RuleIndex(COMPILED, lazy=0, use_hyperscan=use_hyperscan)
+    reference = scanner.RuleIndex(COMPILED, lazy=10 ** 9)
+    checked = 0
+    for line in LINES + _crafted():
+        low = line.lower()
+        want = [r.id for r in reference.loop(low)]
+        assert [r.id for r in index.find(low)] == want, line[:200]
+        checked += bool(want)
+    assert checked > 1000       # the lines did reach rules: the comparison was not of empty lists
+
+
+def test_the_index_is_built_only_for_a_log_with_many_candidate_lines():
+    index = scanner.RuleIndex(COMPILED, lazy=3)
+    for _ in range(3):
+        index.find("nothing to see")
+    assert index.find == index.loop
+    index.find("cuda error: out of memory")
+    assert index.find != index.loop
+    assert [r.id for r in index.find("cuda out of memory")] == [r.id for r in index.loop("cuda out of memory")]
+
+
+def test_a_scan_with_the_index_finds_what_the_loop_finds(tmp_path):
+    """One log past the lazy threshold, scanned once with the index and once with the loop alone."""
+    log = tmp_path / "mixed.log"
+    lines = [ln for ln in LINES if ln.strip()][:4000]
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fast = scanner.scan(str(log), RULES, engine="python")
+    old = scanner.RuleIndex.LAZY
+    scanner.RuleIndex.LAZY = 10 ** 9
+    try:
+        slow = scanner.scan(str(log), RULES, engine="python")
+    finally:
+        scanner.RuleIndex.LAZY = old
+    assert fast["candidates"] > scanner.RuleIndex.LAZY
+    assert fast["findings"] == slow["findings"] and fast["unrecognised"] == slow["unrecognised"]
+    assert fast["findings"]
+
+
+def _bare_generic(text, only=None):
+    for name, rx in scanner.GENERIC_CLASSES:
+        if (only is None or name in only) and rx.search(text):
+            return name
+    return None
+
+
+def _bare_fatal(text):
+    for name, rx in scanner.FATAL_CLASSES:
+        if rx.search(text):
+            return name
+    return None
+
+
+def test_the_hint_words_never_hide_a_class_the_regexes_would_report():
+    differ = [ln for ln in LINES if scanner._generic(ln) != _bare_generic(ln)]
+    assert not differ, differ[:5]
+    differ = [ln for ln in LINES if scanner.fatal_class(ln) != _bare_fatal(ln)]
+    assert not differ, differ[:5]
+    assert sum(_bare_generic(ln) is not None for ln in LINES) > 1000
