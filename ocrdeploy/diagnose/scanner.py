@@ -394,19 +394,26 @@ def generic_class(text):
 def _generic(text, only=None):
     """The first GENERIC_CLASSES class (of `only`, when given) whose regex matches, its hint word checked first."""
     low = None
-    for name, rx in GENERIC_CLASSES:
+    for name, rx, hints, lower in _GENERIC_GATED:
         if only is not None and name not in only:
             continue
-        if name in GENERIC_LOWER:
+        if lower:
             if low is None:
                 low = text.lower()
-            if not any(h in low for h in GENERIC_HINTS[name]):
-                continue
-        elif not any(h in text for h in GENERIC_HINTS[name]):
+            hay = low
+        else:
+            hay = text
+        for h in hints:     # (a plain loop: any() over a generator costs more than the tests on most lines)
+            if h in hay:
+                break
+        else:
             continue
         if rx.search(text):
             return name
     return None
+
+
+_GENERIC_GATED = tuple((name, rx, GENERIC_HINTS[name], name in GENERIC_LOWER) for name, rx in GENERIC_CLASSES)
 
 
 # The fatal classes that name what killed the process: reported before an "error:" class on the same line
@@ -423,7 +430,10 @@ FATAL_HINTS = ("restarting (", "segmentation", "segfault at", "core dumped", "цо
 
 def fatal_class(text):
     low = text.lower()
-    if not any(h in low for h in FATAL_HINTS):
+    for h in FATAL_HINTS:
+        if h in low:
+            break
+    else:
         return None
     for name, rx in FATAL_CLASSES:
         if rx.search(text):
