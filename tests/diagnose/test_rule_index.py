@@ -130,3 +130,19 @@ def test_the_hint_words_never_hide_a_class_the_regexes_would_report():
     differ = [ln for ln in lines if scanner.fatal_class(ln) != _bare_fatal(ln)]
     assert not differ, differ[:5]
     assert sum(_bare_generic(ln) is not None for ln in LINES) > 1000
+
+
+@pytest.mark.parametrize("use_hyperscan", BACKENDS, ids=lambda b: "hyperscan" if b else "trie")
+def test_a_line_of_literals_back_to_back_costs_milliseconds(use_hyperscan):
+    """The worst line for the per-line pass is one where a literal starts at every few characters (each start is
+    one more search); 16 KiB of the shortest literals, glued or spaced, must stay far from a slow path."""
+    import time
+    index = scanner.RuleIndex(COMPILED, lazy=0, use_hyperscan=use_hyperscan)
+    lits = sorted({lit for r in COMPILED for lit in r.literals}, key=len)[:12]
+    n = scanner.MAX_LINE
+    for lit in lits:
+        for unit in (lit, lit + " ", lit[:-1]):
+            line = (unit * (n // len(unit) + 1))[:n]
+            t = time.process_time()
+            index.find(line)
+            assert time.process_time() - t < 0.25, (lit, unit)
