@@ -1074,7 +1074,7 @@ PROSE_WORDS = (" when ", "fix", "if a", "shows the ", "lead", " will ", " would 
                "feat", "docs", "chore", "refactor", "perf", "revert", "to avoid", "to prevent", "related to",
                "caused by", "due to", "indicates that", "means that", "+- ", "+* ", "+#",
                "prevents ", "fixes ", "avoids ", "solves ", "resolves ", "works around ", "indicate", ", which ",
-               "if you ", "显示", "表示", "意味着", "•", "●", "▪", "◦", "‣")
+               "if you ", "显示", "表示", "意味着", "•", "●", "▪", "◦", "‣", "because", "when you ")
 PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thrown|shown|displayed|printed|reported)) when "
                    r"(?:a|an|the|you|your|it|\w+ (?:cannot|can't|can not|fails|tries))\b"
                    r"|\b(?:contains|includes|adds|is) the fix for\b"
@@ -1094,7 +1094,7 @@ PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thr
                    r"|\bto (?:avoid|prevent) (?:an?|the) [`'\"]?\w*(?:Error|Exception)\b"
                    r"|`[^`\n]{4,300}` (?:is|are) (?:\w+ly )?(?:related to|caused by|due to)\b"
                    r"|\b(?:this|the|that) (?:\w+ )?error(?: message| traceback)? (?:is (?:\w+ly )?(?:related to|caused by|due to)"
-                   r"|indicates that|means that)\b"
+                   r"|indicates that|means that|(?:happens|occurs|arises|appears|is (?:raised|thrown)) because)\b"
                    r"|^\+(?:[-*] |#{1,6} )"
                    r"|^\W{0,3}(?:Prevents|Fixes|Avoids|Solves|Resolves|Works around) (?:the |an? )?[`'\"]"
                    r"|\b(?:usually|typically|generally|commonly|often) indicates?\b"
@@ -1104,7 +1104,7 @@ PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thr
                    # code means ("原因 OOMKilled 显示容器尝试使用超出其限制的内存量。"), and a rendered page's bullet that says
                    # what a tool does ("• nvidia-smi exits non-zero with Failed to initialize NVML: ...", a runbook's
                    # symptom list): no tool prints these shapes
-                   r"|\bif you (?:get|see|hit|encounter|run into|receive) (?:an? |the |this )?(?:error|message|warning)s? (?:like|such as|saying)\b"
+                   r"|\b(?:if|when|whenever) you (?:get|see|hit|encounter|run into|receive) (?:an? |the |this )?(?:error|message|warning)(?: message)?s? (?:like\b|such as\b|saying\b|[\"“'`])"
                    r"|[A-Za-z][\w./-]{1,60} ?(?:显示|表示|意味着)[^\n]{1,200}。\s*$"
                    r"|^\s*[•●▪◦‣]\s+[\w.-]{1,40} (?:exits|fails|returns|reports|prints|shows|says|throws|raises|errors out)\b")
 
@@ -1133,8 +1133,18 @@ PROSE_SHAPES = (
     (("why ", "cause"),
      re.compile(r"(?i)\bwhy (?:it|this|they) happens?\b|\bcauses? (?:and|&) (?:solutions?|fix(?:es)?|workarounds?|remed(?:y|ies))\b")),
     (("ever ",), re.compile(r"(?:^|[.!?]\s{1,3})(?:Ever|Have you ever) (?:run into|hit|got|gotten|seen|encountered|faced|come across)\b")),
-    (("ly occur", "ly happen", "ly arise", "ly mean", "ly come", "ly result", "often "),
-     re.compile(r"(?i)\b(?:usually|typically|generally|commonly|often) (?:occurs?|happens?|arises?|means|comes? from|results? from)\b")),
+    (("ly occur", "ly happen", "ly arise", "ly mean", "ly come", "ly result", "ly look", "ly read", "ly contain", "often "),
+     re.compile(r"(?i)\b(?:usually|typically|generally|commonly|normally|often) (?:occurs?|happens?|arises?|means|comes? from"
+                r"|results? from|looks? like|reads\b|contains? the (?:text|words?|string|message|line))\b")),
+    # (round 28) an error named as a kind ("The ModuleNotFoundError: No module named 'x' is a common Python runtime error
+    # indicating that ..."), and a message that says of itself it may be harmless ("cuMemCreate CUDA_ERROR_OUT_OF_MEMORY (may
+    # not be an issue e.g. torch allocator will free cache and retry)", "... can be safely ignored")
+    (("is a ", "is an "),
+     re.compile(r"(?i)\bis an? (?:(?:very|relatively|really) )?(?:common|frequent|typical|classic|well-known|frequently seen)"
+                r"(?: [\w-]+){0,3} (?:errors?|exceptions?|issues?|problems?)\b")),
+    (("not be a", "be ignored", "safely ignore", "safe to ignore"),
+     re.compile(r"(?i)\b(?:may|might) not be an? (?:issue|problem|error|concern)\b|\b(?:can|may|should) (?:safely )?be (?:safely )?ignored\b"
+                r"|\b(?:is )?safe(?:ly)? to ignore\b|\bcan safely ignore\b")),
 )
 # case-sensitive: a placeholder is written in capitals
 PLACEHOLDERS = ("XX", "X.Y", "iB", " MB", " GB")
@@ -1276,7 +1286,13 @@ DOC_TITLE = re.compile(r"(?i)^\s{0,3}#{1,6}\s+\W{0,4}(?:"
                        r"|(?:common|known|frequent) (?:errors|issues|problems)(?: and (?:solutions|fixes))?[^?\n]*)$")
 # the line after a quote names its fix or cause (a troubleshooting entry: the error, then "Fix: Use CUDA 13.0 Docker
 # container."); a user's "Solution?" asks
-ENTRY_AFTER = re.compile(r"(?i)^[>*_-]{0,4}(?:fix|solution|resolution|workaround|cause|root cause|how to fix)[*_]{0,2}\s?:")
+# (round 28: and a Chinese how-to's "解决办法：" / "解决方法:" / "原因：", with either colon)
+ENTRY_AFTER = re.compile(r"(?i)^[>*_-]{0,4}(?:fix|solution|resolution|workaround|cause|root cause|how to fix"
+                         r"|解决(?:办法|方法|方案)|原因)[*_]{0,2}\s?[:：]")
+# (round 28) a question heading that a page answers at once ("What Does CUDA Error 209 Mean?" then "The full console message
+# usually looks like this: ..."): the hit is the question, and the next non-blank line is documentation's (is_prose); a
+# user's question title is followed by their own report, not by a general reading
+QUESTION_HEAD = re.compile(r"(?i)^[\s#*_>]{0,8}(?:what|why|how)\b[^\n?]{3,120}\?[\s*_]{0,4}$")
 # a heading of another kind: a Markdown heading or a bold line of its own ("## Environment", "**Logs**")
 OTHER_HEADING = re.compile(r"^\s{0,3}(?:>\s?)?(?:#{1,6}\s|\*\*[^*\n]{1,60}\*\*:?\s*$)")
 FENCE = re.compile(r"^\s{0,8}(?:>\s?)?(?:```|~~~)")
@@ -1286,7 +1302,12 @@ FENCE_INTRO = re.compile(r"(?i)^[\s>#*_-]{0,8}(?:"
                          r"|before(?: (?:this|the) (?:fix|change|patch|pr|pull request|commit))?[\s*_]{0,4}:?[\s*_]{0,4}$"
                          r"|(?:improve|clarify|reword) (?:this|the) (?:error|message)"
                          # a reader addressed ("If you see this error:", "If you get the following error")
-                         r"|if you (?:see|get|hit|encounter|run into|receive) (?:this|the following|an?|the)\b)")
+                         r"|if you (?:see|get|hit|encounter|run into|receive) (?:this|the following|an?|the)\b"
+                         # (round 28) a tool's existing output introduced as what it already says ("In K8s, Apache Spark
+                         # already provides the following explanation at `Spark UI` `Executor Tab` explicitly."): a
+                         # discussion of a change, not a run
+                         r"|[^\n]{0,80}?\balready (?:provides?|shows?|prints?|displays?|gives?|reports?|explains?)\b[^\n]{0,40}?"
+                         r"\bthe following (?:explanation|message|hint|description|reason|text)\b)")
 # (not taken: a commit's "to avoid error:" over the CI log it quotes: held-out batch 20 labels intel/compute-runtime#242's
 # pasted ninja step a real compile-oom-killed case)
 
@@ -1316,6 +1337,11 @@ def documented(prev, seg="", nxt=()):
     checked task's result."""
     if len(nxt) == 2 and not _unwrapped(nxt[0]).strip() and ENTRY_AFTER.match(_unwrapped(nxt[1])):
         return True     # a paragraph after the quote gives its fix (a tool's own "   Fix: ..." hint follows at once)
+    if nxt and QUESTION_HEAD.match(seg):
+        for raw in nxt:
+            line = _unwrapped(raw).strip()
+            if line:
+                return is_prose(line, line.lower())     # the page's answer under its question (QUESTION_HEAD)
     lines = [_unwrapped(raw).rstrip() for raw in prev]
     intro_checked = False   # the quote's introducing line is looked at once: above the fence, or above the block
     first = True

@@ -138,6 +138,14 @@ NAMED = [
     # error: " + cudaGetErrorString + " " + file:line) as a Chinese report glues it to its own words, with no space
     ("cuda-oom", "服务运行一段时间后报错CUDA runtime error: out of memory /lmdeploy/src/turbomind/utils/allocator.h:233",
      "InternLM/lmdeploy src/turbomind/utils/cuda_utils.h"),
+    # round 28. torch_memory_saver's check macro (fzyzcjy/torch_memory_saver csrc/utils.h CUDA_ERROR_CHECK: "[torch_memory_saver.cpp]
+    # cudaError error: " << result << " (" << cudaGetErrorString(result) << ") " << " file=..."), 2 = cudaErrorMemoryAllocation;
+    # c10's C++ warning logger (pytorch/pytorch c10/util/Exception.cpp WarningHandler::process: "[W file:line] Warning: <msg>
+    # (function <fn>)") for CUDAFunctions.cpp's TORCH_WARN in libtorch without Python
+    ("cuda-oom", "[torch_memory_saver.cpp] cudaError error: 2 (out of memory)  file=csrc/core.cpp func=resume line=182",
+     "fzyzcjy/torch_memory_saver csrc/utils.h"),
+    ("torch-cuda-init-warning", "[W CUDAFunctions.cpp:100] Warning: CUDA initialization: CUDA driver initialization failed, "
+     "you might not have a CUDA gpu. (function operator())", "pytorch/pytorch c10/util/Exception.cpp"),
 ]
 
 # (entry the line must NOT produce, the filled-in line, why, where the format comes from)
@@ -225,6 +233,14 @@ APART = [
     ("max-model-len-too-long", "[2025-06-25 14:01:12] Warning: User-specified context_length (131072) is greater than "
      "the derived context_length (40960). This may lead to incorrect model outputs or CUDA errors.",
      "sgl-project/sglang python/sglang/srt/configs/model_config.py"),
+    # round 28. torch_memory_saver's own note on a recoverable driver-API OOM (csrc/utils.h cu_mem_create: "cuMemCreate
+    # CUDA_ERROR_OUT_OF_MEMORY (may not be an issue e.g. torch allocator will free cache and retry)"): the allocator frees its
+    # cache and retries; only the check macro's "cudaError error: 2" after it ends the run
+    ("cuda-oom", "[torch_memory_saver.cpp] cuMemCreate CUDA_ERROR_OUT_OF_MEMORY (may not be an issue e.g. torch allocator will "
+     "free cache and retry)", "fzyzcjy/torch_memory_saver csrc/utils.h"),
+    ("cuda-driver-missing", "[W CUDAFunctions.cpp:100] Warning: CUDA initialization: Found no NVIDIA driver on your system. "
+     "Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx "
+     "(function operator())", "pytorch/pytorch c10/util/Exception.cpp"),
 ]
 
 
