@@ -167,6 +167,13 @@ GENERIC_CLASSES = (
     # (16.00GB)"; the model never loads
     ("memory-refused", re.compile(r"(?i)\brequires more (?:system |gpu |video )?memory \([^()\n]{1,24}\) than (?:is )?available\b"
                                   r"|(?<![A-Za-z])exceeds max-model-memory\b")),
+    # (round 27) a host name that does not resolve, in the resolver's own words with no error word of their own: Go's
+    # "dial tcp: lookup registry-1.docker.io: no such host" / "... on 10.0.2.3:53: ... i/o timeout" (docker build and
+    # pull, Ollama, Go clients), glibc's EAI_AGAIN / EAI_NONAME texts ("Temporary failure in name resolution", "Name or
+    # service not known"), macOS's "nodename nor servname provided, or not known", Node's getaddrinfo codes
+    ("name-resolution", re.compile(r"\bdial tcp: lookup [\w.-]{1,253}(?: on [\w.:\[\]-]{1,60})?: |\bTemporary failure in name resolution\b"
+                                   r"|\bName or service not known\b|\bnodename nor servname provided\b"
+                                   r"|\bgetaddrinfo (?:ENOTFOUND|EAI_AGAIN)\b")),
 )
 # Fatal ends whatever the tool: signals, non-zero exit statuses, the kernel's GPU and OOM-killer lines.
 # They count at WARNING level too (a supervisor logs a child's death as a warning), and a harmless entry
@@ -240,6 +247,8 @@ GENERIC_HINTS = {
     "load-failed": ("load",),
     "linker-error": (": cannot find ", ": library not found for -l"),
     "memory-refused": ("requires more ", "exceeds max-model-memory"),
+    "name-resolution": ("dial tcp: lookup ", "name resolution", "Name or service not known", "nodename nor servname",
+                        "getaddrinfo E"),
 }
 GENERIC_LOWER = ("nvcc-fatal", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
@@ -269,7 +278,10 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     # (round 20: the linker's own "cannot find")
                     ": cannot find ", ": library not found for -l",
                     # (round 25: THC's "cuda runtime error (N)", cudaErrorNoDevice's text, a server's memory refusal)
-                    "cuda runtime error (", "no cuda-capable device is detected", "requires more ", "exceeds max-model-memory")
+                    "cuda runtime error (", "no cuda-capable device is detected", "requires more ", "exceeds max-model-memory",
+                    # (round 27: a host name that does not resolve, the resolver's own words)
+                    "dial tcp: lookup ", "temporary failure in name resolution", "name or service not known",
+                    "nodename nor servname", "getaddrinfo enotfound", "getaddrinfo eai_again")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
