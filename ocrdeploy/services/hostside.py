@@ -159,7 +159,8 @@ def _boot_id():
 def group_left(pgid):
     """The members of a process group still running.  A leader that exits on SIGTERM may leave its
     children (engine cores, tokenizer workers) behind for a moment or for good; a zombie is dead,
-    only not yet reaped, so it does not count."""
+    only not yet reaped, so it does not count (a leader that shows "Z" while its other threads run is
+    no zombie yet: see _ended)."""
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:
@@ -179,9 +180,35 @@ def group_left(pgid):
                 fields = fh.read().rsplit(b")", 1)[1].split()
         except (OSError, IndexError):
             continue
-        if len(fields) > 2 and fields[0] != b"Z" and fields[2] == str(pgid).encode():
+        if len(fields) > 2 and fields[2] == str(pgid).encode() and not _ended(int(d), fields[0].decode()):
             left.append(int(d))
     return left
+
+
+def _ended(pid, state):
+    """Whether a process whose /proc/PID/stat says `state` has ended (it may wait to be reaped).
+
+    "Z" there is the state of the leader thread alone: a process whose main thread ended first (an exit
+    under way while the kernel ends its other threads one by one, slower on a loaded host or in a
+    driver's teardown; or a main thread that called pthread_exit) shows "Z" while its other threads
+    still run and its descriptors, the listening socket among them, are still open.  It has ended
+    when no thread of it runs (/proc/PID/task)."""
+    if state not in ("Z", "X"):
+        return False
+    try:
+        tasks = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return True
+    for t in tasks:
+        if t == str(pid):
+            continue
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, t), "rb") as fh:
+                if fh.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X"):
+                    return False
+        except (OSError, IndexError):
+            continue
+    return True
 
 
 def _stat(pid):
@@ -303,11 +330,12 @@ def runs(rec):
 
 
 def still_running(procs):
-    """Those of {pid: start ticks} that still run as the same process."""
+    """Those of {pid: start ticks} that still run as the same process (one whose main thread ended while
+    others run still runs: see _ended)."""
     left = []
     for p, start in sorted(procs.items()):
         st = _stat(p)
-        if st and st[0] != "Z" and st[3] == start:
+        if st and st[3] == start and not _ended(p, st[0]):
             left.append(p)
     return left
 
@@ -482,6 +510,23 @@ def who_listens(port):
     return "another process"
 
 
+PORT_RELEASE_S = 3.0
+
+
+def port_held(port, within=PORT_RELEASE_S):
+    """None when the port no longer answers, else who holds it (who_listens), once the services' processes
+    are gone.  A listener that no process can be named for yet (ss finds the socket, or none, but no
+    pid: a socket being closed, a process whose descriptors cannot be read) gets up to `within` seconds to
+    close before "another process" is said; a listener that ss names is said at once."""
+    deadline = time.time() + within
+    while port_open(port):
+        who = who_listens(port)
+        if who != "another process" or time.time() >= deadline:
+            return who
+        time.sleep(0.1)
+    return None
+
+
 def wait(req):
     """Poll until the service is ready (see readiness); stop at once if the process dies or time runs out.
 
@@ -628,8 +673,10 @@ def stop(req):
         result["stopped"] = not left
         if left:
             result["left"] = left
-    if isinstance(rec.get("port"), int) and port_open(rec["port"]):
-        result["port_held"] = "port %d still answers: %s" % (rec["port"], who_listens(rec["port"]))
+    if isinstance(rec.get("port"), int):
+        who = port_held(rec["port"])
+        if who:
+            result["port_held"] = "port %d still answers: %s" % (rec["port"], who)
     if not runs(rec):
         if isinstance(req.get("failed"), dict):
             # a start that failed: its record stays, marked, so `inv diagnose --service --fix` finds its log

@@ -168,6 +168,98 @@ def test_what_escaped_is_said_not_called_stopped(tmp_path, cleanup):
     assert alive(escaped) and stopped["port_held"].startswith(f"port {port} still answers")
 
 
+LEADER_FIRST = textwrap.dedent("""\
+    import ctypes, os, signal, socket, sys, threading, time
+    s = socket.socket()
+    s.bind(("127.0.0.1", int(sys.argv[1])))
+    s.listen(8)
+    ended = threading.Event()
+    def rest():                            # the rest of the process, still holding the socket a while
+        ended.wait()
+        time.sleep(float(sys.argv[2]))
+        os._exit(0)
+    threading.Thread(target=rest).start()
+    def term(*_):
+        ended.set()
+        ctypes.CDLL(None).pthread_exit(None)   # the main thread ends first
+    signal.signal(signal.SIGTERM, term)
+    print("listening", flush=True)
+    while True:
+        time.sleep(1)
+    """)
+
+
+def _leader_first(tmp_path, cleanup, hold):
+    """A service whose main thread ends on SIGTERM while its other thread keeps the listening socket
+    `hold` seconds: what a busy host shows of any multi-threaded server (a stand-in worker's
+    ThreadingHTTPServer, vLLM's API server) while the kernel ends its threads one by one, and of a
+    driver's teardown that holds a thread: /proc/PID/stat says "Z" for the whole time."""
+    (tmp_path / "leader.py").write_text(LEADER_FIRST)
+    port = free_port()
+    r = start(tmp_path, [sys.executable, tmp_path / "leader.py", port, hold], port)
+    cleanup.append(r["pid"])
+    log = hostside.read_record(str(tmp_path), "minicpm-ocr-1")["log"]
+    deadline = time.time() + 10
+    while "listening" not in open(log).read() and time.time() < deadline:     # its SIGTERM handler is set
+        time.sleep(0.05)
+    assert hostside.port_open(port)
+    return r["pid"], port
+
+
+def test_a_service_whose_main_thread_ends_first_is_stopped_only_when_all_of_it_has(tmp_path, cleanup):
+    """CI once saw `stop --drain` say "pid N stopped", then "port P still answers: another process (...
+    stop it yourself)" and exit 1: the stand-in's main thread was a zombie while a thread of it still held
+    the port (ss names no pid for it: the leader's /proc/PID/fd is empty by then).  The stop waits for
+    the whole process; its port is then free and nothing is blamed on another process."""
+    pid, port = _leader_first(tmp_path, cleanup, 1.5)
+    t0 = time.monotonic()
+    stopped = hostside.stop({"workdir": str(tmp_path), "name": "minicpm-ocr-1", "grace": 10})
+    assert stopped["stopped"] and "port_held" not in stopped and not stopped.get("killed"), stopped
+    assert time.monotonic() - t0 >= 1.0                        # it waited for the thread that held the port
+    assert not hostside.port_open(port)
+
+
+def test_a_zombie_leader_with_a_live_thread_still_runs(tmp_path, cleanup):
+    pid, port = _leader_first(tmp_path, cleanup, 3)
+    start_ticks = hostside._stat(pid)[3]
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.time() + 5
+    while hostside._stat(pid)[0] != "Z" and time.time() < deadline:
+        time.sleep(0.02)
+    assert hostside._stat(pid)[0] == "Z" and hostside.port_open(port)          # the main thread ended ...
+    assert hostside.still_running({pid: start_ticks}) == [pid]                # ... but the process runs on
+    assert hostside.group_left(pid) == [pid]
+    deadline = time.time() + 10
+    while hostside.still_running({pid: start_ticks}) and time.time() < deadline:
+        time.sleep(0.05)
+    assert hostside.still_running({pid: start_ticks}) == [] and hostside.group_left(pid) == []
+    assert not hostside.port_open(port)
+
+
+def test_a_port_no_process_is_named_for_gets_a_moment_to_close(monkeypatch):
+    """A listener ss names no pid for (a socket being closed) is given PORT_RELEASE_S before stop says
+    "another process"; one it names is said at once; a free port is None."""
+    monkeypatch.setattr(hostside, "who_listens", lambda port: "another process")
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(8)
+    port = s.getsockname()[1]
+    closer = __import__("threading").Timer(0.5, s.close)
+    closer.start()
+    assert hostside.port_held(port) is None
+    closer.join()
+    with socket.socket() as s2:
+        s2.bind(("127.0.0.1", 0))
+        s2.listen(8)
+        t0 = time.monotonic()
+        assert hostside.port_held(s2.getsockname()[1], within=0.5) == "another process"
+        assert time.monotonic() - t0 >= 0.5
+        monkeypatch.setattr(hostside, "who_listens", lambda port: "pid 1 (x)")
+        t0 = time.monotonic()
+        assert hostside.port_held(s2.getsockname()[1]) == "pid 1 (x)" and time.monotonic() - t0 < 1
+    assert hostside.port_held(port, within=0) is None
+
+
 def test_a_forged_record_naming_a_bystander_signals_nothing(tmp_path, cleanup):
     """L4: everything in the old identity (boot, start time, cmdline hash, exe) is readable by anyone in
     /proc; a record made of it, with any token, must not make stop signal the bystander."""
