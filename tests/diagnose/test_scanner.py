@@ -142,6 +142,10 @@ def test_trie_regex_matches_exactly_the_literals():
     for w in words:
         assert rx.search(b"xx " + w + b" yy")
     assert not rx.search(b"er nccX aXb [erxno 2")
+    text = re.compile(scanner.trie_regex([w.decode() for w in words]))
+    assert text.search("an err: x").group() == "err"      # the shortest literal that starts there
+    assert not text.search("er nccX aXb [erxno 2")
+    assert not re.search(scanner.trie_regex([]), "anything") and not re.search(scanner.trie_regex([]), "")
 
 
 # Issue 24: the wrappers users run things in, each around a line whose pattern is anchored at its start
