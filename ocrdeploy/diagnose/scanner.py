@@ -1103,10 +1103,12 @@ PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thr
                    # traceback is related to ...", "The error message indicates that ..."), and a diff's added Markdown
                    # line (a list item or a heading: "+- Error: `OSError: ...`")
                    r"|^\W{0,3}(?-i:fix|feat|docs|chore|refactor|perf|revert)(?:\([^)\n]{1,40}\))?!?: "
+                   # (round 30) the same type written with a dot ("feat. explain port already in use error")
+                   r"|^\W{0,3}(?-i:fix|feat|docs|chore|refactor|perf|revert)\. (?-i:[a-z])"
                    r"|\bto (?:avoid|prevent) (?:an?|the) [`'\"]?\w*(?:Error|Exception)\b"
                    r"|`[^`\n]{4,300}` (?:is|are) (?:\w+ly )?(?:related to|caused by|due to)\b"
                    r"|\b(?:this|the|that) (?:\w+ )?error(?: message| traceback)?(?: `[^`\n]{1,300}`)? (?:is (?:\w+ly )?(?:related to|caused by|due to)"
-                   r"|indicates that|means that|(?:happens|occurs|arises|appears|is (?:raised|thrown)) because)\b"
+                   r"|indicates|means that|(?:happens|occurs|arises|appears|is (?:raised|thrown)) because)\b"
                    r"|^\+(?:[-*] |#{1,6} )"
                    r"|^\W{0,3}(?:Prevents|Fixes|Avoids|Solves|Resolves|Works around) (?:the |an? )?[`'\"]"
                    r"|\b(?:usually|typically|generally|commonly|often) indicates?\b"
