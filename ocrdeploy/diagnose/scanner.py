@@ -1161,6 +1161,10 @@ PROSE_SHAPES = (
     (("instead of ",),
      re.compile(r"(?i)\binstead of (?:just |simply |silently )?(?:crashing|failing|erroring(?: out)?|dying|aborting|exiting|bailing out|throwing|raising)"
                 r"(?: (?:with|on))?\b")),
+    # (round 30) an error quoted and then named as a kind in the plural, with when or where it came ("causing
+    # `cudaErrorNoKernelImageForDevice` errors during basic tensor operations", "caused `nvcc fatal : Unsupported gpu
+    # architecture` errors during compilation"): a report or a change's description tells of the errors, a tool prints one
+    (("` errors ",), re.compile(r"`[^`\n]{4,300}` errors (?:during|when|while|in|on|at|from|with|after|for)\b")),
     # (round 30) a quote labelled as an example at the line's start ("Example: `"localhost:8081" port already in use!`", a
     # fix's description of the message it will throw): a run's line does not open with that label
     (("example",), re.compile(r"(?i)^\W{0,3}(?:for )?example\s?[:：]\s?[`'\"“]")),
