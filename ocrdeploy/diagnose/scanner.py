@@ -1107,10 +1107,12 @@ PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thr
                    # traceback is related to ...", "The error message indicates that ..."), and a diff's added Markdown
                    # line (a list item or a heading: "+- Error: `OSError: ...`")
                    r"|^\W{0,3}(?-i:fix|feat|docs|chore|refactor|perf|revert)(?:\([^)\n]{1,40}\))?!?: "
+                   # (round 30) the same type written with a dot ("feat. explain port already in use error")
+                   r"|^\W{0,3}(?-i:fix|feat|docs|chore|refactor|perf|revert)\. (?-i:[a-z])"
                    r"|\bto (?:avoid|prevent) (?:an?|the) [`'\"]?\w*(?:Error|Exception)\b"
                    r"|`[^`\n]{4,300}` (?:is|are) (?:\w+ly )?(?:related to|caused by|due to)\b"
-                   r"|\b(?:this|the|that) (?:\w+ )?error(?: message| traceback)? (?:is (?:\w+ly )?(?:related to|caused by|due to)"
-                   r"|indicates that|means that|(?:happens|occurs|arises|appears|is (?:raised|thrown)) because)\b"
+                   r"|\b(?:this|the|that) (?:\w+ )?error(?: message| traceback)?(?: `[^`\n]{1,300}`)? (?:is (?:\w+ly )?(?:related to|caused by|due to)"
+                   r"|indicates|means that|(?:happens|occurs|arises|appears|is (?:raised|thrown)) because)\b"
                    r"|^\+(?:[-*] |#{1,6} )"
                    r"|^\W{0,3}(?:Prevents|Fixes|Avoids|Solves|Resolves|Works around) (?:the |an? )?[`'\"]"
                    r"|\b(?:usually|typically|generally|commonly|often) indicates?\b"
@@ -1158,6 +1160,18 @@ PROSE_SHAPES = (
     (("is a ", "is an "),
      re.compile(r"(?i)\bis an? (?:(?:very|relatively|really) )?(?:common|frequent|typical|classic|well-known|frequently seen)"
                 r"(?: [\w-]+){0,3} (?:errors?|exceptions?|issues?|problems?)\b")),
+    # (round 30) a change told against the failure it replaces ("... the server now automatically finds and uses the next
+    # available port instead of crashing with "Address already in use""): the error is what no longer happens
+    (("instead of ",),
+     re.compile(r"(?i)\binstead of (?:just |simply |silently )?(?:crashing|failing|erroring(?: out)?|dying|aborting|exiting|bailing out|throwing|raising)"
+                r"(?: (?:with|on))?\b")),
+    # (round 30) an error quoted and then named as a kind in the plural, with when or where it came ("causing
+    # `cudaErrorNoKernelImageForDevice` errors during basic tensor operations", "caused `nvcc fatal : Unsupported gpu
+    # architecture` errors during compilation"): a report or a change's description tells of the errors, a tool prints one
+    (("` errors ",), re.compile(r"`[^`\n]{4,300}` errors (?:during|when|while|in|on|at|from|with|after|for)\b")),
+    # (round 30) a quote labelled as an example at the line's start ("Example: `"localhost:8081" port already in use!`", a
+    # fix's description of the message it will throw): a run's line does not open with that label
+    (("example",), re.compile(r"(?i)^\W{0,3}(?:for )?example\s?[:：]\s?[`'\"“]")),
     (("not be a", "be ignored", "safely ignore", "safe to ignore"),
      re.compile(r"(?i)\b(?:may|might) not be an? (?:issue|problem|error|concern)\b|\b(?:can|may|should) (?:safely )?be (?:safely )?ignored\b"
                 r"|\b(?:is )?safe(?:ly)? to ignore\b|\bcan safely ignore\b")),
@@ -1290,7 +1304,13 @@ DOC_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:\d{1,2}[.)] ?)?(?:symptoms?:?|er
                          r"|common (?:cli |console |terminal |command[- ]line )?(?:output|error messages|errors)"
                          r"|typical (?:error |cli |console )?(?:output|messages?|errors?)"
                          r"|what (?:the error|the output|it|you(?:'ll| will)? see) (?:looks? like|is)"
-                         r"|example (?:error )?output|sample (?:error )?output)[\s*_]{0,6}$")
+                         r"|example (?:error )?output|sample (?:error )?output"
+                         # (round 30) an FAQ page's own title line over its numbered entries ("FAQ" then "1.CUDA out of
+                         # memory"), and a reference list of what a tool prints in each case ("Here are the error messages
+                         # for each type of service when they encounter a port already in use:"); a user's "Here are the
+                         # errors I get:" names no "for each"
+                         r"|faq|frequently asked questions"
+                         r"|here (?:are|is) the (?:\w+ )?(?:messages?|errors?|output)\b[^\n]{0,60}?\bfor (?:each|every)\b[^\n]{0,160}:)[\s*_]{0,6}$")
 # a page's title or a heading over a list of entries: a Markdown heading that says the page fixes or troubleshoots
 # ("# Fix: Address Already in Use (Port 8000)", "# Port 8000 Already in Use - Fixed! ✅", "# Troubleshooting: ...",
 # "## Common Errors", "## Known issues"); it holds over the sub-headings below it.  A question is a user's ("## How
