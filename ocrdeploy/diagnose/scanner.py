@@ -88,8 +88,10 @@ GENERIC_CLASSES = (
     # (and its ASCII rendering on consoles without Unicode, Windows' cmd: "  x Failed to download ... |-> ... `-> ...")
     ("uv-error", re.compile(r"^\s*× \S|^\s*x Failed to \S")),
     # CMake's find module failing (a REQUIRED package prints it after "CMake Error at"; a title or a plain message
-    # alone); the optional search's status line "-- Could NOT find X" is the build going on
-    ("cmake-not-found", re.compile(r"^(?!\s*-- ).*?\bCould NOT find [\w:.-]+ \((?:missing|Required is)")),
+    # alone); the optional search's status line "-- Could NOT find X" is the build going on; (round 29) and its version
+    # check, FindPackageHandleStandardArgs' "Could NOT find CUDA: Found unsuitable version "8.0", but required is exact
+    # version "7.5"" (or "at least"): a package found, but not in the version the project pins
+    ("cmake-not-found", re.compile(r"^(?!\s*-- ).*?\bCould NOT find [\w:.-]+?(?: \((?:missing|Required is)|: Found unsuitable version\b)")),
     # the Docker daemon refusing a request (docker run/compose print it without any "error:" of their own)
     ("daemon-error", re.compile(r"\bError response from daemon\b")),
     # a system call's failure by its number, as Python ("[Errno 49] Can't assign requested address") and Windows print it
