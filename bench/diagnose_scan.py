@@ -32,10 +32,11 @@ from ocrdeploy.diagnose.table import load_table  # noqa: E402
 
 
 def _drop_lookarounds(p: str) -> str:
-    """The pattern without its look-aheads and look-behinds (ERE has none), nested groups and classes included."""
+    """The pattern without its negative look-aheads and look-behinds (ERE has none; grep then matches a little more),
+    nested groups and classes included.  A positive one is a requirement: it stays, and to_ere() gives up."""
     out, i = [], 0
     while i < len(p):
-        if p.startswith(("(?=", "(?!", "(?<=", "(?<!"), i):
+        if p.startswith(("(?!", "(?<!"), i):
             depth, j, in_class = 0, i, False
             while j < len(p):
                 c = p[j]
