@@ -84,6 +84,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def router_port() -> int:
+    """A port for a vLLM router whose next port (its --prometheus-port) is free too: a free port's neighbour
+    can be a worker's or another test's (the router then panics with "Address already in use")."""
+    while True:
+        p = free_port()
+        if p >= 65000:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", p + 1))
+            except OSError:
+                continue
+        return p
+
+
 def cli(task: str, args: list, inv: Path, env: dict | None = None, timeout: float = 900):
     """`ocrdeploy TASK --inventory INV ARGS` as a user runs it, without a GPU (no nvidia-smi on PATH)."""
     e = dict(os.environ, COLUMNS="200", OCRDEPLOY_PROBE_NO_NVML="1")

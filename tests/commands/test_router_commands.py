@@ -15,7 +15,7 @@ import httpx
 import pytest
 import yaml
 
-from engines import cli, engine_env, free_port
+from engines import cli, engine_env, free_port, router_port
 from ocrdeploy.commands import router as router_cmd
 from ocrdeploy.inventory import Host
 from ocrdeploy.provision.connection import LocalConnection
@@ -84,21 +84,6 @@ def in_flight(port, deadline_s=20):
             return
         time.sleep(0.05)
     raise AssertionError(f"no request in flight on port {port} after {deadline_s} s")
-
-
-def router_port():
-    """A port for the router whose next port (its --prometheus-port) is free too."""
-    import socket
-    while True:
-        p = free_port()
-        if p >= 65000:
-            continue
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", p + 1))
-            except OSError:
-                continue
-        return p
 
 
 def test_serve_router_joins_ready_smoked_instances_once_and_status_shows_the_pool(site):

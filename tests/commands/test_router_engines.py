@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from clientloop import ClientLoop
-from engines import cli, engine_env, free_port
+from engines import cli, engine_env, free_port, router_port
 from tinymodel import make_tiny_llama
 
 # Sized for CI (it was opt-in at 28 min): what a start of the tiny model costs on a CPU is three Python processes
@@ -68,9 +68,9 @@ def test_two_real_instances_behind_the_router_roll_without_a_failed_request(tmp_
     inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd), "vllm_cpu_kvcache_space": 1,
                                                     "vllm_env": str(engine_env("vllm")),
                                                     "router_env": str(engine_env("router"))}}}))
-    port, rport = free_port(), free_port()
-    while rport > 65000 or abs(rport - port) < 3:
-        rport = free_port()
+    port, rport = free_port(), router_port()
+    while abs(rport - port) < 3:
+        rport = router_port()
     router = f"http://127.0.0.1:{rport}"
     ports = [port, port + 1]
     try:

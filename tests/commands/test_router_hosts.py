@@ -15,7 +15,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
 from clientloop import ClientLoop  # noqa: E402
-from engines import engine_env  # noqa: E402
+from engines import engine_env, router_port  # noqa: E402
 from test_services import SMI, cli, free_port, provision  # noqa: E402
 
 
@@ -54,7 +54,7 @@ def _two_workers(lab, tmp_path, ip1, ip2):
 @pytest.mark.ssh
 def test_one_router_over_two_ssh_hosts_through_tunnels(lab, tmp_path):
     inv, env = _two_workers(lab, tmp_path, "127.0.0.31", "127.0.0.32")
-    p1, p2, rport = free_port(), free_port(), free_port()
+    p1, p2, rport = free_port(), free_port(), router_port()
     try:
         p = cli("serve", ["--host", "w1", "--port", str(p1), "--router", "--router-port", str(rport), "--json"], inv,
                 env=env)
@@ -114,7 +114,7 @@ def test_a_roll_and_a_drain_cross_hosts_through_the_one_router(lab, tmp_path):
     a client loop through the router sees no failed request; `stop --drain` on one worker host takes its
     worker out of the router held by the other host, waits for the request in flight, then stops it."""
     inv, env = _two_workers(lab, tmp_path, "127.0.0.33", "127.0.0.34")
-    p1, p2, rport = free_port(), free_port(), free_port()
+    p1, p2, rport = free_port(), free_port(), router_port()
     try:
         for h, p in (("w1", p1), ("w2", p2)):
             r = cli("serve", ["--host", h, "--port", str(p), "--router",

@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
-from engines import engine_env  # noqa: E402
+from engines import engine_env, router_port  # noqa: E402
 from test_services import cli, free_port, provision, site  # noqa: E402,F401 - `site` is a shared fixture
 from test_verify import checks_of, sdk_env  # noqa: E402
 
@@ -22,7 +22,7 @@ def test_verify_and_parse_through_the_router_give_its_one_url(site, tmp_path):
     inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd), "router_env": str(engine_env("router"))}}}))
     provision(wd)
     calls = sdk_env(wd)
-    port, rport = free_port(), free_port()
+    port, rport = free_port(), router_port()
     p = cli("serve", ["--port", str(port), "--router", "--router-port", str(rport), "--json"], inv)
     assert p.returncode == 0, p.stdout + p.stderr
     assert json.loads(p.stdout)["hosts"]["localhost"]["router"]["workers"] == [f"http://127.0.0.1:{port}"]

@@ -13,7 +13,7 @@ import time
 import httpx
 import pytest
 
-from engines import engine_env, free_port
+from engines import engine_env, free_port, router_port
 from workerstandin import Worker
 from ocrdeploy.inventory import Host as InvHost
 from ocrdeploy.provision.connection import LocalConnection
@@ -36,10 +36,7 @@ def running_router(router_exe, tmp_path):
     started = []
 
     def start(workers=()):
-        while True:
-            port = free_port()
-            if port < 65000:
-                break
+        port = router_port()
         log = open(tmp_path / f"router-{port}.log", "wb")
         p = subprocess.Popen(rt.argv(router_exe, port, workers=workers), stdout=log, stderr=subprocess.STDOUT,
                              start_new_session=True)
