@@ -780,16 +780,22 @@ def python_finder(literals):
 _HS_CACHE = {}
 
 
-def hyperscan_finder(literals):
-    """Offsets in a block where a literal match ends (hyperscan's compiled automaton, caseless)."""
-    key = tuple(sorted(set(literals)))
+def hyperscan_database(literals, flag):
+    """A compiled hyperscan database of the literals (a sorted sequence; a match's id is its index there), each
+    with `flag`; compiled once per process."""
+    key = (flag,) + tuple(literals)
     db = _HS_CACHE.get(key)
     if db is None:
-        exprs = [b"".join(b"\\x%02x" % c for c in lit.encode("utf-8")) for lit in key]
         db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        db.compile(expressions=exprs, ids=list(range(len(exprs))),
-                   flags=[hyperscan.HS_FLAG_CASELESS] * len(exprs))
+        db.compile(expressions=[b"".join(b"\\x%02x" % c for c in lit.encode("utf-8")) for lit in literals],
+                   ids=list(range(len(literals))), flags=[flag] * len(literals))
         _HS_CACHE[key] = db
+    return db
+
+
+def hyperscan_finder(literals):
+    """Offsets in a block where a literal match ends (hyperscan's compiled automaton, caseless)."""
+    db = hyperscan_database(sorted(set(literals)), hyperscan.HS_FLAG_CASELESS)
 
     def find(block):
         ends = []
@@ -1460,13 +1466,7 @@ class RuleIndex(object):
         if not lits:
             return lambda low: []
         if self.use_hyperscan:
-            key = ("lines",) + tuple(lits)
-            db = _HS_CACHE.get(key)
-            if db is None:
-                db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-                db.compile(expressions=[b"".join(b"\\x%02x" % c for c in lit.encode("utf-8")) for lit in lits],
-                           ids=list(range(len(lits))), flags=[hyperscan.HS_FLAG_SINGLEMATCH] * len(lits))
-                _HS_CACHE[key] = db
+            db = hyperscan_database(lits, hyperscan.HS_FLAG_SINGLEMATCH)    # (the line is lowered already)
             by_id = [owners[lit] for lit in lits]
 
             def find(low):
@@ -1503,10 +1503,8 @@ class RuleIndex(object):
 
 
 def match_line(rules, segs):
-    """(rule, indices of its patterns that match) pairs for any segment of one line, after `unless` and levels.
-    `rules` is a RuleIndex (or a list of CompiledRule, indexed here)."""
-    if not isinstance(rules, RuleIndex):
-        rules = RuleIndex(rules)
+    """(rule, indices of its patterns that match) pairs for any segment of one line, after `unless` and levels;
+    `rules` is the log's RuleIndex."""
     hits = {}
     for seg in segs:
         low = seg.lower()

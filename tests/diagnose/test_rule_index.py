@@ -7,12 +7,15 @@ batches, and lines crafted around overlapping literals, must get the same rules 
 safety-net class as the plain loop and the bare regexes give.
 """
 
+import time
 from pathlib import Path
 
 import pytest
 
 import corpus
 from ocrdeploy.diagnose import scanner
+from ocrdeploy.diagnose.engine import wire_rules
+from ocrdeploy.diagnose.table import load_table
 
 HELDOUT = Path(corpus.CORPUS).parent / "heldout"
 
@@ -35,7 +38,7 @@ def _all_lines():
 
 
 LINES = _all_lines()
-RULES = corpus.Scanner().wire
+RULES = wire_rules(load_table())
 COMPILED = [scanner.CompiledRule(r) for r in RULES]
 
 
@@ -136,7 +139,6 @@ def test_the_hint_words_never_hide_a_class_the_regexes_would_report():
 def test_a_line_of_literals_back_to_back_costs_milliseconds(use_hyperscan):
     """The worst line for the per-line pass is one where a literal starts at every few characters (each start is
     one more search); 16 KiB of the shortest literals, glued or spaced, must stay far from a slow path."""
-    import time
     index = scanner.RuleIndex(COMPILED, lazy=0, use_hyperscan=use_hyperscan)
     lits = sorted({lit for r in COMPILED for lit in r.literals}, key=len)[:12]
     n = scanner.MAX_LINE
