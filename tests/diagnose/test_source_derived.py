@@ -241,6 +241,15 @@ APART = [
     ("cuda-driver-missing", "[W CUDAFunctions.cpp:100] Warning: CUDA initialization: Found no NVIDIA driver on your system. "
      "Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx "
      "(function operator())", "pytorch/pytorch c10/util/Exception.cpp"),
+    # round 31. aiohttp's plain ClientConnectorError (aiohttp/client_exceptions.py, 3.x: "Cannot connect to host
+    # {host}:{port} ssl:{ssl} [{os_error}]") to a local server's own port, no proxy involved: the server is down
+    # (service-unreachable), not a proxy; only a proxy client's well-known port or ClientProxyConnectionError say proxy
+    ("local-proxy-failed", "aiohttp.client_exceptions.ClientConnectorError: Cannot connect to host localhost:8000 "
+     "ssl:default [Connect call failed ('127.0.0.1', 8000)]", "aio-libs/aiohttp aiohttp/client_exceptions.py"),
+    # PySocks' refusal from a proxy on another host (socks.py: "Error connecting to {} proxy {}:{}"): a remote proxy is not
+    # this host's proxy client
+    ("local-proxy-failed", "socks.ProxyConnectionError: Error connecting to SOCKS5 proxy 10.0.0.5:1080: [Errno 111] "
+     "Connection refused", "Anorov/PySocks socks.py"),
 ]
 
 
