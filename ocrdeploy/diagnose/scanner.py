@@ -1199,6 +1199,10 @@ PROSE_SHAPES = (
     (("may fail", "might fail", "can fail", "could fail"),
      re.compile(r"(?i)\b(?:it|this|that|which|they|the (?:server|engine|model|process|job|launch|startup)) (?:may|might|can|could) "
                 r"(?:\w+ )?fail\b[^\n]{0,60}?\b(?:due to|because of)\b")),
+    # (round 32) a request to tell two failures apart, opened by the verb ("Distinguish between command killed due to high
+    # memory usage and failed for another reason ..."): a feature request's title, no run
+    (("distinguish", "differentiate"),
+     re.compile(r"(?i)^\W{0,3}(?:\[[\w -]{1,20}\]:?\s{1,3})?(?:Distinguish|Differentiate)(?:s|ing)? (?:between )?")),
 )
 # case-sensitive: a placeholder is written in capitals
 PLACEHOLDERS = ("XX", "X.Y", "iB", " MB", " GB")
