@@ -1203,6 +1203,11 @@ PROSE_SHAPES = (
     # memory usage and failed for another reason ..."): a feature request's title, no run
     (("distinguish", "differentiate"),
      re.compile(r"(?i)^\W{0,3}(?:\[[\w -]{1,20}\]:?\s{1,3})?(?:Distinguish|Differentiate)(?:s|ing)? (?:between )?")),
+    # (round 32) a sentence about how a message reads ("CUDA out-of-memory message is hard to understand", "the error
+    # message is misleading"): a request about the wording; a run's own lines below it are still read
+    (("hard to", "difficult to", "confusing", "unclear", "misleading", "cryptic", "unhelpful", "not helpful", "not very helpful"),
+     re.compile(r"(?i)\bmessages? (?:is|are) (?:\w+ )?(?:(?:hard|difficult|impossible) to (?:understand|read|interpret|debug)"
+                r"|confusing|unclear|misleading|cryptic|unhelpful|not (?:very )?helpful)\b")),
 )
 # case-sensitive: a placeholder is written in capitals
 PLACEHOLDERS = ("XX", "X.Y", "iB", " MB", " GB")
