@@ -1185,10 +1185,14 @@ PROSE_SHAPES = (
                 r"|\b(?:is )?safe(?:ly)? to ignore\b|\bcan safely ignore\b")),
     # (round 32) a proposal of the message a tool could log, in the imperative or with a modal ("- if nonzero, log something
     # like `memory cgroup out of memory: process killed`", "we could print a message like ..."): no run printed it
-    (("something like", "a message like", "an error like", "a warning like", "a line like"),
+    (("something like", "a message like", "an error like", "a warning like", "a line like", "something about", "a message about",
+      "a message for", "a message when", "a message if", "an event", "a line about", "more info", "more details"),
      re.compile(r"(?i)(?:^\W{0,3}|[,;:]\s{1,3}|\b(?:we|you|it|they) (?:could|should|can|might|would) (?:then |also |instead )?)"
                 r"(?:log|print|emit|show|display|output|write|raise|throw|report|return|say)s? "
-                r"(?:something|a message|an error|a warning|a line) like\b")),
+                r"(?:something|a message|an error|a warning|a line) like\b"
+                # and a title asking for it ("Log something about OOMKilled containers")
+                r"|^\W{0,3}(?:\[[\w -]{1,20}\]:?\s{1,3})?(?:Log|Print|Emit|Report|Surface) (?:something|a message|an event|a line"
+                r"|more (?:info|information|details)) (?:about|for|on|when|if)\b")),
     # (round 32) a test that injects the failure ("Tested by forcing `result = ncclSystemError` in the macro."): the error
     # that follows is the test's own making, a pull request's record of its new message
     (("by forcing", "by injecting", "by simulating", "by faking", "by mocking", "by hardcoding", "by hard-coding"),
