@@ -1405,10 +1405,11 @@ TASK_DONE = re.compile(r"(?i)^(\s*)[-*+] \[x\] ")
 LIST_ITEM = re.compile(r"^(\s*)[-*+] ")
 
 
-# (round 32) the text says the error it shows is none ("`kit f` on a second node prints an ERROR -- its not an error"): the
-# report is about a message printed in error, the run goes on
-DISMISSED = re.compile(r"(?i)\b(?:it'?s|it is|this is|that'?s|that is|which is) not (?:really |actually )?an? (?:real |actual )?error\b"
-                       r"|\bnot (?:a real|an actual) error\b")
+# (round 32) the line right above the hit says the error it shows is none ("`kit f` on a second node prints an ERROR -- its
+# not an error"): the report is about a message printed in error, the run goes on; "... is not an error, but then I get:"
+# introduces a real one
+DISMISSED = re.compile(r"(?i)(?:\b(?:it'?s|it is|this is|that'?s|that is|which is) not (?:really |actually )?an? (?:real |actual )?error\b"
+                       r"|\bnot (?:a real|an actual) error\b)(?![^\n]{0,60}\b(?:but|however|then)\b)")
 # (round 32) the failing value set by hand at a Python prompt in the same quote (">>> response.choices = []" then
 # ">>> response.choices[0]" and its IndexError): a reproduction on a made-up object, no tool or server returned it
 REPL_SET = re.compile(r"^\s{0,8}(?:>\s?)?>>> [A-Za-z_][\w.]{0,80}(?:\[[^\]\n]{0,40}\])* = (?:\[\]|\{\}|\(\)|None|''|\"\")\s*$")
@@ -1442,8 +1443,11 @@ def documented(prev, seg="", nxt=()):
     lines = [_unwrapped(raw).rstrip() for raw in prev]
     if FENCE.match(seg) and _intro_above(lines, len(lines)):
         return True     # (round 32) the hit opens the fence itself ("```RuntimeError: ..."): its introducing line above
-    if any("not a" in line.lower() and DISMISSED.search(line) for line in lines):
-        return True
+    for line in reversed(lines):
+        if line.strip():    # the nearest line above the hit says its ERROR is none (a title over the quoted line)
+            if "not a" in line.lower() and DISMISSED.search(line):
+                return True
+            break
     intro_checked = False   # the quote's introducing line is looked at once: above the fence, or above the block
     first = True
     item = LIST_ITEM.match(seg)
