@@ -1183,6 +1183,35 @@ PROSE_SHAPES = (
     (("not be a", "be ignored", "safely ignore", "safe to ignore"),
      re.compile(r"(?i)\b(?:may|might) not be an? (?:issue|problem|error|concern)\b|\b(?:can|may|should) (?:safely )?be (?:safely )?ignored\b"
                 r"|\b(?:is )?safe(?:ly)? to ignore\b|\bcan safely ignore\b")),
+    # (round 32) a proposal of the message a tool could log, in the imperative or with a modal ("- if nonzero, log something
+    # like `memory cgroup out of memory: process killed`", "we could print a message like ..."): no run printed it
+    (("something like", "a message like", "an error like", "a warning like", "a line like", "something about", "a message about",
+      "a message for", "a message when", "a message if", "an event", "a line about", "more info", "more details"),
+     re.compile(r"(?i)(?:^\W{0,3}|[,;:]\s{1,3}|\b(?:we|you|it|they) (?:could|should|can|might|would) (?:then |also |instead )?)"
+                r"(?:log|print|emit|show|display|output|write|raise|throw|report|return|say)s? "
+                r"(?:something|a message|an error|a warning|a line) like\b"
+                # and a title asking for it ("Log something about OOMKilled containers")
+                r"|^\W{0,3}(?:\[[\w -]{1,20}\]:?\s{1,3})?(?:Log|Print|Emit|Report|Surface) (?:something|a message|an event|a line"
+                r"|more (?:info|information|details)) (?:about|for|on|when|if)\b")),
+    # (round 32) a test that injects the failure ("Tested by forcing `result = ncclSystemError` in the macro."): the error
+    # that follows is the test's own making, a pull request's record of its new message
+    (("by forcing", "by injecting", "by simulating", "by faking", "by mocking", "by hardcoding", "by hard-coding"),
+     re.compile(r"(?i)\b(?:tested|verified|checked|reproduced|triggered|confirmed|validated|exercised) (?:it |this |that )?"
+                r"(?:locally )?by (?:forcing|injecting|simulating|faking|mocking|hard-?coding)\b")),
+    # (round 32) a general statement that a setup may fail for a reason ("When using EAGLE 2 speculative decoding, it may
+    # fail to start up due to a CUDA graph capture failure."): a page's or a change's hint, not a run's report
+    (("may fail", "might fail", "can fail", "could fail"),
+     re.compile(r"(?i)\b(?:it|this|that|which|they|the (?:server|engine|model|process|job|launch|startup)) (?:may|might|can|could) "
+                r"(?:\w+ )?fail\b[^\n]{0,60}?\b(?:due to|because of)\b")),
+    # (round 32) a request to tell two failures apart, opened by the verb ("Distinguish between command killed due to high
+    # memory usage and failed for another reason ..."): a feature request's title, no run
+    (("distinguish", "differentiate"),
+     re.compile(r"(?i)^\W{0,3}(?:\[[\w -]{1,20}\]:?\s{1,3})?(?:Distinguish|Differentiate)(?:s|ing)? (?:between )?")),
+    # (round 32) a sentence about how a message reads ("CUDA out-of-memory message is hard to understand", "the error
+    # message is misleading"): a request about the wording; a run's own lines below it are still read
+    (("hard to", "difficult to", "confusing", "unclear", "misleading", "cryptic", "unhelpful", "not helpful", "not very helpful"),
+     re.compile(r"(?i)\bmessages? (?:is|are) (?:\w+ )?(?:(?:hard|difficult|impossible) to (?:understand|read|interpret|debug)"
+                r"|confusing|unclear|misleading|cryptic|unhelpful|not (?:very )?helpful)\b")),
 )
 # case-sensitive: a placeholder is written in capitals
 PLACEHOLDERS = ("XX", "X.Y", "iB", " MB", " GB")
@@ -1351,7 +1380,17 @@ FENCE_INTRO = re.compile(r"(?i)^[\s>#*_-]{0,8}(?:"
                          # already provides the following explanation at `Spark UI` `Executor Tab` explicitly."): a
                          # discussion of a change, not a run
                          r"|[^\n]{0,80}?\balready (?:provides?|shows?|prints?|displays?|gives?|reports?|explains?)\b[^\n]{0,40}?"
-                         r"\bthe following (?:explanation|message|hint|description|reason|text)\b)")
+                         r"\bthe following (?:explanation|message|hint|description|reason|text)\b"
+                         # (round 32) a change's description showing the message it brings ("Here is an example of the
+                         # new error:", "The new error message looks like:", wrapped or not), a request or a discussion
+                         # listing a kind of error ("Here are some examples of such errors that I'm referring to:"), and a
+                         # prediction in Chinese ("很可能会出现如下情况：", "this may well happen:"): no run of theirs
+                         r"|[^\n]{0,200}?\b(?:an? )?examples? of (?:the|an?) (?:new|improved|updated|better|clearer|resulting|reworded)"
+                         r" (?:error|message|output|warning)s?\b"
+                         r"|[^\n]{0,200}?\b(?:the|this) (?:new|improved|updated|reworded) (?:error )?message (?:now )?(?:looks?|reads?) like\b"
+                         r"|[^\n]{0,300}?\bexamples? of (?:such|these kinds? of|this kind of|these types? of|this type of)"
+                         r" (?:errors?|messages?|failures?|warnings?)\b"
+                         r"|[^\n]{0,160}?(?:可能|也许|或许)会?(?:出现|遇到|报出?)(?:如下|以下|下面的?))")
 # (not taken: a commit's "to avoid error:" over the CI log it quotes: held-out batch 20 labels intel/compute-runtime#242's
 # pasted ninja step a real compile-oom-killed case)
 
@@ -1366,11 +1405,26 @@ TASK_DONE = re.compile(r"(?i)^(\s*)[-*+] \[x\] ")
 LIST_ITEM = re.compile(r"^(\s*)[-*+] ")
 
 
+# (round 32) the line right above the hit says the error it shows is none ("`kit f` on a second node prints an ERROR -- its
+# not an error"): the report is about a message printed in error, the run goes on; "... is not an error, but then I get:"
+# introduces a real one
+DISMISSED = re.compile(r"(?i)(?:\b(?:it'?s|it is|this is|that'?s|that is|which is) not (?:really |actually )?an? (?:real |actual )?error\b"
+                       r"|\bnot (?:a real|an actual) error\b)(?![^\n]{0,60}\b(?:but|however|then)\b)")
+# (round 32) the failing value set by hand at a Python prompt in the same quote (">>> response.choices = []" then
+# ">>> response.choices[0]" and its IndexError): a reproduction on a made-up object, no tool or server returned it
+REPL_SET = re.compile(r"^\s{0,8}(?:>\s?)?>>> [A-Za-z_][\w.]{0,80}(?:\[[^\]\n]{0,40}\])* = (?:\[\]|\{\}|\(\)|None|''|\"\")\s*$")
+
+
 def _intro_above(lines, i):
     """Whether the nearest non-blank line above lines[i] introduces a quote as documentation does (FENCE_INTRO)."""
     for j in range(i - 1, -1, -1):
         if lines[j].strip():
-            return FENCE_INTRO.match(lines[j]) is not None
+            if FENCE_INTRO.match(lines[j]) is not None:
+                return True
+            # (round 32) a sentence wrapped onto the introducing line ("... The new error" then "message looks like:")
+            if lines[j][:1].islower() and j > 0 and lines[j - 1].strip():
+                return FENCE_INTRO.match(lines[j - 1].rstrip() + " " + lines[j]) is not None
+            return False
     return False
 
 
@@ -1387,6 +1441,13 @@ def documented(prev, seg="", nxt=()):
             if line:
                 return is_prose(line, line.lower())     # the page's answer under its question (QUESTION_HEAD)
     lines = [_unwrapped(raw).rstrip() for raw in prev]
+    if FENCE.match(seg) and _intro_above(lines, len(lines)):
+        return True     # (round 32) the hit opens the fence itself ("```RuntimeError: ..."): its introducing line above
+    for line in reversed(lines):
+        if line.strip():    # the nearest line above the hit says its ERROR is none (a title over the quoted line)
+            if "not a" in line.lower() and DISMISSED.search(line):
+                return True
+            break
     intro_checked = False   # the quote's introducing line is looked at once: above the fence, or above the block
     first = True
     item = LIST_ITEM.match(seg)
@@ -1407,7 +1468,9 @@ def documented(prev, seg="", nxt=()):
                 return True
         if not gap_checked:
             top = line
-        if not intro_checked and line[-1:] == ":" and FENCE_INTRO.match(line):
+            if not intro_checked and ">>>" in line and REPL_SET.match(line):
+                return True
+        if not intro_checked and line[-1:] in (":", "：") and FENCE_INTRO.match(line):
             return True     # an introducing line inside the block ("If you see this error:" then the lines it quotes)
         if item is not None:
             t = TASK_DONE.match(line)
