@@ -1443,11 +1443,6 @@ def documented(prev, seg="", nxt=()):
     lines = [_unwrapped(raw).rstrip() for raw in prev]
     if FENCE.match(seg) and _intro_above(lines, len(lines)):
         return True     # (round 32) the hit opens the fence itself ("```RuntimeError: ..."): its introducing line above
-    for line in reversed(lines):
-        if line.strip():    # the nearest line above the hit says its ERROR is none (a title over the quoted line)
-            if "not a" in line.lower() and DISMISSED.search(line):
-                return True
-            break
     intro_checked = False   # the quote's introducing line is looked at once: above the fence, or above the block
     first = True
     item = LIST_ITEM.match(seg)
@@ -1462,9 +1457,9 @@ def documented(prev, seg="", nxt=()):
                 if FENCE_INTRO.match(top) or _intro_above(lines, i):
                     return True
             continue
-        if first:
-            first = False
-            if CONSEQUENCE_TAIL.search(line):
+        if first:           # the nearest line above the hit: a sentence's end wrapped onto its line, or (round 32) a
+            first = False   # line saying the ERROR it shows is none (a title over the quoted line)
+            if CONSEQUENCE_TAIL.search(line) or ("not a" in line.lower() and DISMISSED.search(line)):
                 return True
         if not gap_checked:
             top = line
