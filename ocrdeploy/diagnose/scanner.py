@@ -1223,10 +1223,9 @@ PROSE_SHAPES = (
     # (round 34) what a test expects, not what a run did: a spec runner's test path with its "should" ("Container OOM ›
     # runtime should output OOMKilled reason › should terminate with exitCode 137 and reason OOMKilled", cri-tools under
     # Ginkgo; Jest prints the same "›"), a test's expectation told ("container terminated "reason: Error" when "reason:
-    # OOMKilled" is expected"), and a report's "Expected:" label at the line's start (what should have happened)
-    (("\u203a", "[it]", "expected"),
-     re.compile(r"(?i)(?:\u203a|\[It\])\s{0,3}should\b|\bwhen\b[^\n]{0,120}\bis expected\b"
-                r"|^\W{0,4}Expected(?: (?:behaviou?r|result|outcome|output))?\W{0,4}[:：]")),
+    # OOMKilled" is expected")
+    (("\u203a", "[it]", "is expected"),
+     re.compile(r"(?i)(?:\u203a|\[It\])\s{0,3}should\b|\bwhen\b[^\n]{0,120}\bis expected\b")),
     # (round 34) a question how to keep a failure from happening ("[Usage]: How to ensure that VLLM serve do not crash due to
     # CUDA out of memory as much as possible"): the error is what the asker wants not to meet, no run of theirs is shown;
     # "How to solve <error>" and "how to avoid <error>?" are users who hit it, and are not taken
