@@ -1107,6 +1107,9 @@ PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thr
                    r"|\b(?:leading|leads|led) to (?:a |an |the )?[\w -]{0,60}\berror\s*$"
                    r"|^\W{0,3}(?:\d{1,3}[.)] )?(?:[a-z]{2,10}(?:\([\w./-]{1,40}\))?!?: ?)?fix(?:e[sd]|ing)? [^\n\"“`']{0,120}[\"“`'][^\n]{3,}"
                    r"|\b(?:we|you|I|it|they) (?:will|would) (?:have|get|see|receive|hit|encounter)\b"
+                   # (round 34) the same told of anyone ("When using a CUDA toolkit that is newer than the driver, one will
+                   # get `CUDA_ERROR_UNSUPPORTED_PTX_VERSION` when trying to load the PTX", a feature request's premise)
+                   r"|\b(?:one|users?|people|the user|someone|everyone) (?:will|would) (?:have|get|see|receive|hit|encounter)\b"
                    r"|\bas (?:shown|seen|reported|displayed) in (?:the |our |my )?(?:logs?|output|console|status|events?)\b"
                    # (round 17) a commit's or a pull request's title in the Conventional Commits form, its type in lower
                    # case ("fix: <the error it fixes>", "docs(faq): ..."; a title "Fix: 404 ..." is a user's), a purpose clause
@@ -1118,6 +1121,11 @@ PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thr
                    # (round 30) the same type written with a dot ("feat. explain port already in use error")
                    r"|^\W{0,3}(?-i:fix|feat|docs|chore|refactor|perf|revert)\. (?-i:[a-z])"
                    r"|\bto (?:avoid|prevent) (?:an?|the) [`'\"]?\w*(?:Error|Exception)\b"
+                   # (round 34) the same purpose told of a call or a program ("Use SO_REUSEADDR to prevent bind() from failing
+                   # with OSError: [Errno 98]"), or of an error labelled before its quote ("Add SO_REUSEADDR for socket to avoid
+                   # error: "Address already in use"."): a change's reason, no run of it
+                   r"|\bto (?:avoid|prevent) [^\n]{0,60}?\b(?:failing|crashing|erroring(?: out)?|dying|aborting|exiting) (?:with|on|due to)\b"
+                   r"|\bto (?:avoid|prevent) (?:the |an? )?(?:errors?|exceptions?|failures?|crash(?:es)?) ?[:：]"
                    r"|`[^`\n]{4,300}` (?:is|are) (?:\w+ly )?(?:related to|caused by|due to)\b"
                    r"|\b(?:this|the|that) (?:\w+ )?error(?: message| traceback)?(?: `[^`\n]{1,300}`)? (?:is (?:\w+ly )?(?:related to|caused by|due to)"
                    r"|indicates|means that|(?:happens|occurs|arises|appears|is (?:raised|thrown)) because)\b"
@@ -1212,6 +1220,18 @@ PROSE_SHAPES = (
     (("hard to", "difficult to", "confusing", "unclear", "misleading", "cryptic", "unhelpful", "not helpful", "not very helpful"),
      re.compile(r"(?i)\bmessages? (?:is|are) (?:\w+ )?(?:(?:hard|difficult|impossible) to (?:understand|read|interpret|debug)"
                 r"|confusing|unclear|misleading|cryptic|unhelpful|not (?:very )?helpful)\b")),
+    # (round 34) what a test expects, not what a run did: a spec runner's test path with its "should" ("Container OOM ›
+    # runtime should output OOMKilled reason › should terminate with exitCode 137 and reason OOMKilled", cri-tools under
+    # Ginkgo; Jest prints the same "›"), a test's expectation told ("container terminated "reason: Error" when "reason:
+    # OOMKilled" is expected")
+    (("\u203a", "[it]", "is expected"),
+     re.compile(r"(?i)(?:\u203a|\[It\])\s{0,3}should\b|\bwhen\b[^\n]{0,120}\bis expected\b")),
+    # (round 34) a question how to keep a failure from happening ("[Usage]: How to ensure that VLLM serve do not crash due to
+    # CUDA out of memory as much as possible"): the error is what the asker wants not to meet, no run of theirs is shown;
+    # "How to solve <error>" and "how to avoid <error>?" are users who hit it, and are not taken
+    (("how ",),
+     re.compile(r"(?i)^\W{0,3}(?:\[[\w -]{1,20}\]:?\s{1,3})?How (?:to|can I|can we|do I|do we|should I|should we|could I|could we) "
+                r"(?:ensure|make sure|guarantee)\b[^\n]{0,100}?\b(?:not|never|no longer|\w+n't)\b")),
 )
 # case-sensitive: a placeholder is written in capitals
 PLACEHOLDERS = ("XX", "X.Y", "iB", " MB", " GB")
@@ -1370,7 +1390,13 @@ QUESTION_HEAD = re.compile(r"(?i)^[\s#*_>]{0,8}(?:what|why|how)\b[^\n?]{3,120}\?
 OTHER_HEADING = re.compile(r"^\s{0,3}(?:>\s?)?(?:#{1,6}\s|\*\*[^*\n]{1,60}\*\*:?\s*$)")
 FENCE = re.compile(r"^\s{0,8}(?:>\s?)?(?:```|~~~)")
 FENCE_INTRO = re.compile(r"(?i)^[\s>#*_-]{0,8}(?:"
-                         r"(?:this (?:pr|pull request|change|commit|patch|fix) )?(?:fixes|solves|resolves|prevents|avoids"
+                         # (round 34) the same with a modal or a future ("This PR will display the above error in addition
+                         # to ...", "This PR is going to resolve the following issue:"), and a fix offered for the quote
+                         # below it ("Possible fix of:", "Potential fix for:")
+                         r"(?:this|the) (?:pr|pull request|change|commit|patch|fix) (?:will|would|should|is going to) "
+                         r"(?:also )?(?:fix|solve|resolve|address|display|show|print|log|output|report|emit|surface|prevent|avoid)s?\b"
+                         r"|(?:(?:a|the|this is an?) )?(?:possible|potential|partial|proposed|probable|likely|tentative) fix(?:es)? (?:of|for)\b[^\n]{0,120}[:：]\s*$"
+                         r"|(?:this (?:pr|pull request|change|commit|patch|fix) )?(?:fixes|solves|resolves|prevents|avoids"
                          r"|works around|addresses|gets rid of)\b"
                          r"|before(?: (?:this|the) (?:fix|change|patch|pr|pull request|commit))?[\s*_]{0,4}:?[\s*_]{0,4}$"
                          r"|(?:improve|clarify|reword) (?:this|the) (?:error|message)"
@@ -1410,6 +1436,10 @@ LIST_ITEM = re.compile(r"^(\s*)[-*+] ")
 # introduces a real one
 DISMISSED = re.compile(r"(?i)(?:\b(?:it'?s|it is|this is|that'?s|that is|which is) not (?:really |actually )?an? (?:real |actual )?error\b"
                        r"|\bnot (?:a real|an actual) error\b)(?![^\n]{0,60}\b(?:but|however|then)\b)")
+# (round 34) a sentence about an error (is_prose) whose quote is cut at the line's end, its head there and its message on
+# the hit's line ("Use SO_REUSEADDR to prevent bind() from failing with OSError: [Errno 98]" then "Address already in use."):
+# the hit is the sentence's end, not a line of a run
+WRAPPED_ERROR_HEAD = re.compile(r"(?:\[Errno \d{1,5}\]|\b[A-Z]\w{0,40}(?:Error|Exception)(?: \d{1,5})?:)\s*$")
 # (round 32) the failing value set by hand at a Python prompt in the same quote (">>> response.choices = []" then
 # ">>> response.choices[0]" and its IndexError): a reproduction on a made-up object, no tool or server returned it
 REPL_SET = re.compile(r"^\s{0,8}(?:>\s?)?>>> [A-Za-z_][\w.]{0,80}(?:\[[^\]\n]{0,40}\])* = (?:\[\]|\{\}|\(\)|None|''|\"\")\s*$")
@@ -1461,6 +1491,8 @@ def documented(prev, seg="", nxt=()):
             first = False   # line saying the ERROR it shows is none (a title over the quoted line)
             if CONSEQUENCE_TAIL.search(line) or ("not a" in line.lower() and DISMISSED.search(line)):
                 return True
+            if WRAPPED_ERROR_HEAD.search(line) is not None and is_prose(line.strip(), line.strip().lower()):
+                return True     # (round 34) the rest of an error a sentence above quotes, wrapped onto the hit's line
         if not gap_checked:
             top = line
             if not intro_checked and ">>>" in line and REPL_SET.match(line):

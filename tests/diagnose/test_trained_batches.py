@@ -17,11 +17,24 @@ HELDOUT = Path(__file__).resolve().parents[1] / "fixtures" / "diagnose" / "heldo
 TRAINED_CLEAN = (3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19, 20, 21, 23, 31, 32)
 SCAN = corpus.Scanner()
 ITEMS = [item for n in TRAINED_CLEAN for item in corpus.load_file(HELDOUT / f"batch{n}.yaml")["near_misses"]]
+# (round 34) near-misses a round cleared in a trained batch whose other false alarms it left open (named by thread): each
+# holds a shape of its own (a spec runner's "› should", an error wrapped out of a purpose clause, a question how to keep a
+# failure away, a PR's "will display", "Possible fix of:", "one will get"); batch 33's ChatGPT-in-Slack#49 and batch 34's
+# sbi#443 stay open (heldout/README.md says why)
+TRAINED_ITEMS = {
+    33: ("mindsdb/mindshub/pull/6936", "CEED/libCEED/issues/1587"),
+    34: ("pelagos-containers/pelagos/issues/343", "epfl-dcsl/lancet-tool/pull/19", "vllm-project/vllm/issues/13267",
+         "MystenLabs/sui/pull/5482"),
+}
+ITEMS += [item for n, threads in TRAINED_ITEMS.items() for item in corpus.load_file(HELDOUT / f"batch{n}.yaml")["near_misses"]
+          if any(t in item["source"] for t in threads)]
 
 
 def test_the_trained_batches_exist_and_hold_near_misses():
     assert all((HELDOUT / f"batch{n}.yaml").is_file() for n in TRAINED_CLEAN)
     assert len(ITEMS) >= 15 * len(TRAINED_CLEAN) - 20
+    picked = [item for item in ITEMS if item["_file"].startswith(("batch33", "batch34"))]
+    assert len(picked) == sum(len(t) for t in TRAINED_ITEMS.values())
 
 
 @pytest.mark.parametrize("engine", corpus.ENGINES)
