@@ -250,6 +250,12 @@ APART = [
     # this host's proxy client
     ("local-proxy-failed", "socks.ProxyConnectionError: Error connecting to SOCKS5 proxy 10.0.0.5:1080: [Errno 111] "
      "Connection refused", "Anorov/PySocks socks.py"),
+    # round 33. torch's DLL loader on Windows (pytorch/pytorch torch/__init__.py _load_dll_libraries, 1.8+: err.strerror +=
+    # f' Error loading "{dll}" or one of its dependencies.') naming NVRTC's DLL under WinError 1455: the paging file is too
+    # small to map it (paging-file-too-small's), not a missing DLL; nvrtc-notfound's unless keeps it apart
+    ("nvrtc-notfound", 'OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading '
+     '"C:\\Users\\me\\venv\\lib\\site-packages\\torch\\lib\\nvrtc64_112_0.dll" or one of its dependencies.',
+     "pytorch/pytorch torch/__init__.py"),
 ]
 
 
