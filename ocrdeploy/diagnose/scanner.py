@@ -1132,6 +1132,9 @@ PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thr
                    r"|^\+(?:[-*] |#{1,6} )"
                    r"|^\W{0,3}(?:Prevents|Fixes|Avoids|Solves|Resolves|Works around) (?:the |an? )?[`'\"]"
                    r"|\b(?:usually|typically|generally|commonly|often) indicates?\b"
+                   # (round 36) a quoted error explained by a clause after it ("... fails every later turn of the session
+                   # with `At most 4 image(s) may be provided in one prompt`, because vLLM checks the limit per request")
+                   r"|`[^`\n]{4,300}`, because\b"
                    r"|, which (?:is|means|indicates) (?:an? |the )?[\w -]{0,40}\b(?:error|kill|failure)\b"
                    # (round 16) a reader's conditional about an error ("... if you get an error like `couldn't find
                    # libnvidia-ml.so library in your system` you need to run"), a Chinese sentence saying what a status or
@@ -1229,6 +1232,11 @@ PROSE_SHAPES = (
     # (round 34) a question how to keep a failure from happening ("[Usage]: How to ensure that VLLM serve do not crash due to
     # CUDA out of memory as much as possible"): the error is what the asker wants not to meet, no run of theirs is shown;
     # "How to solve <error>" and "how to avoid <error>?" are users who hit it, and are not taken
+    # (round 36) a general consequence told in the present ("pip's default build isolation creates a fresh env without
+    # torch, so flash-attention's setup.py fails with ModuleNotFoundError: ..."): why a thing fails, in a change's
+    # description; a run's report says what failed ("so the build failed with")
+    ((" fails with", " crashes with", " errors out with", " dies with", " aborts with"),
+     re.compile(r"(?i)\b(?:so|hence|therefore|thus),? (?:[\w'.-]+ ){0,3}(?:fails|crashes|errors out|dies|aborts) with\b")),
     (("how ",),
      re.compile(r"(?i)^\W{0,3}(?:\[[\w -]{1,20}\]:?\s{1,3})?How (?:to|can I|can we|do I|do we|should I|should we|could I|could we) "
                 r"(?:ensure|make sure|guarantee)\b[^\n]{0,100}?\b(?:not|never|no longer|\w+n't)\b")),
@@ -1357,6 +1365,9 @@ MAX_DOC_WINDOWS = 2000
 DOC_LOOKBACK = 16
 DOC_LOOKAHEAD = 2
 DOC_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:\d{1,2}[.)] ?)?(?:symptoms?:?|error symptoms?:?|examples:?"
+                         # (round 36) what a proposal or a test plan expects to see ("Expected symptoms:" over "- kubectl
+                         # describe shows: ... Reason: OOMKilled", a fault to inject): no run printed it
+                         r"|expected (?:symptoms?|errors?|error (?:messages?|output)):?"
                          r"|the (?:[\w-]+ ){0,2}error(?: messages?)?(?: (?:you(?:'re| are| might be| may be)|you'll be) (?:seeing|getting|hitting))?"
                          r"|common (?:cli |console |terminal |command[- ]line )?(?:output|error messages|errors)"
                          r"|typical (?:error |cli |console )?(?:output|messages?|errors?)"
@@ -1416,7 +1427,14 @@ FENCE_INTRO = re.compile(r"(?i)^[\s>#*_-]{0,8}(?:"
                          r"|[^\n]{0,200}?\b(?:the|this) (?:new|improved|updated|reworded) (?:error )?message (?:now )?(?:looks?|reads?) like\b"
                          r"|[^\n]{0,300}?\bexamples? of (?:such|these kinds? of|this kind of|these types? of|this type of)"
                          r" (?:errors?|messages?|failures?|warnings?)\b"
-                         r"|[^\n]{0,160}?(?:可能|也许|或许)会?(?:出现|遇到|报出?)(?:如下|以下|下面的?))")
+                         r"|[^\n]{0,160}?(?:可能|也许|或许)会?(?:出现|遇到|报出?)(?:如下|以下|下面的?)"
+                         # (round 36) a change's new message as a heading of its own ("new message" over the fenced
+                         # test output it prints), a run shown as the one that worked ("Here a successful one from my
+                         # local-machine", a comparison with the failing one), and a change's purpose ("This is to work
+                         # around an issue in flash-attn build definition. The issue manifests itself as:")
+                         r"|(?:the |a )?(?:new|improved|updated|reworded) (?:error )?(?:message|output)s?[\s*_:：]{0,4}$"
+                         r"|[^\n]{0,80}?\b(?:an?|the|my) (?:successful|working|passing) (?:one|run|output|log|example)\b"
+                         r"|this (?:pr |pull request |change |commit |patch )?is (?:meant |intended )?to (?:work around|fix|avoid|address|resolve|prevent)\b)")
 # (not taken: a commit's "to avoid error:" over the CI log it quotes: held-out batch 20 labels intel/compute-runtime#242's
 # pasted ninja step a real compile-oom-killed case)
 
@@ -1458,6 +1476,14 @@ def _intro_above(lines, i):
     return False
 
 
+# (round 36) a table of error codes dumped one field a line ("901" / "901" / "cudaErrorStreamCaptureInvalidated" /
+# "operation failed due to ..."; cuda-python#458's list of CUDA's runtime errors): the hit is a bare identifier alone
+# on its line right under a bare number, or one of the one or two text lines under that name; a run prints the name
+# inside its message, never a code alone above it
+TABLE_CODE = re.compile(r"^\s{0,8}-?\d{1,6}\s*$")
+TABLE_NAME = re.compile(r"^\s{0,8}[A-Za-z_]\w{5,80}\s*$")
+
+
 def documented(prev, seg="", nxt=()):
     """True when the lines before a hit (raw, oldest first) put it in documentation's frame (see DOC_HEADING,
     FENCE_INTRO, CONSEQUENCE_TAIL, TASK_DONE): under an example-output heading, in a quote (fenced, or a block of
@@ -1471,6 +1497,11 @@ def documented(prev, seg="", nxt=()):
             if line:
                 return is_prose(line, line.lower())     # the page's answer under its question (QUESTION_HEAD)
     lines = [_unwrapped(raw).rstrip() for raw in prev]
+    if lines and TABLE_CODE.match(lines[-1]) and TABLE_NAME.match(seg):
+        return True     # (round 36) an error table's name field under its code field (TABLE_CODE)
+    for k in (2, 3):    # (round 36) or its text fields under the name: the code, the name, then one or two texts
+        if len(lines) >= k and TABLE_CODE.match(lines[-k]) and TABLE_NAME.match(lines[-k + 1]):
+            return True
     if FENCE.match(seg) and _intro_above(lines, len(lines)):
         return True     # (round 32) the hit opens the fence itself ("```RuntimeError: ..."): its introducing line above
     intro_checked = False   # the quote's introducing line is looked at once: above the fence, or above the block

@@ -25,6 +25,13 @@ TRAINED_ITEMS = {
     33: ("mindsdb/mindshub/pull/6936", "CEED/libCEED/issues/1587"),
     34: ("pelagos-containers/pelagos/issues/343", "epfl-dcsl/lancet-tool/pull/19", "vllm-project/vllm/issues/13267",
          "MystenLabs/sui/pull/5482"),
+    # (round 36) "new message" over a fence, "Here a successful one", "This is to work around ...", "Expected symptoms:",
+    # an error table's code/name/text fields, a present-tense "so ... fails with", "`...`, because", an app's timestamped
+    # "WARNING Retrying"; batch 35's amx#276 and batch 36's vllm#5079 stay open (heldout/README.md says why)
+    35: ("OpenEnergyPlatform/open-MaStR/issues/155", "instructlab/training/pull/474", "NVIDIA/recsys-examples/pull/388",
+         "MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-Sparks/pull/129"),
+    36: ("ray-project/ray/pull/30312", "tensorflow/tensorflow/issues/38726", "NVIDIA/cuda-python/pull/458",
+         "SREGym/SREGym/issues/781"),
 }
 ITEMS += [item for n, threads in TRAINED_ITEMS.items() for item in corpus.load_file(HELDOUT / f"batch{n}.yaml")["near_misses"]
           if any(t in item["source"] for t in threads)]
@@ -33,7 +40,7 @@ ITEMS += [item for n, threads in TRAINED_ITEMS.items() for item in corpus.load_f
 def test_the_trained_batches_exist_and_hold_near_misses():
     assert all((HELDOUT / f"batch{n}.yaml").is_file() for n in TRAINED_CLEAN)
     assert len(ITEMS) >= 15 * len(TRAINED_CLEAN) - 20
-    picked = [item for item in ITEMS if item["_file"].startswith(("batch33", "batch34"))]
+    picked = [item for item in ITEMS if item["_file"].startswith(("batch33", "batch34", "batch35", "batch36"))]
     assert len(picked) == sum(len(t) for t in TRAINED_ITEMS.values())
 
 
