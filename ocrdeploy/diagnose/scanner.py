@@ -323,6 +323,25 @@ class CompiledRule(object):
         return bool(self.preceded_by or self.followed_by or self.reset_by)
 
 
+# A table is compiled once per process, not once per log: its ~550 patterns overflow re's own cache (512), so
+# compiling them again for each log of a run (or each case of the corpus) re-parsed every one, ~0.2 s a log.
+# Keyed by the rule's wire form, so an edited rule is compiled afresh; bounded, since a caller may pass many tables.
+_COMPILED = {}
+_COMPILED_MAX = 8192
+
+
+def compile_rule(rule):
+    if isinstance(rule, CompiledRule):
+        return rule
+    key = json.dumps(rule, sort_keys=True)
+    compiled = _COMPILED.get(key)
+    if compiled is None:
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.clear()
+        compiled = _COMPILED[key] = CompiledRule(rule)
+    return compiled
+
+
 # What wrappers put before a tool's own line: a container build's step and seconds (BuildKit "#12 3.456 ",
 # its TTY view "138.5 "), a compose service ("vllm-1  | "), journald/syslog ("May 15 23:09:30 host kernel: "),
 # dmesg ("[  518.050606] ", "[Sun Mar 30 08:24:00 2025] "), ISO timestamps and the container runtime's stream tag
@@ -768,9 +787,23 @@ def trie_regex(words):
     return build(trie)
 
 
+_TRIE_CACHE = {}
+
+
+def compiled_trie(words):
+    """trie_regex compiled, once per process for one set of literals (a table's ~650 take ~0.1 s to build)."""
+    key = tuple(sorted(set(words)))
+    rx = _TRIE_CACHE.get(key)
+    if rx is None:
+        if len(_TRIE_CACHE) >= 64:
+            _TRIE_CACHE.clear()
+        rx = _TRIE_CACHE[key] = re.compile(trie_regex(key))
+    return rx
+
+
 def python_finder(literals):
     """Offsets in a block where a literal match starts (Python's re over the lowered block)."""
-    alternation = re.compile(trie_regex([s.encode("utf-8") for s in set(literals)]))
+    alternation = compiled_trie(s.encode("utf-8") for s in literals)
 
     def find(block):
         return (m.start() for m in alternation.finditer(block.lower()))
@@ -1497,10 +1530,10 @@ def documented(prev, seg="", nxt=()):
             if line:
                 return is_prose(line, line.lower())     # the page's answer under its question (QUESTION_HEAD)
     lines = [_unwrapped(raw).rstrip() for raw in prev]
-    if lines and TABLE_CODE.match(lines[-1]) and TABLE_NAME.match(seg):
-        return True     # (round 36) an error table's name field under its code field (TABLE_CODE)
-    for k in (2, 3):    # (round 36) or its text fields under the name: the code, the name, then one or two texts
-        if len(lines) >= k and TABLE_CODE.match(lines[-k]) and TABLE_NAME.match(lines[-k + 1]):
+    tail = lines[-3:] + [seg]
+    for k in (1, 2, 3):     # (round 36) an error table (TABLE_CODE): the hit is the name field right under its code
+        # field (k=1), or one of the one or two text fields under that name (k=2, 3)
+        if len(tail) > k and TABLE_CODE.match(tail[-k - 1]) and TABLE_NAME.match(tail[-k]):
             return True
     if FENCE.match(seg) and _intro_above(lines, len(lines)):
         return True     # (round 32) the hit opens the fence itself ("```RuntimeError: ..."): its introducing line above
@@ -1601,7 +1634,7 @@ class RuleIndex(object):
                     idx.update(by_id[i])
                 return [rules[i] for i in sorted(idx)]
             return find
-        first = re.compile(trie_regex(lits))
+        first = compiled_trie(lits)
         longer = {}     # the literals that begin with one: they follow it in sorted order
         for i, lit in enumerate(lits):
             j = i + 1
@@ -1819,7 +1852,7 @@ def scan(path, rules, context=2, engine="auto"):
     Memory stays the same whatever the size of the log: findings keep a count, their first line and
     its context; unrecognised errors are grouped as they stream by.
     """
-    compiled = [r if isinstance(r, CompiledRule) else CompiledRule(r) for r in rules]
+    compiled = [compile_rule(r) for r in rules]
     literals = set(GENERIC_LITERALS)
     for r in compiled:
         literals.update(r.literals)

@@ -556,3 +556,29 @@ def test_round21_a_model_load_failure_in_a_servers_words_is_a_failure_class(line
 ])
 def test_round20_the_linkers_cannot_find_is_a_failure_class(line, cls):
     assert scanner.generic_class(line) == cls
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_table_is_compiled_once_and_an_edited_rule_afresh(tmp_path, engine):
+    """Scanning many logs reuses the compiled table (its patterns overflow re's cache: each log re-parsed them all);
+    a rule edited under the same id is a new rule, not the cached one."""
+    line = "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+    first = scan_text(tmp_path, line, engine)
+    rule = next(r for r in WIRE if r["id"] == "cuda-arch-mismatch")
+    assert scanner.compile_rule(rule) is scanner.compile_rule(dict(rule))      # same text: the same compiled rule
+    edited = [dict(r, patterns=["will never match this"]) if r["id"] == "cuda-arch-mismatch" else r for r in WIRE]
+    p = tmp_path / "y.log"
+    p.write_text(line)
+    assert "cuda-arch-mismatch" in ids(first)
+    assert "cuda-arch-mismatch" not in ids(scanner.scan(str(p), edited, engine=engine))
+    assert "cuda-arch-mismatch" in ids(scan_text(tmp_path, line, engine))
+
+
+def test_literal_trie_is_compiled_once_per_literal_set(monkeypatch):
+    built = []
+    real = scanner.trie_regex
+    monkeypatch.setattr(scanner, "trie_regex", lambda words: built.append(words) or real(words))
+    a = scanner.compiled_trie(["out of memory", "killed", "a literal only this test uses"])
+    assert a is scanner.compiled_trie(["killed", "out of memory", "killed", "a literal only this test uses"])
+    assert len(built) == 1
+    assert a.search("x killed y") and not scanner.compiled_trie(["nvcc"]).search("x killed y")
