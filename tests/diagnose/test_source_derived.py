@@ -256,6 +256,25 @@ APART = [
     ("nvrtc-notfound", 'OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading '
      '"C:\\Users\\me\\venv\\lib\\site-packages\\torch\\lib\\nvrtc64_112_0.dll" or one of its dependencies.',
      "pytorch/pytorch torch/__init__.py"),
+    # round 37. the openai client's repr (openai/openai-python src/openai/types/chat, 1.x) of a reply that is a tool call
+    # (finish_reason 'tool_calls', content None) or cut by max_tokens (finish_reason 'length', all of it still reasoning):
+    # content None is normal there; thinking-not-disabled's pattern 3 takes only a reply that ended ('stop')
+    ("thinking-not-disabled", "ChatCompletion(id='chatcmpl-9a8b7c6d5e4f3a2b', choices=[Choice(finish_reason='tool_calls', "
+     "index=0, logprobs=None, message=ChatCompletionMessage(content=None, refusal=None, role='assistant', annotations=None, "
+     "audio=None, function_call=None, tool_calls=[ChatCompletionMessageToolCall(id='chatcmpl-tool-1a2b3c', "
+     "function=Function(arguments='{\"city\": \"Paris\"}', name='get_weather'), type='function')], "
+     "reasoning_content='The user asks for the weather, so I call the tool.'))])", "openai/openai-python src/openai/types/chat"),
+    ("thinking-not-disabled", "ChatCompletion(id='chatcmpl-0f1e2d3c4b5a6978', choices=[Choice(finish_reason='length', "
+     "index=0, logprobs=None, message=ChatCompletionMessage(content=None, refusal=None, role='assistant', annotations=None, "
+     "audio=None, function_call=None, tool_calls=[], reasoning_content='Okay, let me work through this step by step'))])",
+     "openai/openai-python src/openai/types/chat"),
+    # pip's InstallationError for a wheel whose platform tag alone does not fit (pypa/pip src/pip/_internal/resolution:
+    # "%s is not a supported wheel on this platform."): a py2.py3-none wheel names no CPython, so not the interpreter's version
+    ("python-version-unsupported", "ERROR: mssql_cli-1.1.0-py2.py3-none-manylinux1_x86_64.whl is not a supported wheel on "
+     "this platform.", "pypa/pip src/pip/_internal/resolution/legacy/resolver.py"),
+    # git's submodule checkout failure (git/git builtin/submodule--helper.c) for a submodule that is not CUTLASS
+    ("cutlass-clone-failed", "fatal: Unable to checkout 'fa789aa1eaffb88c0175b7f31d91148ff6fcb943' in submodule path "
+     "'dependencies/cub'", "git/git builtin/submodule--helper.c"),
 ]
 
 
