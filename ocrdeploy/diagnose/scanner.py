@@ -1276,11 +1276,11 @@ PROSE_SHAPES = (
     # (round 38f) an explainer's hedge in Chinese: who may or often meet the error, then the error ("开发者可能会遇到"Unsupported
     # gpu architecture 'compute_89'"的错误提示", "你可能都遇到过 EADDRINUSE、Address already in use", "开发者经常会遇到RuntimeError:
     # CUDA out of memory错误", "相信不少刚学网络编程的人都会遇上这个问题"): a page tells what readers could see; a run's report says
-    # what it printed ("我遇到了"), and a user's "我经常遇到" is not taken
+    # what it printed ("我遇到了", "我可能遇到了一个bug", "大家好 我也遇到了"), and a user's "我经常遇到" is not taken
     (("可能", "也许", "或许", "开发者", "用户", "使用者", "大家", "读者", "新手", "初学者", "不少", "很多", "许多", "多数"),
-     re.compile(r"(?:可能|也许|或许)(?:会|都|也|经常|常常)?(?:遇到|碰到|遇上|看到|收到|遭遇)过?"
+     re.compile(r"(?:可能|也许|或许)(?:会|都|也|经常|常常)?(?:遇到|碰到|遇上|看到|收到|遭遇)(?!了|过了)"
                 r"|(?:(?:开发者|用户|使用者|大家|读者|新手|初学者)们?|(?:不少|很多|许多|大多数|多数)[^\n，,。；;]{0,12}?(?:人|开发者|用户))[^\n，,。；;]{0,20}?"
-                r"(?:经常|常常|通常|时常|往往|总是|难免|都|也)会?(?:遇到|碰到|遇上|遭遇)过?")),
+                r"(?:(?:经常|常常|通常|时常|往往|总是|难免)会?|都会)(?:遇到|碰到|遇上|遭遇)(?!了|过了)")),
     # (round 38f) a quoted error read out by the sentence right after it ("\"fatal error: cuda_fp8.h: No such file or
     # directory\"字面意思是编译器在包含路径中找不到 ..."): a page explaining the words, no tool prints its own line followed by
     # what it means
