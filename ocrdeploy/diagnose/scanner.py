@@ -1273,6 +1273,39 @@ PROSE_SHAPES = (
     (("how ",),
      re.compile(r"(?i)^\W{0,3}(?:\[[\w -]{1,20}\]:?\s{1,3})?How (?:to|can I|can we|do I|do we|should I|should we|could I|could we) "
                 r"(?:ensure|make sure|guarantee)\b[^\n]{0,100}?\b(?:not|never|no longer|\w+n't)\b")),
+    # (round 38f) an explainer's hedge in Chinese: who may or often meet the error, then the error ("开发者可能会遇到"Unsupported
+    # gpu architecture 'compute_89'"的错误提示", "你可能都遇到过 EADDRINUSE、Address already in use", "开发者经常会遇到RuntimeError:
+    # CUDA out of memory错误", "相信不少刚学网络编程的人都会遇上这个问题"): a page tells what readers could see; a run's report says
+    # what it printed ("我遇到了", "我可能遇到了一个bug", "大家好 我也遇到了"), and a user's "我经常遇到" is not taken
+    (("可能", "也许", "或许", "开发者", "用户", "使用者", "大家", "读者", "新手", "初学者", "不少", "很多", "许多", "多数"),
+     re.compile(r"(?:可能|也许|或许)(?:会|都|也|经常|常常)?(?:遇到|碰到|遇上|看到|收到|遭遇)(?!了|过了)"
+                r"|(?:(?:开发者|用户|使用者|大家|读者|新手|初学者)们?|(?:不少|很多|许多|大多数|多数)[^\n，,。；;]{0,12}?(?:人|开发者|用户))[^\n，,。；;]{0,20}?"
+                r"(?:(?:经常|常常|通常|时常|往往|总是|难免)会?|都会)(?:遇到|碰到|遇上|遭遇)(?!了|过了)")),
+    # (round 38f) a quoted error read out by the sentence right after it ("\"fatal error: cuda_fp8.h: No such file or
+    # directory\"字面意思是编译器在包含路径中找不到 ..."): a page explaining the words, no tool prints its own line followed by
+    # what it means
+    (("意思", "含义"),
+     re.compile(r"[\"”」』'`](?:这个|此)?(?:错误|报错)?的?(?:字面)?(?:意思|含义)(?:是|为|就是)")),
+    # (round 38f) a page's own analysis run together on the hit's line ("... Please set it to your CUDA install root.根因你装的是
+    # cuda-toolkit runtime"): "root cause" in Chinese is an article's label, no tool writes it
+    (("根因", "根本原因"), re.compile(r"根因|根本原因")),
+    # (round 38f) a change's reason told with what its authors now do ("... `c++: fatal error: Killed signal terminated program
+    # cc1plus`. I suspect this is due to ..., so we reinstate the restriction"): the present tense of a pull request; a
+    # report's "so we reduced" is past and is not taken
+    (("so we ", "hence we ", "therefore we ", "thus we ", "so this "),
+     re.compile(r"(?i)\b(?:so|hence|therefore|thus),? (?:we|this (?:PR|pull request|change|commit|patch)) (?:now |hereby )?"
+                r"(?:reinstate|restore|revert|re-?enable|re-?add|limit|reduce|lower|cap|pin|disable|bump|raise|drop|skip)s?\b")),
+    # (round 38f) a change's credit line ("Reported by technical editor Vahid M — `uv sync` was failing with ...", git's
+    # "Reported-by:" trailer): who met the error, told in a pull request or a changelog, not the run's own output
+    (("reported",), re.compile(r"^\W{0,3}(?:Originally )?Reported(?: by|-by:) ")),
+    # (round 38f) an article's hook to its reader, beside round 22's "Ever run into": "If you've trained a model in PyTorch,
+    # you've hit this error: RuntimeError: CUDA out of memory.", "You must be familiar with this message: RuntimeError: ...";
+    # a user tells their own run ("I've hit this error")
+    (("familiar with", "if you"),
+     re.compile(r"(?i)\bif you(?:'|’)?(?:ve| have)\b[^\n]{0,100}?,\s?you(?:'|’)?(?:ve| have|ll| will) (?:probably |likely |already |definitely |surely )?"
+                r"(?:hit|seen|met|gotten|got|run into|encountered|come across)\b"
+                r"|\byou(?: (?:must|should|will|may|might) be|(?:'|’)re| are) (?:probably |likely |already |all too |very |quite )*"
+                r"familiar with (?:this|the|that) (?:[\w-]+ )?(?:error|message|warning|exception)\b")),
 )
 # case-sensitive: a placeholder is written in capitals
 PLACEHOLDERS = ("XX", "X.Y", "iB", " MB", " GB")
@@ -1467,7 +1500,20 @@ FENCE_INTRO = re.compile(r"(?i)^[\s>#*_-]{0,8}(?:"
                          # around an issue in flash-attn build definition. The issue manifests itself as:")
                          r"|(?:the |a )?(?:new|improved|updated|reworded) (?:error )?(?:message|output)s?[\s*_:：]{0,4}$"
                          r"|[^\n]{0,80}?\b(?:an?|the|my) (?:successful|working|passing) (?:one|run|output|log|example)\b"
-                         r"|this (?:pr |pull request |change |commit |patch )?is (?:meant |intended )?to (?:work around|fix|avoid|address|resolve|prevent)\b)")
+                         r"|this (?:pr |pull request |change |commit |patch )?is (?:meant |intended )?to (?:work around|fix|avoid|address|resolve|prevent)\b"
+                         # (round 38f) an article's scene told to its reader in the past ("You changed your base URL to an
+                         # OpenAI-compatible provider, sent a request, and got back:" over the JSON it shows; "You have hit
+                         # something like this in your terminal:"): a reader's imagined run; a user's steps say "you get" in
+                         # the present
+                         r"|you (?:just )?(?:changed|switched|pointed|ran|sent|tried|deployed|installed|upgraded|started|launched|called"
+                         r"|built|configured|wrote|added|made|spun up|followed|copied|pasted)\b[^\n]{0,200}?\b(?:and|then|but|only to)"
+                         r"(?: you)? (?:got|saw|received|hit|were greeted (?:with|by)|ended up with)\b[^\n]{0,40}[:：]\s*$"
+                         r"|you(?:'|’)?(?:ve| have) (?:probably |likely |already )?(?:hit|seen|gotten|got|run into|encountered) "
+                         r"(?:something|an error|a message|an? [\w-]+ error|output) like this\b"
+                         # (round 38f) a change's bullet naming what goes wrong without the thing it adds ("- Without `nvcc`,
+                         # the scheduler crashes immediately after loading model weights:" over the CI lines): a pull request's
+                         # summary list; a report's own sentence is not a list item
+                         r"|(?<=[-*+] )without `[^`\n]{1,60}`,? [^\n]{0,160}?\b(?:crash(?:es)?|fails?|errors? out|dies|aborts?|breaks?)\b[^\n]{0,80}[:：]\s*$)")
 # (not taken: a commit's "to avoid error:" over the CI log it quotes: held-out batch 20 labels intel/compute-runtime#242's
 # pasted ninja step a real compile-oom-killed case)
 

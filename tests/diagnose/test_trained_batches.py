@@ -35,7 +35,15 @@ TRAINED_ITEMS = {
     # (round 37, recall only) a fix PR naming uv's ABI-tag refusal in prose ("fail with 'no wheels with a matching Python ABI
     # tag'"): python-version-unsupported's pattern 13 wants uv's own "has/have no wheels ..."; batch 37's false alarms
     # are round 38f's
-    37: ("community-scripts/ProxmoxVE/pull/9699",),
+    # (round 38f) an explainer's hedge ("开发者可能会遇到"..."的错误提示"), a quote read out ("..."字面意思是), an article's "根因"
+    # run into the error's line, a reader's scene in the past ("You changed ..., and got back:"), a change told in the present
+    # ("so we reinstate"), a credit line ("Reported by ..."), a change's bullet "- Without `nvcc`, ... crashes ...:"; batch
+    # 37's litellm#27971 and batch 38's frappe_docker#580, model-runner#596, gpt-2-cloud-run#17 stay open (heldout/README.md
+    # says why)
+    37: ("blog.gitcode.com/57829563967f72104932d75cf5580899", "qian.cx/posts/9D9BA0BD", "kwkr.cn/news/1282836",
+         "evolink.ai/blog/model-not-found", "PennyLaneAI/catalyst/pull/1000", "natolambert/rlhf-book/pull/351",
+         "community-scripts/ProxmoxVE/pull/9699"),
+    38: ("smg-project/smg/pull/513",),
 }
 ITEMS += [item for n, threads in TRAINED_ITEMS.items() for item in corpus.load_file(HELDOUT / f"batch{n}.yaml")["near_misses"]
           if any(t in item["source"] for t in threads)]
@@ -44,7 +52,7 @@ ITEMS += [item for n, threads in TRAINED_ITEMS.items() for item in corpus.load_f
 def test_the_trained_batches_exist_and_hold_near_misses():
     assert all((HELDOUT / f"batch{n}.yaml").is_file() for n in TRAINED_CLEAN)
     assert len(ITEMS) >= 15 * len(TRAINED_CLEAN) - 20
-    picked = [item for item in ITEMS if item["_file"].startswith(("batch33", "batch34", "batch35", "batch36", "batch37"))]
+    picked = [item for item in ITEMS if item["_file"].startswith(("batch33", "batch34", "batch35", "batch36", "batch37", "batch38"))]
     assert len(picked) == sum(len(t) for t in TRAINED_ITEMS.values())
 
 
