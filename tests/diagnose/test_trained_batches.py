@@ -44,6 +44,9 @@ TRAINED_ITEMS = {
          "evolink.ai/blog/model-not-found", "PennyLaneAI/catalyst/pull/1000", "natolambert/rlhf-book/pull/351",
          "community-scripts/ProxmoxVE/pull/9699"),
     38: ("smg-project/smg/pull/513",),
+    # (round 40, recall only) a 2018 PR's example of the error its change raises, wrapped after "on node": host-oom-killed's
+    # Ray 1.x pattern wants the message whole ("... on node X is used"); batch 40's other false alarms are round 40f's
+    40: ("ray-project/ray/pull/3323",),
 }
 ITEMS += [item for n, threads in TRAINED_ITEMS.items() for item in corpus.load_file(HELDOUT / f"batch{n}.yaml")["near_misses"]
           if any(t in item["source"] for t in threads)]
@@ -52,7 +55,7 @@ ITEMS += [item for n, threads in TRAINED_ITEMS.items() for item in corpus.load_f
 def test_the_trained_batches_exist_and_hold_near_misses():
     assert all((HELDOUT / f"batch{n}.yaml").is_file() for n in TRAINED_CLEAN)
     assert len(ITEMS) >= 15 * len(TRAINED_CLEAN) - 20
-    picked = [item for item in ITEMS if item["_file"].startswith(("batch33", "batch34", "batch35", "batch36", "batch37", "batch38"))]
+    picked = [item for item in ITEMS if item["_file"].startswith(("batch33", "batch34", "batch35", "batch36", "batch37", "batch38", "batch40"))]
     assert len(picked) == sum(len(t) for t in TRAINED_ITEMS.values())
 
 
