@@ -280,6 +280,11 @@ APART = [
     ("local-proxy-failed", "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after "
      "connection broken by 'ProtocolError('Connection aborted.', ConnectionResetError(10054, 'An existing connection was "
      "forcibly closed by the remote host', None, 10054, None))': /simple/pip/", "urllib3/urllib3 src/urllib3/connectionpool.py"),
+    # round 39. a proxy that answers but refuses the CONNECT (CPython's http.client _tunnel: "Tunnel connection failed: %d
+    # %s", a 407 from a company proxy wanting credentials, batch 39's unnamed pip#1805): the proxy is up, not a dead one
+    ("local-proxy-failed", "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after "
+     "connection broken by 'ProxyError('Cannot connect to proxy.', OSError('Tunnel connection failed: 407 Proxy "
+     "Authentication Required'))': /simple/requests/", "python/cpython Lib/http/client.py"),
     # round 39. uvicorn's access line for a 404 on the chat route (encode/uvicorn uvicorn/logging.py AccessFormatter:
     # '%s - "%s %s HTTP/%s" %d %s'): a server without the OpenAI routes answers it too (batch 3's near-miss), only the
     # stdlib http.server line of mlx_lm.server (served-model-name-mismatch pattern 6) is the model name
