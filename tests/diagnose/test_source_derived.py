@@ -275,6 +275,21 @@ APART = [
     # git's submodule checkout failure (git/git builtin/submodule--helper.c) for a submodule that is not CUTLASS
     ("cutlass-clone-failed", "fatal: Unable to checkout 'fa789aa1eaffb88c0175b7f31d91148ff6fcb943' in submodule path "
      "'dependencies/cub'", "git/git builtin/submodule--helper.c"),
+    # round 39. urllib3's retry line when the connection to the index itself is reset (ProtocolError, no proxy in the way:
+    # pypi/support#2957's shape): pip-retrying's, not a dead local proxy (local-proxy-failed pattern 10 wants ProxyError)
+    ("local-proxy-failed", "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after "
+     "connection broken by 'ProtocolError('Connection aborted.', ConnectionResetError(10054, 'An existing connection was "
+     "forcibly closed by the remote host', None, 10054, None))': /simple/pip/", "urllib3/urllib3 src/urllib3/connectionpool.py"),
+    # round 39. a proxy that answers but refuses the CONNECT (CPython's http.client _tunnel: "Tunnel connection failed: %d
+    # %s", a 407 from a company proxy wanting credentials, batch 39's unnamed pip#1805): the proxy is up, not a dead one
+    ("local-proxy-failed", "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after "
+     "connection broken by 'ProxyError('Cannot connect to proxy.', OSError('Tunnel connection failed: 407 Proxy "
+     "Authentication Required'))': /simple/requests/", "python/cpython Lib/http/client.py"),
+    # round 39. uvicorn's access line for a 404 on the chat route (encode/uvicorn uvicorn/logging.py AccessFormatter:
+    # '%s - "%s %s HTTP/%s" %d %s'): a server without the OpenAI routes answers it too (batch 3's near-miss), only the
+    # stdlib http.server line of mlx_lm.server (served-model-name-mismatch pattern 6) is the model name
+    ("served-model-name-mismatch", 'INFO:     127.0.0.1:45622 - "POST /v1/chat/completions HTTP/1.1" 404 Not Found',
+     "encode/uvicorn uvicorn/logging.py"),
 ]
 
 
