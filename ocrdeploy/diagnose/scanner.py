@@ -1326,11 +1326,11 @@ PROSE_SHAPES = (
      re.compile(r"(?i)\b(?:plant|inject|simulat|fak|mock|stubb?)(?:s|es|ed|ing|e)? (?:in )?(?:a|an|the|its|their)? ?(?:[\w-]+ ){0,4}?"
                 r"(?:signature|error (?:message|string|line|text)|message|string|phrase|output|log line|failure text)s?\b")),
     # (round 40f) a general statement of a behaviour under a condition ("When the address is already in use (BindExection) the
-    # server doesn't stop and there is no error message ..."): a bug's or a change's description; a log never tells its
-    # own condition
+    # server doesn't stop and there is no error message ...", "If the address is already in use, TBM should present a better
+    # error message"): a bug's or a change's description, or a wish; a log never tells its own condition
     (("when the ", "when an ", "when a ", "if the ", "if an ", "if a "),
-     re.compile(r"(?i)^\W{0,3}(?:When|If|Whenever) (?:the|an?) [\w -]{1,40}? (?:is|are|gets|has|was) [^\n]{0,80}?\b(?:the|it)"
-                r" (?:[\w-]+ ){0,2}(?:does(?:n't|n’t| not)|won't|will not|never|keeps|continues|still|just)\b")),
+     re.compile(r"(?i)^\W{0,3}(?:When|If|Whenever) (?:the|an?) [\w -]{1,40}? (?:is|are|gets|has|was) [^\n]{0,80}?(?:\b(?:the|it)|,)"
+                r" (?:[\w-]+ ){0,2}?(?:does(?:n't|n’t| not)|won't|will not|never|keeps|continues|should|must|ought to|needs to)\b")),
     # (round 38f) an article's hook to its reader, beside round 22's "Ever run into": "If you've trained a model in PyTorch,
     # you've hit this error: RuntimeError: CUDA out of memory.", "You must be familiar with this message: RuntimeError: ...";
     # a user tells their own run ("I've hit this error")
@@ -1572,7 +1572,14 @@ FENCE_INTRO = re.compile(r"(?i)^[\s>#*_-]{0,8}(?:"
                          # (round 40f) what is liable to fail, told of a thing ("Some of the tests ... are subject to failing for:"):
                          # a change's reason, no run
                          r"|[^\n]{0,200}?\b(?:is|are|was|were) (?:\w+ )?(?:subject|prone|liable|susceptible|vulnerable) to "
-                         r"(?:fail(?:ing|ures?)?|errors?|crash(?:es|ing)?|flak(?:y|iness))\b[^\n]{0,120}[:：]\s*$)")
+                         r"(?:fail(?:ing|ures?)?|errors?|crash(?:es|ing)?|flak(?:y|iness))\b[^\n]{0,120}[:：]\s*$"
+                         # (round 40f) a wish for a better message than the one quoted ("If the address is already in use, TBM
+                         # should present a better error message than a Ruby stack trace:"): a feature request, the quote is
+                         # what it wants replaced
+                         r"|[^\n]{0,200}?\b(?:should|could|would|must|ought to) (?:present|show|give|print|display|raise|return|report"
+                         r"|emit|log|output|surface) (?:a |an )?(?:much )?(?:better|clearer|nicer|friendlier|proper|human-readable|more (?:helpful"
+                         r"|useful|informative|descriptive|meaningful|readable)) (?:error )?(?:message|error|output|hint|explanation)s?\b"
+                         r"[^\n]{0,120}[:：]\s*$)")
 # (not taken: a commit's "to avoid error:" over the CI log it quotes: held-out batch 20 labels intel/compute-runtime#242's
 # pasted ninja step a real compile-oom-killed case)
 
