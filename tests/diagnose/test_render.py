@@ -101,16 +101,17 @@ def test_a_failed_download_from_a_local_mirror_is_not_the_service(tmp_path):
 
 
 def test_the_remote_scanner_gets_the_colour_regex_with_the_request(tmp_path):
-    """The scanner runs alone on a host (python3 -c, no package): the request carries the one regex."""
+    """The scanner runs alone on a host (no package): the request carries the one regex.  Source and request go on stdin
+    as scan_remote sends them (SCAN_LOADER): the scanner's source is past one argument's 128 KiB limit."""
     import json
 
-    from ocrdeploy.diagnose.engine import wire_rules
+    from ocrdeploy.diagnose.engine import SCAN_LOADER, wire_rules
 
     log = tmp_path / "c.log"
     log.write_bytes(b"\x1b]0;t\x1b\\\x1b[31m" + OOM.encode() + b"\x1b[0m\n")
     req = {"paths": [str(log)], "rules": wire_rules(RULES), "context": 0, "ansi": COLOUR.pattern}
     src = (ROOT / "ocrdeploy" / "diagnose" / "scanner.py").read_text()
-    p = subprocess.run([sys.executable, "-c", src, json.dumps(req)], capture_output=True, text=True, cwd=tmp_path,
-                       timeout=120)
+    p = subprocess.run([sys.executable, "-c", SCAN_LOADER], input=json.dumps({"source": src, "request": json.dumps(req)}),
+                       capture_output=True, text=True, cwd=tmp_path, timeout=120)
     doc = json.loads(p.stdout.split(scanner.MARKER, 1)[1])
     assert doc[0]["findings"][0]["text"] == OOM, p.stderr

@@ -46,7 +46,16 @@ TRAINED_ITEMS = {
     38: ("smg-project/smg/pull/513",),
     # (round 40, recall only) a 2018 PR's example of the error its change raises, wrapped after "on node": host-oom-killed's
     # Ray 1.x pattern wants the message whole ("... on node X is used"); batch 40's other false alarms are round 40f's
-    40: ("ray-project/ray/pull/3323",),
+    # (round 40f) a pull request's own sections ("### Motivation", "## Problem"), a general cause over the quote ("This causes
+    # build failures on ... :"), "are subject to failing for:", an error that "used to" come, "the occasional `...`", "This PR
+    # dumps ...", a test that plants the failure's text, a behaviour told under a condition ("When the address is already in
+    # use ... the server doesn't stop"), a logger call quoted from source, a failure with its fallback on one line; batch 40's
+    # gpustack#1589 (an ERROR line the run goes past) stays open (heldout/README.md says why)
+    39: ("apache/pulsar/pull/18450", "deepseek-ai/FlashMLA/pull/145"),
+    40: ("ROCm/rocm-cli/pull/284", "pytorch/serve/issues/1015", "senx/warp10-platform/pull/501", "gpustack/gpustack/issues/4770",
+         "sgl-project/sglang/pull/18596", "sanic-org/sanic/pull/1593", "pandas-dev/pandas/pull/39455",
+         "facebookresearch/fairseq2/pull/1114", "deepjavalibrary/djl-serving/pull/1547",
+         "ray-project/ray/pull/3323"),
 }
 ITEMS += [item for n, threads in TRAINED_ITEMS.items() for item in corpus.load_file(HELDOUT / f"batch{n}.yaml")["near_misses"]
           if any(t in item["source"] for t in threads)]
@@ -55,7 +64,7 @@ ITEMS += [item for n, threads in TRAINED_ITEMS.items() for item in corpus.load_f
 def test_the_trained_batches_exist_and_hold_near_misses():
     assert all((HELDOUT / f"batch{n}.yaml").is_file() for n in TRAINED_CLEAN)
     assert len(ITEMS) >= 15 * len(TRAINED_CLEAN) - 20
-    picked = [item for item in ITEMS if item["_file"].startswith(("batch33", "batch34", "batch35", "batch36", "batch37", "batch38", "batch40"))]
+    picked = [item for item in ITEMS if item["_file"].startswith(("batch33", "batch34", "batch35", "batch36", "batch37", "batch38", "batch39", "batch40"))]
     assert len(picked) == sum(len(t) for t in TRAINED_ITEMS.values())
 
 
