@@ -14,7 +14,7 @@ import pytest
 import corpus
 
 HELDOUT = Path(__file__).resolve().parents[1] / "fixtures" / "diagnose" / "heldout"
-TRAINED_CLEAN = (3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19, 20, 21, 23, 31, 32)
+TRAINED_CLEAN = (3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19, 20, 21, 23, 31, 32, 39)
 SCAN = corpus.Scanner()
 ITEMS = [item for n in TRAINED_CLEAN for item in corpus.load_file(HELDOUT / f"batch{n}.yaml")["near_misses"]]
 # (round 34) near-misses a round cleared in a trained batch whose other false alarms it left open (named by thread): each
@@ -51,7 +51,7 @@ TRAINED_ITEMS = {
     # dumps ...", a test that plants the failure's text, a behaviour told under a condition ("When the address is already in
     # use ... the server doesn't stop"), a logger call quoted from source, a failure with its fallback on one line; batch 40's
     # gpustack#1589 (an ERROR line the run goes past) stays open (heldout/README.md says why)
-    39: ("apache/pulsar/pull/18450", "deepseek-ai/FlashMLA/pull/145"),
+    # batch 39 reached 0 false alarms with round 40f (pulsar#18450, FlashMLA#145): it is in TRAINED_CLEAN
     40: ("ROCm/rocm-cli/pull/284", "pytorch/serve/issues/1015", "senx/warp10-platform/pull/501", "gpustack/gpustack/issues/4770",
          "sgl-project/sglang/pull/18596", "sanic-org/sanic/pull/1593", "pandas-dev/pandas/pull/39455",
          "facebookresearch/fairseq2/pull/1114", "deepjavalibrary/djl-serving/pull/1547",
@@ -64,7 +64,7 @@ ITEMS += [item for n, threads in TRAINED_ITEMS.items() for item in corpus.load_f
 def test_the_trained_batches_exist_and_hold_near_misses():
     assert all((HELDOUT / f"batch{n}.yaml").is_file() for n in TRAINED_CLEAN)
     assert len(ITEMS) >= 15 * len(TRAINED_CLEAN) - 20
-    picked = [item for item in ITEMS if item["_file"].startswith(("batch33", "batch34", "batch35", "batch36", "batch37", "batch38", "batch39", "batch40"))]
+    picked = [item for item in ITEMS if item["_file"].startswith(("batch33", "batch34", "batch35", "batch36", "batch37", "batch38", "batch40"))]
     assert len(picked) == sum(len(t) for t in TRAINED_ITEMS.values())
 
 
