@@ -14,6 +14,7 @@ matched, by reading back (or ahead) from that line's byte offset.
 """
 
 import collections
+import functools
 import gzip
 import json
 import os
@@ -326,20 +327,13 @@ class CompiledRule(object):
 # A table is compiled once per process, not once per log: its ~550 patterns overflow re's own cache (512), so
 # compiling them again for each log of a run (or each case of the corpus) re-parsed every one, ~0.2 s a log.
 # Keyed by the rule's wire form, so an edited rule is compiled afresh; bounded, since a caller may pass many tables.
-_COMPILED = {}
-_COMPILED_MAX = 8192
-
-
 def compile_rule(rule):
-    if isinstance(rule, CompiledRule):
-        return rule
-    key = json.dumps(rule, sort_keys=True)
-    compiled = _COMPILED.get(key)
-    if compiled is None:
-        if len(_COMPILED) >= _COMPILED_MAX:
-            _COMPILED.clear()
-        compiled = _COMPILED[key] = CompiledRule(rule)
-    return compiled
+    return rule if isinstance(rule, CompiledRule) else _compiled_wire(json.dumps(rule, sort_keys=True))
+
+
+@functools.lru_cache(maxsize=8192)
+def _compiled_wire(wire):
+    return CompiledRule(json.loads(wire))
 
 
 # What wrappers put before a tool's own line: a container build's step and seconds (BuildKit "#12 3.456 ",
@@ -787,18 +781,14 @@ def trie_regex(words):
     return build(trie)
 
 
-_TRIE_CACHE = {}
-
-
 def compiled_trie(words):
     """trie_regex compiled, once per process for one set of literals (a table's ~650 take ~0.1 s to build)."""
-    key = tuple(sorted(set(words)))
-    rx = _TRIE_CACHE.get(key)
-    if rx is None:
-        if len(_TRIE_CACHE) >= 64:
-            _TRIE_CACHE.clear()
-        rx = _TRIE_CACHE[key] = re.compile(trie_regex(key))
-    return rx
+    return _compiled_trie(tuple(sorted(set(words))))
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled_trie(words):
+    return re.compile(trie_regex(words))
 
 
 def python_finder(literals):
@@ -810,25 +800,19 @@ def python_finder(literals):
     return find
 
 
-_HS_CACHE = {}
-
-
+@functools.lru_cache(maxsize=16)
 def hyperscan_database(literals, flag):
-    """A compiled hyperscan database of the literals (a sorted sequence; a match's id is its index there), each
-    with `flag`; compiled once per process."""
-    key = (flag,) + tuple(literals)
-    db = _HS_CACHE.get(key)
-    if db is None:
-        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        db.compile(expressions=[b"".join(b"\\x%02x" % c for c in lit.encode("utf-8")) for lit in literals],
-                   ids=list(range(len(literals))), flags=[flag] * len(literals))
-        _HS_CACHE[key] = db
+    """A compiled hyperscan database of the literals (a sorted tuple; a match's id is its index there), each
+    with `flag`; compiled once per process, like the rules and the trie."""
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    db.compile(expressions=[b"".join(b"\\x%02x" % c for c in lit.encode("utf-8")) for lit in literals],
+               ids=list(range(len(literals))), flags=[flag] * len(literals))
     return db
 
 
 def hyperscan_finder(literals):
     """Offsets in a block where a literal match ends (hyperscan's compiled automaton, caseless)."""
-    db = hyperscan_database(sorted(set(literals)), hyperscan.HS_FLAG_CASELESS)
+    db = hyperscan_database(tuple(sorted(set(literals))), hyperscan.HS_FLAG_CASELESS)
 
     def find(block):
         ends = []
@@ -1732,7 +1716,7 @@ class RuleIndex(object):
         if not lits:
             return lambda low: []
         if self.use_hyperscan:
-            db = hyperscan_database(lits, hyperscan.HS_FLAG_SINGLEMATCH)    # (the line is lowered already)
+            db = hyperscan_database(tuple(lits), hyperscan.HS_FLAG_SINGLEMATCH)    # (the line is lowered already)
             by_id = [owners[lit] for lit in lits]
 
             def find(low):
