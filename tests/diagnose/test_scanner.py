@@ -667,6 +667,15 @@ ROUND42F_PAIRS = [
      "will find it is usually caused by the mismatched CUDA compute capability and NVIDIA GPU.",
      "I googled this error \u201cCUDA error: no kernel image is available for execution on the device\u201d and found "
      "nothing.", "cuda-arch-mismatch"),
+    # each alone: the reader sent to search; the cause told as the rule
+    ("If you google this error \u201cCUDA error: no kernel image is available for execution on the device\u201d, you "
+     "will find many threads.",
+     "I googled this error \u201cCUDA error: no kernel image is available for execution on the device\u201d and found "
+     "nothing.", "cuda-arch-mismatch"),
+    ("\u201cCUDA error: no kernel image is available for execution on the device\u201d is usually caused by a mismatched "
+     "compute capability.",
+     "\u201cCUDA error: no kernel image is available for execution on the device\u201d is caused by my old GPU, I think.",
+     "cuda-arch-mismatch"),
     # a reviewer's data point for the change
     ("Independent data point supporting this fix: Default 16-way ninja was OOM-killed (FAILED: [code=137]) partway "
      "through the 18 translation units",
