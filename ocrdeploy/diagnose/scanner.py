@@ -1215,50 +1215,49 @@ PROSE_SHAPES = (
                 r"|caused by|due to)\b")),
     # (round 42f) a reader sent to search for the error ("If you google this error “CUDA error: no kernel image ...”, you will
     # find ..."): a reply about the error's kind; a user's "I googled this error" tells of their own search, not taken
-    (("google", "search for", "search the", "look up", "bing "),
+    (("if you ",),
      re.compile(r"(?i)\bif you (?:google|bing|search(?: for| the (?:web|internet) for)?|look up) (?:for )?(?:this|the|that) (?:exact )?"
                 r"(?:error|message|exception|warning)\b")),
     # (round 42f) a page reading a message out to its reader ("... fails with a blunt message: ld cannot find -lcuda. That
     # line tells you the linker searched every library directory it knows"): an explainer; a log never explains itself
-    (("tells you", "telling you", "says to you"),
+    ((" you",),
      re.compile(r"(?i)\b(?:that|this|the) (?:line|message|error|output|warning|log line|text)(?: message)? (?:tells|is telling|says to) you\b")),
     # (round 42f) a story told in the third person ("He pressed Enter to compile. ... Instead, it spat back a cold,
     # unceremonious rejection: /usr/bin/ld: cannot find -lcuda"): a narrative essay built around the message; a report
     # tells its own run in the first person
-    (("he ", "she "),
+    (("he ",),     # "she " holds it too
      re.compile(r"(?:^|[.!?]\s{1,3})(?:He|She) (?:pressed|typed|ran|hit|clicked|launched|started|entered|watched|stared|sat|leaned"
                 r"|sighed|opened|waited|tried)\b")),
     # (round 42f) an error named as a kind with when it comes, in the present ("This PR fixes a ModuleNotFoundError: No module
     # named 'torch' that occurs when trying to install the package in a clean environment"): the indefinite article and the
     # general "that occurs when" tell of a class of failure; a report says what its run printed ("I got this error when",
     # "... that occurs when I run": the first person after "when" is not taken)
-    (("that occur", "which occur", "that happen", "which happen", "that arise", "which arise", "that appear", "which appear",
-      "that is raised", "that is thrown", "that shows up", "that pops up"),
+    (("that ", "which "),
      _KindThatOccurs()),
     # (round 42f) a general conditional with its consequence ("When using the spring-boot-starter-web (using Tomcat) if the port
     # is already in use then a "java.net.BindException: ..." exception occurs and the app does not start"): a request's or a
     # page's account of a behaviour, beside round 40f's "When the X is ..., the server doesn't"; the indefinite "then a(n)"
     # tells a kind (a user's "when the model is loaded then the following error" is not taken)
-    (("then a ", "then an "),
+    (("then a",),
      re.compile(r"(?i)\b(?:if|when|whenever) (?:the|an?) [\w -]{1,40}? (?:is|are|gets|has) [^\n]{0,80}?,? then an? ")),
     # (round 42f) what a change brings, told as expected now ("There should now be a log message `address already in use` when
     # there is a port conflict."): a pull request's note on its new message; no run printed it
-    (("should now", "will now", "would now"),
+    ((" now ",),
      re.compile(r"(?i)\b(?:there|it|you|we|users?|one|the (?:server|app|tool|log|output|user|console)) (?:should|will|would) now "
                 r"(?:be|see|get|show|log|print|emit|have|receive|display|report) (?:an?|the) (?:(?:new|clear|clearer|proper|helpful|log"
                 r"|error|warning|debug|info) ){0,2}(?:messages?|lines?|errors?|warnings?|logs?|entry|entries|events?)\b")),
     # (round 42f) a reviewer's evidence for the change under review ("Independent data point supporting this fix: hit the same
     # failure mode ... ninja was OOM-killed (FAILED: [code=137])"): a comment on a pull request retelling an earlier run
-    (("supporting this", "confirming this", "in favor of this", "in favour of this", "for this fix", "for this pr", "for this change"),
+    (("data point", "datapoint", "evidence", "confirmation", "repro"),
      re.compile(r"(?i)\b(?:data ?points?|evidence|datapoints?|confirmation|repro(?:duction)?) (?:supporting|confirming|for|in favou?r of"
                 r"|backing) (?:this|the) (?:fix|change|PR|pull request|patch|approach)\b")),
     # (round 42f) a quoted error followed by the change's plan for it ("`nvcc fatal   : Unsupported gpu architecture
     # 'compute_86'` . Disable unless we have cuda 11.1 or greater"): a pull request's imperative, no run
-    (("unless we", "until we", "if we", "when we", "once we"),
+    (("`",),
      re.compile(r"`[^`\n]{4,300}`\s{0,2}[.;,]?\s{0,3}(?:So |Hence |Thus |Therefore )?(?:Disable|Enable|Skip|Remove|Drop|Exclude|Restrict"
                 r"|Limit|Gate|Only (?:build|compile|enable|use|add))\b[^\n]{0,80}?\b(?:unless|until|if|when|once) we\b")),
     # (round 42f) a failure status denied ("Pods are not OOMKilled, containers are"): the words say the status does not hold
-    (("not oom", "n't oom", "never oom", "not killed", "n't killed", "never killed"),
+    (("oom",),
      re.compile(r"(?i)\b(?:not|never|n't) (?:been |being |getting |get |gets |got )?(?:OOM[- ]?Killed|killed by the OOM killer)\b")),
     # (round 28) an error named as a kind ("The ModuleNotFoundError: No module named 'x' is a common Python runtime error
     # indicating that ..."), and a message that says of itself it may be harmless ("cuMemCreate CUDA_ERROR_OUT_OF_MEMORY (may
