@@ -1143,6 +1143,11 @@ PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thr
                    # error: "Address already in use"."): a change's reason, no run of it
                    r"|\bto (?:avoid|prevent) [^\n]{0,60}?\b(?:failing|crashing|erroring(?: out)?|dying|aborting|exiting) (?:with|on|due to)\b"
                    r"|\bto (?:avoid|prevent) (?:the |an? )?(?:errors?|exceptions?|failures?|crash(?:es)?) ?[:：]"
+                   # (round 42f) the same purpose with the error quoted as the object's name ("This option allowed us to avoid a
+                   # "no space left on device" error when the /tmp directory was too small"): a reason for an option or a
+                   # change, no run
+                   r"|\bto (?:avoid|prevent) (?:an?|the|this|that) [`'\"“][^`'\"”\n]{3,160}[`'\"”] (?:errors?|exceptions?|failures?"
+                   r"|issues?|problems?|messages?|crash(?:es)?)\b"
                    r"|`[^`\n]{4,300}` (?:is|are) (?:\w+ly )?(?:related to|caused by|due to)\b"
                    r"|\b(?:this|the|that) (?:\w+ )?error(?: message| traceback)?(?: `[^`\n]{1,300}`)? (?:is (?:\w+ly )?(?:related to|caused by|due to)"
                    r"|indicates|means that|(?:happens|occurs|arises|appears|is (?:raised|thrown)) because)\b"
@@ -1180,6 +1185,20 @@ PROSE_START = re.compile(r"(?i)\W{0,3}(?:Fix|Fixe[sd]|Fixing|Solve[sd]?|Solving|
                          r"[^\n:]{3,120}?\b(?:errors?|issues?|problems?|failures?|crash(?:es)?|exceptions?)\b"
                          r"|\s*[-*+]\s+[^:`'\"\n]{3,80}\berrors\s*$"
                          r"|\W{0,3}(?:Support|Detect|Surface|Recogni[sz]e)\s+(?:for\s+)?[\w-]+(?:\s+[\w-]+){0,5}\s*$")
+class _KindThatOccurs(object):
+    """(round 42f) "a(n) <Error or quote> ... that/which occurs when": the relative clause first (once a line), then the
+    indefinite article before the error within 260 characters of it, so a 16 KiB line costs two bounded searches."""
+    CLAUSE = re.compile(r"(?i)\b(?:that|which) (?:occurs|happens|arises|appears|is raised|is thrown|shows up|pops up)"
+                        r" (?:when|whenever|if|while)\b(?! (?:I|we|my|our)\b)")
+    HEAD = re.compile(r"(?i)\ban? (?:[\w.]{0,60}(?:Error|Exception)\b|[`'\"“])")
+
+    def search(self, seg):
+        m = self.CLAUSE.search(seg)
+        if m is None:
+            return None
+        return self.HEAD.search(seg, max(0, m.start() - 260), m.start())
+
+
 PROSE_SHAPES = (
     (("ed by", "around by"),
      re.compile(r"(?i)\b(?:this|it|that|which) (?:was|has been|got) (?:resolved|fixed|solved|worked around) by\b")),
@@ -1187,9 +1206,59 @@ PROSE_SHAPES = (
     (("why ", "cause"),
      re.compile(r"(?i)\bwhy (?:it|this|they) happens?\b|\bcauses? (?:and|&) (?:solutions?|fix(?:es)?|workarounds?|remed(?:y|ies))\b")),
     (("ever ",), re.compile(r"(?:^|[.!?]\s{1,3})(?:Ever|Have you ever) (?:run into|hit|got|gotten|seen|encountered|faced|come across)\b")),
-    (("ly occur", "ly happen", "ly arise", "ly mean", "ly come", "ly result", "ly look", "ly read", "ly contain", "often "),
+    (("ly occur", "ly happen", "ly arise", "ly mean", "ly come", "ly result", "ly look", "ly read", "ly contain", "often ", "ly caused",
+      "ly due"),
      re.compile(r"(?i)\b(?:usually|typically|generally|commonly|normally|often) (?:occurs?|happens?|arises?|means|comes? from"
-                r"|results? from|looks? like|reads\b|contains? the (?:text|words?|string|message|line))\b")),
+                r"|results? from|looks? like|reads\b|contains? the (?:text|words?|string|message|line)"
+                # (round 42f) a cause told as the rule ("... you will find it is usually caused by the mismatched CUDA compute
+                # capability"): a reply's or a page's reading of the error, no run
+                r"|caused by|due to)\b")),
+    # (round 42f) a reader sent to search for the error ("If you google this error “CUDA error: no kernel image ...”, you will
+    # find ..."): a reply about the error's kind; a user's "I googled this error" tells of their own search, not taken
+    (("if you ",),
+     re.compile(r"(?i)\bif you (?:google|bing|search(?: for| the (?:web|internet) for)?|look up) (?:for )?(?:this|the|that) (?:exact )?"
+                r"(?:error|message|exception|warning)\b")),
+    # (round 42f) a page reading a message out to its reader ("... fails with a blunt message: ld cannot find -lcuda. That
+    # line tells you the linker searched every library directory it knows"): an explainer; a log never explains itself
+    ((" you",),
+     re.compile(r"(?i)\b(?:that|this|the) (?:line|message|error|output|warning|log line|text)(?: message)? (?:tells|is telling|says to) you\b")),
+    # (round 42f) a story told in the third person ("He pressed Enter to compile. ... Instead, it spat back a cold,
+    # unceremonious rejection: /usr/bin/ld: cannot find -lcuda"): a narrative essay built around the message; a report
+    # tells its own run in the first person
+    (("he ",),     # "she " holds it too
+     re.compile(r"(?:^|[.!?]\s{1,3})(?:He|She) (?:pressed|typed|ran|hit|clicked|launched|started|entered|watched|stared|sat|leaned"
+                r"|sighed|opened|waited|tried)\b")),
+    # (round 42f) an error named as a kind with when it comes, in the present ("This PR fixes a ModuleNotFoundError: No module
+    # named 'torch' that occurs when trying to install the package in a clean environment"): the indefinite article and the
+    # general "that occurs when" tell of a class of failure; a report says what its run printed ("I got this error when",
+    # "... that occurs when I run": the first person after "when" is not taken)
+    (("that ", "which "),
+     _KindThatOccurs()),
+    # (round 42f) a general conditional with its consequence ("When using the spring-boot-starter-web (using Tomcat) if the port
+    # is already in use then a "java.net.BindException: ..." exception occurs and the app does not start"): a request's or a
+    # page's account of a behaviour, beside round 40f's "When the X is ..., the server doesn't"; the indefinite "then a(n)"
+    # tells a kind (a user's "when the model is loaded then the following error" is not taken)
+    (("then a",),
+     re.compile(r"(?i)\b(?:if|when|whenever) (?:the|an?) [\w -]{1,40}? (?:is|are|gets|has) [^\n]{0,80}?,? then an? ")),
+    # (round 42f) what a change brings, told as expected now ("There should now be a log message `address already in use` when
+    # there is a port conflict."): a pull request's note on its new message; no run printed it
+    ((" now ",),
+     re.compile(r"(?i)\b(?:there|it|you|we|users?|one|the (?:server|app|tool|log|output|user|console)) (?:should|will|would) now "
+                r"(?:be|see|get|show|log|print|emit|have|receive|display|report) (?:an?|the) (?:(?:new|clear|clearer|proper|helpful|log"
+                r"|error|warning|debug|info) ){0,2}(?:messages?|lines?|errors?|warnings?|logs?|entry|entries|events?)\b")),
+    # (round 42f) a reviewer's evidence for the change under review ("Independent data point supporting this fix: hit the same
+    # failure mode ... ninja was OOM-killed (FAILED: [code=137])"): a comment on a pull request retelling an earlier run
+    (("data point", "datapoint", "evidence", "confirmation", "repro"),
+     re.compile(r"(?i)\b(?:data ?points?|evidence|datapoints?|confirmation|repro(?:duction)?) (?:supporting|confirming|for|in favou?r of"
+                r"|backing) (?:this|the) (?:fix|change|PR|pull request|patch|approach)\b")),
+    # (round 42f) a quoted error followed by the change's plan for it ("`nvcc fatal   : Unsupported gpu architecture
+    # 'compute_86'` . Disable unless we have cuda 11.1 or greater"): a pull request's imperative, no run
+    (("`",),
+     re.compile(r"`[^`\n]{4,300}`\s{0,2}[.;,]?\s{0,3}(?:So |Hence |Thus |Therefore )?(?:Disable|Enable|Skip|Remove|Drop|Exclude|Restrict"
+                r"|Limit|Gate|Only (?:build|compile|enable|use|add))\b[^\n]{0,80}?\b(?:unless|until|if|when|once) we\b")),
+    # (round 42f) a failure status denied ("Pods are not OOMKilled, containers are"): the words say the status does not hold
+    (("oom",),
+     re.compile(r"(?i)\b(?:not|never|n't) (?:been |being |getting |get |gets |got )?(?:OOM[- ]?Killed|killed by the OOM killer)\b")),
     # (round 28) an error named as a kind ("The ModuleNotFoundError: No module named 'x' is a common Python runtime error
     # indicating that ..."), and a message that says of itself it may be harmless ("cuMemCreate CUDA_ERROR_OUT_OF_MEMORY (may
     # not be an issue e.g. torch allocator will free cache and retry)", "... can be safely ignored")
@@ -1200,7 +1269,11 @@ PROSE_SHAPES = (
     # available port instead of crashing with "Address already in use""): the error is what no longer happens
     (("instead of ",),
      re.compile(r"(?i)\binstead of (?:just |simply |silently )?(?:crashing|failing|erroring(?: out)?|dying|aborting|exiting|bailing out|throwing|raising)"
-                r"(?: (?:with|on))?\b")),
+                r"(?: (?:with|on))?\b"
+                # (round 42f) the same told of a call left to fail ("... instead of directly calling ollama.chat and having it
+                # throw a "httpx.ConnectError: ..."", a feature request's premise): the failure a change would spare
+                r"|\binstead of [^\n]{0,120}?\b(?:having|letting|making|leaving) (?:it|them|this|that|the [\w.-]{1,30}) (?:just |simply )?"
+                r"(?:throw|raise|crash|fail|error out|die|abort|exit|blow up)\b")),
     # (round 30) an error quoted and then named as a kind in the plural, with when or where it came ("causing
     # `cudaErrorNoKernelImageForDevice` errors during basic tensor operations", "caused `nvcc fatal : Unsupported gpu
     # architecture` errors during compilation"): a report or a change's description tells of the errors, a tool prints one
@@ -1299,11 +1372,16 @@ PROSE_SHAPES = (
     # (round 40f) a pull request telling what it does ("This PR dumps the input batch information to the log before propagating
     # a CUDA out-of-memory error ..."): its own description, no run; "This fixes ..." relays a failure and is labelled real
     # (batch 4's jetson-containers#1457), so the fix verbs are not taken
-    (("this pr ", "this pull request ", "this patch ", "this commit ", "this diff "),
+    (("this pr ", "this pull request ", "this patch ", "this commit ", "this diff ", ". this "),
      re.compile(r"(?i)^\W{0,3}This (?:PR|pull request|patch|commit|diff) (?:now |also |simply |just |only )?"
                 r"(?:adds|dumps|logs|prints|emits|catches|handles|wraps|propagates|surfaces|reports|records|introduces|implements"
                 r"|makes|changes|updates|moves|removes|re-?raises|raises|refactors|replaces|renames|extends|improves|exposes|detects"
-                r"|checks|validates|guards|skips|retries|bumps|pins|sets|uses|allows|enables|disables)\b")),
+                r"|checks|validates|guards|skips|retries|bumps|pins|sets|uses|allows|enables|disables)\b"
+                # (round 42f) the same after the reason's sentence on one line ("... the startup fails with enigmatic EADDRINUSE
+                # 10110 stuff. This changes the" / "server so that it just logs error ..."), "This" alone before a verb that
+                # only a change does to code ("This makes the server unusable" is a report's, not taken)
+                r"|[.!?]\s{1,3}This (?:PR |pull request |patch |commit |change )?(?:now |also )?(?:changes|adds|introduces|implements"
+                r"|replaces|removes|reworks|rewrites|refactors|renames|moves) (?:the|a|an|it|this|that|these)\b")),
     # (round 40f) a test that plants the failure's text, beside round 32's "tested by forcing" ("the e2e scenario now plants a
     # real allocator OOM signature (`torch.OutOfMemoryError: HIP out of memory. ...`)"): the error is the test's own making
     (("plant", "inject", "simulat", "fake", "mock", "stub"),
@@ -1324,6 +1402,11 @@ PROSE_SHAPES = (
                 r"|\byou(?: (?:must|should|will|may|might) be|(?:'|’)re| are) (?:probably |likely |already |all too |very |quite )*"
                 r"familiar with (?:this|the|that) (?:[\w-]+ )?(?:error|message|warning|exception)\b")),
 )
+# (round 42f) the round 40f shape "This PR adds/dumps/...", "This change" too, opening the paragraph under a hit (see _below)
+THIS_CHANGE = re.compile(r"(?i)^\W{0,3}This (?:PR|pull request|patch|commit|diff|change) (?:now |also |simply |just |only )?"
+                         r"(?:adds|dumps|logs|prints|emits|catches|handles|wraps|propagates|surfaces|reports|records|introduces"
+                         r"|implements|updates|moves|removes|re-?raises|refactors|replaces|renames|extends|improves|exposes|detects"
+                         r"|checks|validates|guards|skips|retries|bumps|pins|sets|allows|enables|disables)\b")
 # case-sensitive: a placeholder is written in capitals
 PLACEHOLDERS = ("XX", "X.Y", "iB", " MB", " GB")
 PLACEHOLDER = re.compile(r"[A-Za-z]_XX\b|\bX\.Y\b|\b[XYZN] (?:[KMG]iB|[KMG]B)\b")
@@ -1458,7 +1541,7 @@ def quoted_under_definition_key(seg, prev):
 # the lookups have their own budget (MAX_DOC_WINDOWS), apart from the multi-line rules'.
 MAX_DOC_WINDOWS = 2000
 DOC_LOOKBACK = 16
-DOC_LOOKAHEAD = 2
+DOC_LOOKAHEAD = 4         # (round 42f: 2 -> 4, for the page shapes below a hit: NEXT_HEADING, BYLINE)
 DOC_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:\d{1,2}[.)] ?)?(?:symptoms?:?|error symptoms?:?|examples:?"
                          # (round 36) what a proposal or a test plan expects to see ("Expected symptoms:" over "- kubectl
                          # describe shows: ... Reason: OOMKilled", a fault to inject): no run printed it
@@ -1478,7 +1561,13 @@ DOC_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:\d{1,2}[.)] ?)?(?:symptoms?:?|er
                          # template's "Problem statement"): the change's reason told or quoted under them, no run of its
                          # own; a user's issue heads its log "Logs", "Error", "Describe the bug" (no real case of any batch
                          # or the corpus sits under these three)
-                         r"|(?:the )?problem(?: statement)?[:：]?|motivation[:：]?|root[- ]cause(?: analysis)?[:：]?)[\s*_]{0,6}$")
+                         r"|(?:the )?problem(?: statement)?[:：]?|motivation[:：]?|root[- ]cause(?: analysis)?[:：]?"
+                         # (round 42f) an explainer's section reading the error out ("What this error means" over "401 Incorrect
+                         # API key provided means the API ... rejected the request"), and a pull request's test plan ("## Test
+                         # plan" over "- [x] Confirm pod terminates with `reason=OOMKilled`"): what a run should show, no run
+                         r"|what (?:this|the|that) (?:error|message|code|warning|exception)(?: message| code)? (?:means|is telling you)"
+                         r"|what does (?:this|the|that) (?:error|message|code)(?: message)? mean\??"
+                         r"|test(?:ing)? plan[:：]?|how (?:was|has) this been tested\??|testing (?:done|notes|instructions)[:：]?)[\s*_]{0,6}$")
 # a page's title or a heading over a list of entries: a Markdown heading that says the page fixes or troubleshoots
 # ("# Fix: Address Already in Use (Port 8000)", "# Port 8000 Already in Use - Fixed! ✅", "# Troubleshooting: ...",
 # "## Common Errors", "## Known issues"); it holds over the sub-headings below it.  A question is a user's ("## How
@@ -1563,7 +1652,11 @@ FENCE_INTRO = re.compile(r"(?i)^[\s>#*_-]{0,8}(?:"
                          r"|[^\n]{0,200}?\b(?:should|could|would|must|ought to) (?:present|show|give|print|display|raise|return|report"
                          r"|emit|log|output|surface) (?:a |an )?(?:much )?(?:better|clearer|nicer|friendlier|proper|human-readable|more (?:helpful"
                          r"|useful|informative|descriptive|meaningful|readable)) (?:error )?(?:message|error|output|hint|explanation)s?\b"
-                         r"[^\n]{0,120}[:：]\s*$)")
+                         r"[^\n]{0,120}[:：]\s*$"
+                         # (round 42f) a general reading of how the error shows ("This happens only on Windows, whose error log
+                         # usually looks like this:" over the indented quote, another project's FAQ quoted): no run of theirs
+                         r"|[^\n]{0,200}?\b(?:usually|typically|generally|normally|often|commonly|mostly) (?:looks?|reads?|appears?)"
+                         r" (?:like|as follows|something like)\b[^\n]{0,40}[:：]\s*$)")
 # (not taken: a commit's "to avoid error:" over the CI log it quotes: held-out batch 20 labels intel/compute-runtime#242's
 # pasted ninja step a real compile-oom-killed case)
 
@@ -1613,19 +1706,90 @@ TABLE_CODE = re.compile(r"^\s{0,8}-?\d{1,6}\s*$")
 TABLE_NAME = re.compile(r"^\s{0,8}[A-Za-z_]\w{5,80}\s*$")
 
 
+# (round 42f) Shapes below a hit (DOC_LOOKAHEAD lines) and around it:
+#  - the next heading under the hit names the section a page or a pull request puts after its quote: the quote's reason
+#    ("### BUG" / "English: An attempt was made to access a socket ..." / "### Reason", a debugging tutorial), or the
+#    change's test plan ("- Live-tested on ...: fixture reaches `OOMKilled` / exit `137`" then "## Test plan"); a user's
+#    issue goes on with "Expected behavior", "Environment", "Steps to reproduce", or a "Possible cause" they guess
+#  - a help centre's byline right under the title ("Error Code 401 - Incorrect API key provided" then "Written by ...",
+#    "Updated over a week ago"): the title is an article's
+#  - the next paragraph tells what the change does ("Currently, developers does not get information about `OOMKilled`
+#    status updates." then "This change introduces the check ..."): the hit is a pull request's reason (the round 40f
+#    shape "This PR adds/...", fix verbs left out)
+#  - the hit is a row of a Markdown table of codes and their meanings (a header with a code column and a description
+#    column over "| --- |"; "| 00000070 | 112 | ... | ERROR_DISK_FULL | There is not enough space on the disk. |", a
+#    validation bot's lookup); nvidia-smi's boxes have no "---" separator row
+#  - the hit is a line of a unified diff's hunk (context, added or removed lines back up to "@@ -a,b +c,d @@"): a change
+#    to a file, not a run
+NEXT_HEADING = re.compile(r"(?i)^\s{0,3}(?:>\s?)?(?:#{1,6}\s+|\*\*)\W{0,3}(?:reasons?|causes?|root[- ]causes?|why(?: (?:it|this) happens)?"
+                          r"|原因|test(?:ing)? plan|testing|how (?:was|has) this been tested\??)[\s*_:：]{0,6}$")
+ANY_HEADING = re.compile(r"^\s{0,3}(?:>\s?)?(?:#{1,6}\s|\*\*[^*\n]{1,60}\*\*:?\s*$)")
+BYLINE = re.compile(r"(?i)^\s{0,4}(?:(?-i:Written|Posted|Published|Authored) by (?-i:[A-Z])"
+                    r"|(?:last )?(?:updated|edited|published|posted) (?:over |about |almost |more than |less than )?(?:an?|\d{1,3})"
+                    r" (?:minute|hour|day|week|month|year)s? ago\b)")
+TABLE_ROW = re.compile(r"^\s{0,8}\|[^\n]*\|\s*$")
+TABLE_RULE = re.compile(r"^\s{0,8}\|?(?:\s*:?-{3,}:?\s*\|){2,}\s*(?::?-{3,}:?\s*)?$")
+TABLE_CODE_COL = re.compile(r"(?i)\|\s*(?:(?:exit |error |status |return )?codes?|hex|dec(?:imal)?|errno|value|number|no\.?|#)\s*(?=\|)")
+TABLE_MEANING_COL = re.compile(r"(?i)\|\s*(?:description|meaning|explanation|message|symbol|name)\s*(?=\|)")
+HUNK = re.compile(r"^@@ -\d{1,9}(?:,\d{1,9})? \+\d{1,9}(?:,\d{1,9})? @@")
+
+
+def _below(nxt):
+    """True when the lines under a hit (NEXT_HEADING, BYLINE, a change's next paragraph) make it documentation."""
+    gap = False
+    for raw in nxt:
+        line = _unwrapped(raw).rstrip()
+        if not line.strip():
+            gap = True
+            continue
+        if BYLINE.match(line):
+            return True
+        if ANY_HEADING.match(line) or line.lstrip()[:1] == "#":
+            return NEXT_HEADING.match(line) is not None
+        if gap:
+            low = line.lower()
+            return low.lstrip(" >*_-")[:5] == "this " and THIS_CHANGE.match(line) is not None
+    return False
+
+
+def _in_table_or_hunk(lines, seg):
+    """The hit is a row of a table of codes and meanings, or a line of a diff hunk (see above)."""
+    if TABLE_ROW.match(seg):
+        for i in range(len(lines) - 1, 0, -1):
+            if TABLE_RULE.match(lines[i]):
+                head = lines[i - 1]
+                return (TABLE_ROW.match(head) is not None and TABLE_CODE_COL.search(head) is not None
+                        and TABLE_MEANING_COL.search(head) is not None)
+            if not TABLE_ROW.match(lines[i]):
+                return False
+        return False
+    if seg[:1] in (" ", "+", "-"):
+        for i in range(len(lines) - 1, -1, -1):
+            line = lines[i]
+            if line[:2] == "@@":
+                return HUNK.match(line) is not None
+            if line and line[:1] not in (" ", "+", "-", "\\"):
+                return False
+    return False
+
+
 def documented(prev, seg="", nxt=()):
     """True when the lines before a hit (raw, oldest first) put it in documentation's frame (see DOC_HEADING,
     FENCE_INTRO, CONSEQUENCE_TAIL, TASK_DONE): under an example-output heading, in a quote (fenced, or a block of
     lines set apart by a blank line) introduced as a change's before, a sentence's end wrapped onto its line, or a
     checked task's result."""
-    if len(nxt) == 2 and not _unwrapped(nxt[0]).strip() and ENTRY_AFTER.match(_unwrapped(nxt[1])):
+    if len(nxt) >= 2 and not _unwrapped(nxt[0]).strip() and ENTRY_AFTER.match(_unwrapped(nxt[1])):
         return True     # a paragraph after the quote gives its fix (a tool's own "   Fix: ..." hint follows at once)
+    if nxt and _below(nxt):
+        return True     # (round 42f) a reason or test-plan heading, a byline, or the change told in the next paragraph
     if nxt and QUESTION_HEAD.match(seg):
         for raw in nxt:
             line = _unwrapped(raw).strip()
             if line:
                 return is_prose(line, line.lower())     # the page's answer under its question (QUESTION_HEAD)
     lines = [_unwrapped(raw).rstrip() for raw in prev]
+    if seg[:1] in ("|", " ", "+", "-") and _in_table_or_hunk(lines, seg.rstrip()):
+        return True     # (round 42f) a table of codes and meanings, a diff hunk's line
     tail = lines[-3:] + [seg]
     for k in (1, 2, 3):     # (round 36) an error table (TABLE_CODE): the hit is the name field right under its code
         # field (k=1), or one of the one or two text fields under that name (k=2, 3)

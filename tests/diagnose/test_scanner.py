@@ -582,3 +582,128 @@ def test_literal_trie_is_compiled_once_per_literal_set(monkeypatch):
     assert a is scanner.compiled_trie(["killed", "out of memory", "killed", "a literal only this test uses"])
     assert len(built) == 1
     assert a.search("x killed y") and not scanner.compiled_trie(["nvcc"]).search("x killed y")
+
+
+# (round 42f) text ABOUT an error by what the text is (held-out batches 41 and 42: explainer pages, an essay, pull requests
+# and reviews, feature requests, a quoted FAQ, a validation bot's code table, a doc diff), and beside each a user's run in
+# the nearest words, which stays a finding
+ROUND42F_PAIRS = [
+    # a quoted error and the change's plan for it
+    ("Compiling on cuda 11.0 brought up errors like\n`nvcc fatal   : Unsupported gpu architecture 'compute_86'` . Disable "
+     "unless we have\ncuda 11.1 or greater",
+     "Compiling on cuda 11.0 brought up errors like\n`nvcc fatal   : Unsupported gpu architecture 'compute_86'` . How do I "
+     "fix it?", "nvcc-unsupported-arch"),
+    # an error named as a kind, "a X that occurs when"
+    ("This PR fixes a ModuleNotFoundError: No module named 'torch' that occurs when trying to install the package in a "
+     "clean environment (e.g., using pip install -e .).",
+     "pip install -e . fails with ModuleNotFoundError: No module named 'torch' when I try it in a clean env",
+     "python-module-missing"),
+    # "instead of ... having it throw"
+    ("IMO it would make more sense to call it before say ollama.chat, instead of directly calling ollama.chat and having "
+     "it throw a \"httpx.ConnectError: [Errno 61] Connection refused\".",
+     "Calling ollama.chat instead of ollama.generate throws httpx.ConnectError: [Errno 61] Connection refused",
+     "service-unreachable"),
+    # a table of codes and their meanings
+    (" | Hex | Dec | Inverted Dec | Symbol | Description | \n | --- | --- | --- | --- | --- | \n | 00000070 | 112 | "
+     "-4294967184 | ERROR_DISK_FULL | There is not enough space on the disk. | ",
+     "| step | output |\n| --- | --- |\n| build | OSError: [Errno 28] No space left on device |", "no-space-left"),
+    # a help centre's title over its byline
+    ("Error Code 401 - Incorrect API key provided\nError Code 401 - Incorrect API key provided\nJoshua J. avatar\n"
+     "Written by Joshua J.\nUpdated over a week ago",
+     "Error Code 401 - Incorrect API key provided\nError Code 401 - Incorrect API key provided\nI checked the key twice.",
+     "unauthorized-401"),
+    # an explainer's section "What this error means"
+    ("What this error means\n401 Incorrect API key provided means the API or AI coding tool rejected the request.",
+     "What I ran\n401 Incorrect API key provided", "unauthorized-401"),
+    # a page reading the message out to its reader; a story in the third person
+    ("You run a build, then the final link step fails with a blunt message: ld cannot find -lcuda. That line tells you "
+     "the linker searched every library directory it knows.",
+     "I run a build, then the final link step fails with: /usr/bin/ld: cannot find -lcuda", "ld-cudart-missing"),
+    ("He pressed Enter to compile. Instead, it spat back a cold rejection: /usr/bin/ld: cannot find -lcuda: no such "
+     "file or directory.",
+     "I pressed Enter to compile. Instead, it spat back: /usr/bin/ld: cannot find -lcuda: no such file or directory.",
+     "ld-cudart-missing"),
+    # a purpose clause with the quoted error as its object
+    ("This option allowed us to avoid a \"no space left on device\" error when the /tmp directory was too small.",
+     "pip failed with a \"no space left on device\" error when the /tmp directory was too small.", "no-space-left"),
+    # a general conditional with "then a ... exception occurs"
+    ("When using Tomcat if the port is already in use then a \"java.net.BindException: Address already in use: bind\" "
+     "exception occurs and the app does not start.",
+     "When I start the app with Tomcat a \"java.net.BindException: Address already in use: bind\" exception occurs.",
+     "address-in-use"),
+    # "usually looks like this:" over an indented quote
+    ("This happens only on Windows, whose error log usually looks like this: \n\n    An attempt was made to access a "
+     "socket in a way forbidden by its access permissions.",
+     "This happens only on Windows, my error log looks like this: \n\n    An attempt was made to access a socket in a "
+     "way forbidden by its access permissions.", "port-access-forbidden"),
+    # the next heading gives the reason (a tutorial), or the change's test plan
+    ("### BUG\n\nEnglish: An attempt was made to access a socket in a way forbidden by its access permissions\n中文: x\n\n"
+     "### Reason\n\nThis is because port 54321 is occupied.",
+     "### BUG\n\nEnglish: An attempt was made to access a socket in a way forbidden by its access permissions\n中文: x\n\n"
+     "### Possible cause\n\nport 54321 may be occupied.", "port-access-forbidden"),
+    ("- Live-tested on `kind`: fixture reaches `OOMKilled` / exit `137`\n\n## Test plan\n"
+     "- [x] Confirm pod terminates with `reason=OOMKilled` and `exitCode=137`",
+     "- the pod reaches `OOMKilled` / exit `137`\n\n## Expected behavior\n- the pod runs", "host-oom-killed"),
+    # "This changes the ..." after the reason's sentence; the change told in the next paragraph
+    ("with the systemd managed one already started and the startup\nfails with enigmatic EADDRINUSE 10110 stuff. This "
+     "changes the\nserver so that it just logs error about it",
+     "with the systemd managed one already started the startup\nfails with EADDRINUSE 10110. This makes the\nserver "
+     "unusable", "address-in-use"),
+    ("Currently, developers does not get information about `OOMKilled` status updates.\n\nThis change introduces the "
+     "check and sends a pod error event.",
+     "Currently, my pods end with `OOMKilled` status updates.\n\nThis change of limits did not help.", "host-oom-killed"),
+    # what a change brings, "should now be a log message"
+    ("There should now be a log message `address already in use` when there is a port conflict.",
+     "There is now a log message `address already in use` when I start it.", "address-in-use"),
+    # a diff hunk's context line
+    ("@@ -34,6 +34,12 @@ ddev notifies you about port conflicts with this message:\n Failed to start yoursite: Unable "
+     "to listen on required ports, localhost port 80 is in use,\n ```",
+     "ddev notifies me about port conflicts with this message:\n Failed to start yoursite: Unable to listen on required "
+     "ports, localhost port 80 is in use,", "address-in-use"),
+    # a status denied
+    ("Pods are not OOMKilled, containers are", "Pods are OOMKilled, containers are", "host-oom-killed"),
+    # a reader sent to search, "usually caused by"
+    ("If you google this error \u201cCUDA error: no kernel image is available for execution on the device\u201d, you "
+     "will find it is usually caused by the mismatched CUDA compute capability and NVIDIA GPU.",
+     "I googled this error \u201cCUDA error: no kernel image is available for execution on the device\u201d and found "
+     "nothing.", "cuda-arch-mismatch"),
+    # each alone: the reader sent to search; the cause told as the rule
+    ("If you google this error \u201cCUDA error: no kernel image is available for execution on the device\u201d, you "
+     "will find many threads.",
+     "I googled this error \u201cCUDA error: no kernel image is available for execution on the device\u201d and found "
+     "nothing.", "cuda-arch-mismatch"),
+    ("\u201cCUDA error: no kernel image is available for execution on the device\u201d is usually caused by a mismatched "
+     "compute capability.",
+     "\u201cCUDA error: no kernel image is available for execution on the device\u201d is caused by my old GPU, I think.",
+     "cuda-arch-mismatch"),
+    # a reviewer's data point for the change
+    ("Independent data point supporting this fix: Default 16-way ninja was OOM-killed (FAILED: [code=137]) partway "
+     "through the 18 translation units",
+     "Default 16-way ninja was OOM-killed (FAILED: [code=137]) partway through the 18 translation units",
+     "compile-oom-killed"),
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("doc,log,entry", ROUND42F_PAIRS, ids=[str(i) for i in range(len(ROUND42F_PAIRS))])
+def test_round42f_text_about_an_error_is_not_a_finding_but_a_users_run_is(tmp_path, engine, doc, log, entry):
+    assert entry not in ids(scan_text(tmp_path, doc + "\n", engine))
+    assert entry in ids(scan_text(tmp_path, log + "\n", engine, name="y.log"))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("log,entry", [
+    # a user's conditional names "the following error", not "then a(n)"
+    ("When the model is loaded then the following error occurs: torch.OutOfMemoryError: CUDA out of memory.", "cuda-oom"),
+    # "that occurs when I ..." is a user's own run
+    ("I get a ModuleNotFoundError: No module named 'torch' that occurs when I run pip install -e .", "python-module-missing"),
+    # a regression told of a change ("This change makes ...") is a report, not the change's description
+    ("This change makes the build fail with nvcc fatal : Unsupported gpu architecture 'compute_86'", "nvcc-unsupported-arch"),
+    # a table without a code and a meaning column (a user's results), an indented log with no hunk header above
+    ("| run | result |\n| --- | --- |\n| 1 | OSError: [Errno 28] No space left on device |", "no-space-left"),
+    ("  + pip install x\n  OSError: [Errno 28] No space left on device", "no-space-left"),
+    # a heading under the quote that is not a reason's or a test plan's
+    ("OSError: [Errno 98] Address already in use\n\n## Expected behavior", "address-in-use"),
+])
+def test_round42f_a_users_run_in_the_nearest_words_stays_a_finding(tmp_path, engine, log, entry):
+    assert entry in ids(scan_text(tmp_path, log + "\n", engine))

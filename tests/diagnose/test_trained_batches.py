@@ -56,6 +56,20 @@ TRAINED_ITEMS = {
          "sgl-project/sglang/pull/18596", "sanic-org/sanic/pull/1593", "pandas-dev/pandas/pull/39455",
          "facebookresearch/fairseq2/pull/1114", "deepjavalibrary/djl-serving/pull/1547",
          "ray-project/ray/pull/3323"),
+    # (round 42f) text about an error by what the text is (scanner): "`...` . Disable unless we ..." after the quote, "a X
+    # that occurs when", "instead of ... having it throw", a table of codes and meanings, a help centre's byline under its
+    # title, "What this error means", "That line tells you", a story in the third person, "to avoid a "..." error", a
+    # reviewer's "data point supporting this fix"; batch 41's other near-misses were clean before the round
+    41: ("benfred/implicit/pull/536", "mlzxy/devit/pull/90", "ollama/ollama-python/issues/405", "microsoft/winget-pkgs/pull/272303",
+         "flashinfer-ai/flashinfer/pull/3636", "help.openai.com/en/articles/6891781", "dev-error-db.com/errors/openai-api-invalid-api-key",
+         "thetoolstrunk.com/?p=38662", "harvardreferencinggenerator.com/usr-bin-ld-cannot-find-lcuda", "pypa/pip/issues/12461"),
+    # (round 42f) "if the X is ... then a "..." exception occurs", "usually looks like this:" over the quote, a "Reason" or "Test
+    # plan" heading under the hit, ". This changes the ...", "There should now be a log message `...`", a diff hunk's context
+    # line, the change told in the next paragraph ("This change introduces ..."), a status denied ("are not OOMKilled"), "If
+    # you google this error", "usually caused by"; batch 42's other near-misses were clean before the round
+    42: ("spring-projects/spring-boot/issues/201", "shadowsocks/shadowsocks-windows/issues/2853", "davesc63/GeoPort/issues/48",
+         "SignalK/signalk-server/pull/662", "MEDIGO/laika/pull/176", "ddev/ddev/pull/3225", "spre-sre/lumino-mcp-server/pull/178",
+         "kubernetes-sigs/prow/pull/635", "lunarway/release-manager/pull/369", "open-mmlab/mmdeploy/issues/255"),
 }
 ITEMS += [item for n, threads in TRAINED_ITEMS.items() for item in corpus.load_file(HELDOUT / f"batch{n}.yaml")["near_misses"]
           if any(t in item["source"] for t in threads)]
@@ -64,7 +78,8 @@ ITEMS += [item for n, threads in TRAINED_ITEMS.items() for item in corpus.load_f
 def test_the_trained_batches_exist_and_hold_near_misses():
     assert all((HELDOUT / f"batch{n}.yaml").is_file() for n in TRAINED_CLEAN)
     assert len(ITEMS) >= 15 * len(TRAINED_CLEAN) - 20
-    picked = [item for item in ITEMS if item["_file"].startswith(("batch33", "batch34", "batch35", "batch36", "batch37", "batch38", "batch40"))]
+    picked = [item for item in ITEMS if item["_file"].startswith(("batch33", "batch34", "batch35", "batch36", "batch37", "batch38", "batch40",
+                                                        "batch41", "batch42"))]
     assert len(picked) == sum(len(t) for t in TRAINED_ITEMS.values())
 
 
