@@ -162,7 +162,7 @@ def test_an_unrecognised_failure_names_the_nearest_entries_without_claiming_one(
 @pytest.mark.parametrize("foreign,cls", [
     ("Traceback (most recent call last):", "traceback"),
     ("CMake Error at CMakeLists.txt:12 (find_package):", "cmake-error"),
-    ("nvcc fatal   : Unknown option '-fwrapv'", "nvcc-fatal"),
+    ("nvcc fatal   : A single input file is required for a non-link phase when an outputfile is specified", "nvcc-fatal"),
 ])
 def test_a_harmless_entry_never_absorbs_another_kind_of_error_on_its_line(tmp_path, foreign, cls):
     """Issue 24: the harmless entry explains its own words; an error of another kind on the same line stays a
