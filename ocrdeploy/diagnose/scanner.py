@@ -1185,7 +1185,14 @@ PROSE_START = re.compile(r"(?i)\W{0,3}(?:Fix|Fixe[sd]|Fixing|Solve[sd]?|Solving|
                          r"[^\n:]{3,120}?\b(?:errors?|issues?|problems?|failures?|crash(?:es)?|exceptions?)\b"
                          r"|\s*[-*+]\s+[^:`'\"\n]{3,80}\berrors\s*$"
                          r"|\W{0,3}(?:Support|Detect|Surface|Recogni[sz]e)\s+(?:for\s+)?[\w-]+(?:\s+[\w-]+){0,5}\s*$")
-class _KindThatOccurs(object):
+# what a change does to code, told by the change itself ("This PR adds ...", round 40f; "This change introduces ...",
+# round 42f's next paragraph): the fix verbs are left out (a report's "This fixes <error>" relays a real failure)
+CHANGE_VERBS = (r"adds|dumps|logs|prints|emits|catches|handles|wraps|propagates|surfaces|reports|records|introduces|implements"
+                r"|updates|moves|removes|re-?raises|refactors|replaces|renames|extends|improves|exposes|detects|checks|validates"
+                r"|guards|skips|retries|bumps|pins|sets|allows|enables|disables")
+
+
+class _KindThatOccurs:
     """(round 42f) "a(n) <Error or quote> ... that/which occurs when": the relative clause first (once a line), then the
     indefinite article before the error within 260 characters of it, so a 16 KiB line costs two bounded searches."""
     CLAUSE = re.compile(r"(?i)\b(?:that|which) (?:occurs|happens|arises|appears|is raised|is thrown|shows up|pops up)"
@@ -1374,9 +1381,7 @@ PROSE_SHAPES = (
     # (batch 4's jetson-containers#1457), so the fix verbs are not taken
     (("this pr ", "this pull request ", "this patch ", "this commit ", "this diff ", ". this "),
      re.compile(r"(?i)^\W{0,3}This (?:PR|pull request|patch|commit|diff) (?:now |also |simply |just |only )?"
-                r"(?:adds|dumps|logs|prints|emits|catches|handles|wraps|propagates|surfaces|reports|records|introduces|implements"
-                r"|makes|changes|updates|moves|removes|re-?raises|raises|refactors|replaces|renames|extends|improves|exposes|detects"
-                r"|checks|validates|guards|skips|retries|bumps|pins|sets|uses|allows|enables|disables)\b"
+                r"(?:" + CHANGE_VERBS + r"|makes|changes|raises|uses)\b"
                 # (round 42f) the same after the reason's sentence on one line ("... the startup fails with enigmatic EADDRINUSE
                 # 10110 stuff. This changes the" / "server so that it just logs error ..."), "This" alone before a verb that
                 # only a change does to code ("This makes the server unusable" is a report's, not taken)
@@ -1404,9 +1409,7 @@ PROSE_SHAPES = (
 )
 # (round 42f) the round 40f shape "This PR adds/dumps/...", "This change" too, opening the paragraph under a hit (see _below)
 THIS_CHANGE = re.compile(r"(?i)^\W{0,3}This (?:PR|pull request|patch|commit|diff|change) (?:now |also |simply |just |only )?"
-                         r"(?:adds|dumps|logs|prints|emits|catches|handles|wraps|propagates|surfaces|reports|records|introduces"
-                         r"|implements|updates|moves|removes|re-?raises|refactors|replaces|renames|extends|improves|exposes|detects"
-                         r"|checks|validates|guards|skips|retries|bumps|pins|sets|allows|enables|disables)\b")
+                         r"(?:" + CHANGE_VERBS + r")\b")
 # case-sensitive: a placeholder is written in capitals
 PLACEHOLDERS = ("XX", "X.Y", "iB", " MB", " GB")
 PLACEHOLDER = re.compile(r"[A-Za-z]_XX\b|\bX\.Y\b|\b[XYZN] (?:[KMG]iB|[KMG]B)\b")
