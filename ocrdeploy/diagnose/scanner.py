@@ -1871,16 +1871,15 @@ PAGE_MAX_BYTES = 1 << 20
 PAGE_LINE = 160           # a heading is a short line; longer ones are never matched against the heading shapes
 PAGE_HEADING = re.compile(r"(?i)^[\s>#*_•\d.)-]{0,8}(?:"
                           r"how to (?:fix|solve|resolve|troubleshoot)\b|(?:fix(?:ing)?|solving|resolving)\b[^.!]{0,100}$"
-                          r"|(?:possible |common |the most common |main |root )?causes?(?: of (?:the|this) (?:error|issue|problem))?\W{0,3}$"
+                          r"|(?:common |the most common )causes?\b[^.!?\n]{0,60}$|causes? of (?:the|this) (?:error|issue|problem)\W{0,3}$"
                           r"|why (?:it|this|the error|does (?:this|it)) happens?\b|why does\b[^.!]{0,100}\?\W{0,3}$|why\b[^.!?\n]{0,100}$"
-                          r"|the (?:exact |full )?error(?: (?:string|message|text))?\W{0,3}$|symptoms?(?: (?:&|and) impact)?\W{0,3}$"
-                          r"|root cause(?: analysis)?\W{0,3}$|prevention\b[^.!?\n]{0,60}$"
+                          r"|the (?:exact |full )?error(?: (?:string|message|text))?\W{0,3}$|prevention\b[^.!?\n]{0,60}$"
                           r"|what\b[^.!?\n]{0,80}\bmeans?\??\W{0,3}$|what is\b[^.!]{0,100}\?\W{0,3}$"
-                          r"|understanding\b[^.!?\n]{0,100}$|(?:quick |the )?(?:fix|solution|workaround)s?(?: \d{1,2})?\W{0,3}$"
-                          r"|(?:solution|method|fix|step|option|approach|way) \d{1,2}\b|quick (?:summary|fix|answer)\b|prerequisites\W{0,3}$"
+                          r"|understanding\b[^.!?\n]{0,100}$|(?:quick |the )(?:fix|solution)s?\W{0,3}$"
+                          r"|(?:solution|method|fix|way) \d{1,2}\b|quick (?:summary|fix|answer)\b|prerequisites\W{0,3}$"
                           r"|what you(?:'|’)ll learn\W{0,3}$|conclusion\W{0,3}$|troubleshooting\b|frequently asked questions\W{0,3}$"
                           r"|table of contents\W{0,3}$|related (?:articles|posts|errors|guides)\W{0,3}$"
-                          r"|[^。！\n]{0,60}(?:解决(?:办法|方法|方案)?|原因|修复|排查)[^。！\n]{0,60}$)")
+                          r"|[^。！？?\n]{0,40}(?:解决(?:办法|方法|方案|思路)|原因(?:分析)?|修复方法|排查(?:步骤|思路))\W{0,3}$)")
 PAGE_WIDGET = re.compile(r"(?i)^\s{0,8}(?:enter fullscreen mode|exit fullscreen mode|copy code)\s*$"
                          r"|^[^\n]{0,120}?(?<![\w.])\d{1,3} min(?:ute)?s? read\s*$")
 PAGE_PR = re.compile(r"(?i)^\s{0,3}(?:#{1,6}\s{1,3}(?:purpose|(?:proposed )?changes(?: made)?|motivation|what does this pr do\??"
