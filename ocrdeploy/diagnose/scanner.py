@@ -1852,8 +1852,9 @@ def documented(prev, seg="", nxt=()):
 # wordings it was tuned on.  Once a log has a hit that the line and window vetoes left standing, the start of the text
 # (PAGE_BYTES; a file over PAGE_MAX_BYTES is a run's log, never a page) is read ONCE and judged as a whole:
 #  - a page: two or more of an explainer's own headings (PAGE_HEADING: "How to fix ...", "Common causes", "Why it
-#    happens", "What ... means", "Solution 2", "Method 1", "Quick summary", "Prerequisites", "Conclusion", 解决方法, 原因
-#    ...: short lines of their own, not sentences), or a blog widget (PAGE_WIDGET: dev.to's "Enter fullscreen mode",
+#    happens", "What ... means", "Solution 2", "Method 1", "Quick summary", "Prerequisites", "Conclusion", 解决方法, 原因分析
+#    ...: short lines of their own, not sentences; not the bare "Solution", "Workaround", "Root cause", "Symptoms",
+#    "Step 1" a user's own report also heads its sections with), or a blog widget (PAGE_WIDGET: dev.to's "Enter fullscreen mode",
 #    "Copy code", "N min read"), or a pull request's own marker (PAGE_PR: "## Purpose" / "## Changes" / "## Motivation"
 #    as a heading, "Fixes #12" / "Closes #12" on a line of its own, a paragraph opened by "This PR ..."); not "## Summary"
 #    (an issue's too: r-spade/ormah#102 heads a CI failure with it) nor "This fixes ..." (batch 4's jetson-containers#1457
