@@ -1847,6 +1847,98 @@ def documented(prev, seg="", nxt=()):
             and FENCE_INTRO.match(top) is not None)
 
 
+# (round 45d) The document, not the line: a page ABOUT errors (an explainer or fix-it page, a pull request's description)
+# quotes a failure in its title, its headings, its prose and its examples, and every line-shape above clears only the
+# wordings it was tuned on.  Once a log has a hit that the line and window vetoes left standing, the start of the text
+# (PAGE_BYTES; a file over PAGE_MAX_BYTES is a run's log, never a page) is read ONCE and judged as a whole:
+#  - a page: two or more of an explainer's own headings (PAGE_HEADING: "How to fix ...", "Common causes", "Why it
+#    happens", "What ... means", "Solution 2", "Method 1", "Quick summary", "Prerequisites", "Conclusion", 解决方法, 原因分析
+#    ...: short lines of their own, not sentences; not the bare "Solution", "Workaround", "Root cause", "Symptoms",
+#    "Step 1" a user's own report also heads its sections with), or a blog widget (PAGE_WIDGET: dev.to's "Enter fullscreen mode",
+#    "Copy code", "N min read"), or a pull request's own marker (PAGE_PR: "## Purpose" / "## Changes" / "## Motivation"
+#    as a heading, "Fixes #12" / "Closes #12" on a line of its own, a paragraph opened by "This PR ..."); not "## Summary"
+#    (an issue's too: r-spade/ormah#102 heads a CI failure with it) nor "This fixes ..." (batch 4's jetson-containers#1457
+#    and the corpus's nemotron-january-2026#8 are labelled real);
+#  - never a page when the text carries a bug report's own sections (REPORT_HEADING: "Describe the bug", "Steps to
+#    reproduce", "Reproduction", "Expected behavior", "Environment", "System info", "Logs", collect_env's "PyTorch
+#    version:"): a user's issue with a log inside is a failing run, whatever else it says.
+# In such a page a hit stands only where a run's output stands (in_run_output): the hit's line or the block of
+# non-blank lines around it (up to a fence or a blank line) shows a run: a shell or REPL prompt, a traceback's header
+# or frames, a timestamp, a log level, a compiler's "file:line:col:" (RUN_MARK).  A title, a heading, a bullet of
+# prose, a lone quoted line under "Typical messages:" are the page's words.  The safety net still sees the line, as
+# with every veto above.  Nothing here runs on a log without a hit, and the page is judged once per log.
+PAGE_BYTES = 256 << 10
+PAGE_MAX_BYTES = 1 << 20
+PAGE_LINE = 160           # a heading is a short line; longer ones are never matched against the heading shapes
+PAGE_HEADING = re.compile(r"(?i)^[\s>#*_•\d.)-]{0,8}(?:"
+                          r"how to (?:fix|solve|resolve|troubleshoot)\b|(?:fix(?:ing)?|solving|resolving)\b[^.!]{0,100}$"
+                          r"|(?:common |the most common )causes?\b[^.!?\n]{0,60}$|causes? of (?:the|this) (?:error|issue|problem)\W{0,3}$"
+                          r"|why (?:it|this|the error|does (?:this|it)) happens?\b|why does\b[^.!]{0,100}\?\W{0,3}$|why\b[^.!?\n]{0,100}$"
+                          r"|the (?:exact |full )?error(?: (?:string|message|text))?\W{0,3}$|prevention\b[^.!?\n]{0,60}$"
+                          r"|what\b[^.!?\n]{0,80}\bmeans?\??\W{0,3}$|what is\b[^.!]{0,100}\?\W{0,3}$"
+                          r"|understanding\b[^.!?\n]{0,100}$|(?:quick |the )(?:fix|solution)s?\W{0,3}$"
+                          r"|(?:solution|method|fix|way) \d{1,2}\b|quick (?:summary|fix|answer)\b|prerequisites\W{0,3}$"
+                          r"|what you(?:'|’)ll learn\W{0,3}$|conclusion\W{0,3}$|troubleshooting\b|frequently asked questions\W{0,3}$"
+                          r"|table of contents\W{0,3}$|related (?:articles|posts|errors|guides)\W{0,3}$"
+                          r"|[^。！？?\n]{0,40}(?:解决(?:办法|方法|方案|思路)|原因(?:分析)?|修复方法|排查(?:步骤|思路))\W{0,3}$)")
+PAGE_WIDGET = re.compile(r"(?i)^\s{0,8}(?:enter fullscreen mode|exit fullscreen mode|copy code)\s*$"
+                         r"|^[^\n]{0,120}?(?<![\w.])\d{1,3} min(?:ute)?s? read\s*$")
+PAGE_PR = re.compile(r"(?i)^\s{0,3}(?:#{1,6}\s{1,3}(?:purpose|(?:proposed )?changes(?: made)?|motivation|what does this pr do\??"
+                     r"|description of (?:the )?changes?)\W{0,3}$|(?:fixes|closes|resolves) #\d{1,7}\W{0,3}$"
+                     r"|this (?:pr|pull request|patch) \w)")
+REPORT_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:describe the bug|bug description|steps to reproduce|to reproduce|reproduction"
+                            r"|expected behaviou?r|actual behaviou?r|environment|system info(?:rmation)?|your environment"
+                            r"|logs?|error logs?|pytorch version:|collecting environment information)\W{0,6}$")
+RUN_MARK = re.compile(r"^\s{0,8}(?:>\s?)?(?:\$ \S|# \S|>>> \S|PS [^>\n]{1,120}> ?\S|[A-Za-z]:\\[^>\n]{0,120}> ?\S"
+                      r"|[\w.-]{1,40}@[\w.-]{1,64}:[^$#\n]{0,120}[$#] ?\S|\(\w[\w.-]{0,40}\) \S[^$\n]{0,120}\$ \S)"
+                      r"|Traceback \(most recent call last\)|^\s{0,12}File \"[^\"\n]{1,300}\", line \d"
+                      r"|\b\d\d:\d\d:\d\d\b|^\s{0,12}at [\w$.<>]{1,200} ?\(|(?<![\w/.-])[\w/.-]{1,200}\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|py):\d{1,6}(?::\d{1,5})?: ")
+
+
+def about_errors(path):
+    """Whether the text at `path` is a page about errors (see PAGE_HEADING above); read once, bounded."""
+    try:
+        if os.path.getsize(path) > PAGE_MAX_BYTES:
+            return False
+        fh = _open(path)
+        try:
+            data = fh.read(PAGE_BYTES)
+        finally:
+            fh.close()
+    except (OSError, EOFError, zlib.error):
+        return False
+    headings = 0
+    page = False
+    for raw in data.decode("utf-8", "replace").splitlines():
+        line = unwrap(clean(raw.encode("utf-8", "replace"))[0]).strip() if raw else ""
+        if not line or len(line) > PAGE_LINE * 4:
+            continue
+        if len(line) <= PAGE_LINE and REPORT_HEADING.match(line) is not None:
+            return False
+        if page:
+            continue
+        if PAGE_PR.match(line) is not None or PAGE_WIDGET.match(line) is not None:
+            page = True
+        elif len(line) <= PAGE_LINE and line[-1:] not in (".", ":", "：", ",", ";") and PAGE_HEADING.match(line) is not None:
+            headings += 1
+            page = headings >= 2
+    return page
+
+
+def in_run_output(prev, seg, nxt):
+    """Whether the hit's line, or the block of non-blank lines it stands in, shows a run (RUN_MARK)."""
+    if line_level(seg) is not None or RUN_MARK.search(seg) is not None:
+        return True
+    for lines in (reversed(prev), nxt):
+        for raw in lines:
+            line = _unwrapped(raw).rstrip()
+            if not line.strip() or FENCE.match(line):
+                break
+            if line_level(line) is not None or RUN_MARK.search(line) is not None:
+                return True
+    return False
+
+
 class RuleIndex(object):
     """The rules whose literals a (lowered) line holds, found in one pass over the line.
 
@@ -2136,6 +2228,7 @@ def scan(path, rules, context=2, engine="auto"):
     examined = 0
     n_windows = 0
     n_doc = 0
+    page = None           # (round 45d) whether the text is a page about errors: judged at the first standing hit
     problem = None
     try:
         for lineno, offset, is_match, raw in source(path, literals, context):
@@ -2177,6 +2270,11 @@ def scan(path, rules, context=2, engine="auto"):
                 prev, nxt = around or windows.around(offset, DOC_LOOKBACK, DOC_LOOKAHEAD)
                 if documented(prev, written[0], nxt):
                     hits = []   # documentation showing output (see DOC_HEADING above): the safety net still sees it
+                elif page is not False and not in_run_output(prev, written[0], nxt):
+                    if page is None:
+                        page = about_errors(path)   # (round 45d) once per log, at its first standing hit
+                    if page:
+                        hits = []   # a page about errors quoting one outside a run's output (see about_errors)
             for rule, idx in hits:
                 f = findings.get(rule.id)
                 if f is None:

@@ -702,3 +702,83 @@ def test_text_about_an_error_is_not_a_finding_but_a_users_run_is(tmp_path, engin
 ])
 def test_round42f_a_users_run_in_the_nearest_words_stays_a_finding(tmp_path, engine, log, entry):
     assert entry in ids(scan_text(tmp_path, log + "\n", engine))
+
+
+# (round 45d) The document, not the line (scanner.about_errors, in_run_output): a page about errors (two of an explainer's
+# headings, a blog's widget, a pull request's own marker) holds a finding only where a run's output stands; a bug report's
+# sections keep the text a run.  Each page is a real one (the corpus near-misses of round 45d); each user's text is the
+# same words where a run shows, or under an issue template's heading.
+_UNANSWERED = ("What 'Address Already in Use' Means\n"
+               "The error 'address already in use' (EADDRINUSE) means a process is trying to bind a socket to an IP address "
+               "and port combination that another process already occupies.[1][3]\n"
+               "In server contexts this usually happens when your application cannot listen on the desired port because "
+               "something else is bound to it.[3][8]\n"
+               "Common Causes of the Error\n"
+               "Another Instance of Your Server Is Still Running\n")
+_PENGUIN = ("Fixing \"Address already in use\" - Port Conflicts\n\n"
+            "What You'll Learn\n\n"
+            "  \u2022 Why Address already in use (EADDRINUSE) appears\n\n"
+            "Quick Summary\n\n"
+            "  1. Find who holds it: sudo ss -lntp | grep ':PORT ' (or sudo lsof -i :PORT)\n\n"
+            "Typical messages:\n\n"
+            "%sError: listen EADDRINUSE: address already in use :::8080\n"
+            "bind: Address already in use\n"
+            "OSError: [Errno 98] Address already in use\n\n"
+            "Errno 98 is the Linux number for EADDRINUSE.\n")
+_DEVOPS = ("Skip to content\nDevOps AI ToolKit\n%s\n"
+           "GitLab CI Error Guide: 'no space left on device' Runner Disk Exhaustion\n\n"
+           "Fix GitLab CI 'no space left on device' errors: prune Docker images and volumes, clear runner build cache and "
+           "artifacts, free /tmp, and resolve inode exhaustion.\n\nOverview\n")
+_TECHLATEST = ("How to Fix \u201cRuntimeError: CUDA out of Memory\u201d?\n\n\n"
+               "  \u2022 It\u2019s really frustrating to get errors such as RuntimeError: CUDA out of Memory. Fortunately, we "
+               "have some fixes to make this error go away. \n"
+               "How to Fix \u201cRuntimeError: CUDA out of Memory\u201d?\n")
+ROUND45D_PAIRS = [
+    # two explainer headings; under an issue template's "### Describe the bug" the same words are a user's (REPORT_HEADING)
+    (_UNANSWERED, "### Describe the bug\n\n" + _UNANSWERED, "address-in-use"),
+    # the page's typical messages (no run) and the same lines under the prompt that ran them (in_run_output)
+    (_PENGUIN % "", _PENGUIN % "$ node server.js\n", "address-in-use"),
+    # a blog's "N min read" byline (PAGE_WIDGET): without it the title alone is not a page
+    (_DEVOPS % "AI for GitLab CI/CD By James Joyner IV \u00b7 \u00b7 9 min read", _DEVOPS % "", "no-space-left"),
+    # a fix-it title twice, and the same page with a user's traceback in it (a run's output)
+    (_TECHLATEST, _TECHLATEST + "\nTraceback (most recent call last):\n  File \"train.py\", line 12, in <module>\n"
+     "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.93 GiB total capacity)\n", "cuda-oom"),
+    # a pull request's own marker ("Fixes #N" on its own line) over the error it quotes; without it, a report
+    ("The server fails with `OSError: [Errno 98] Address already in use` when it is restarted at once.\n\nFixes #63\n",
+     "The server fails with `OSError: [Errno 98] Address already in use` when it is restarted at once.\n",
+     "address-in-use"),
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("page,log,entry", ROUND45D_PAIRS, ids=[str(i) for i in range(len(ROUND45D_PAIRS))])
+def test_round45d_a_page_about_an_error_is_no_finding_but_a_run_in_it_is(tmp_path, engine, page, log, entry):
+    assert entry not in ids(scan_text(tmp_path, page, engine))
+    assert entry in ids(scan_text(tmp_path, log, engine, name="y.log"))
+
+
+def test_round45d_the_page_is_judged_once_and_only_with_a_hit(tmp_path, monkeypatch):
+    calls = []
+    real = scanner.about_errors
+    monkeypatch.setattr(scanner, "about_errors", lambda path: calls.append(path) or real(path))
+    healthy = "INFO step 1 done\n" * 500 + "How to fix it\nWhy it happens\n"
+    scan_text(tmp_path, healthy, "python")
+    assert calls == []      # no hit: the text is never read as a page
+    scan_text(tmp_path, _PENGUIN % "" + _PENGUIN % "", "python", name="z.log")
+    assert len(calls) == 1  # several hits: judged once
+
+
+def test_round45d_page_checks_are_bounded_on_16_kib_lines(tmp_path):
+    import time
+    lines = ["How to fix " + "a" * 16000, "what " + "x " * 8000 + "means", "#" * 16000, "$" + " " * 16000,
+             "File \"" + "a" * 16000, "  at " + "a." * 8000, "a" * 16000 + ".py:1",
+             "\u2022 " * 8000, "解决" * 8000, "Fixes #" + "1" * 16000]
+    p = tmp_path / "long.log"
+    p.write_text("\n".join(lines * 4) + "\n")
+    t = time.process_time()
+    scanner.about_errors(str(p))
+    assert time.process_time() - t < 0.25     # test_pattern_cost's bound (a few ms measured)
+    for line in lines:      # a hit with 16 lines before and 4 after, every one 16 KiB (about 30-50 ms measured)
+        t = time.process_time()
+        scanner.in_run_output([line.encode()] * 16, line, [line.encode()] * 4)
+        assert time.process_time() - t < 0.25, line[:20]
