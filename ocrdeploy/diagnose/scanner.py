@@ -60,7 +60,9 @@ GENERIC_CLASSES = (
     ("build-killed", re.compile(r"^\s*(?:\S+:\s+)?Killed\s*$|\bninja: build stopped\b|\bninja: subcommand failed\b")),
     # (also with a space before the colon, as a retyped or cut title writes it: "ImportError : /opt/.../_C.so: undefined symbol")
     # (and a wrapper's class naming the cause's in parentheses: Ray's "ray.exceptions.RayTaskError(ValueError): ray::...")
-    ("exception", re.compile(r"(?<![\w.])" + EXC_NAME + r"(?:\([\w.]{1,80}\))?(?: ?:|\s*$)")),
+    # (round 45s: and right after a CJK word, which \w counts as a word character: "但报错ResourceExhaustedError: Fail to
+    # alloc memory", "报错KeyError:' '"; the look-behind refuses only ASCII word characters and dots)
+    ("exception", re.compile(r"(?<![A-Za-z0-9_.])" + EXC_NAME + r"(?:\([\w.]{1,80}\))?(?: ?:|\s*$)")),
     # (gcc's other languages: "error fatal:", "schwerwiegender Fehler:", "erreur fatale :", "致命错误：")
     ("compiler-error", re.compile(r"(?i)(?<![\w-])(?:fatal )?error(?:\[E\d+\])?:|\bfatal error\b|\berror fatal:"
                                   r"|\bschwerwiegender Fehler:|\berreur fatale ?:|致命错误[:：]")),
@@ -200,6 +202,10 @@ GENERIC_CLASSES = (
     # (round 45s) an HTTP error status as a client reports the request it made: "Ollama API request failed: 403
     # Forbidden, Detail: Forbidden"; and a proxy's error page as the client prints its body ("<title>413 Request Entity
     # Too Large</title>", "<h1>502 Bad Gateway</h1>"); a server's access log ("GET /x HTTP/1.1" 404) is neither
+    # (round 45s) OpenSSL's reason as a client prints it without the exception's name: Python's "[SSL:
+    # WRONG_VERSION_NUMBER] wrong version number" inside "<urlopen error ...>", Node's "ERR_SSL_WRONG_VERSION_NUMBER"
+    # (an https:// URL to a port that speaks plain HTTP, a TLS-intercepting proxy)
+    ("tls-error", re.compile(r"\bERR_SSL_[A-Z_]{4,60}\b|\[SSL: [A-Z_]{4,60}\]")),
     ("http-status", re.compile(r"\brequest failed: (?:HTTP )?[45]\d\d [A-Z][a-z]"
                                r"|<(?:title|h1)>[45]\d\d [A-Z][\w ]{2,60}</(?:title|h1)>")),
 )
@@ -296,6 +302,7 @@ GENERIC_HINTS = {
                         "getaddrinfo E"),
     "http-client": ("Max retries exceeded", "Tunnel connection failed"),
     "httpx-error": ("httpx.", "httpcore."),
+    "tls-error": ("ERR_SSL_", "[SSL: "),
     "http-status": ("request failed: ", "<title>", "<h1>"),
 }
 GENERIC_LOWER = ("nvcc-fatal", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused")
@@ -336,7 +343,7 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "launch model", "bus error", "xid ", "failed with status 0x", "assertion failed: ",
                     "no candidates were found", "version solving failed", ") depends on ",
                     "max retries exceeded with url", "tunnel connection failed", "httpx.", "httpcore.",
-                    "request failed: ", "<title>4", "<title>5", "<h1>4", "<h1>5")
+                    "request failed: ", "<title>4", "<title>5", "<h1>4", "<h1>5", "err_ssl_", "[ssl: ")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
