@@ -128,10 +128,11 @@ GENERIC_CLASSES = (
     # (and Windows' loader as torch words it, torch/__init__.py: 'Error loading "...\\torch\\lib\\x.dll" or one of its
     # dependencies.' after WinError 126/127/1114, also quoted without the exception's name)
     # (round 45s: and a binding's own loader failing on a native library by its path, LLamaSharp's "Failed to load
-    # ./runtimes/win-x64/native/cuda12/llama.dll" and "Failed Loading 'runtimes/linux-x64/native/cuda12/libllava_shared.so'")
+    # ./runtimes/win-x64/native/cuda12/llama.dll" and "Failed Loading 'runtimes/linux-x64/native/cuda12/libllava_shared.so'",
+    # a Nix build's "JaxlibWithCuda failed to load library libcublasLt.so.11")
     ("library-missing", re.compile(r"\.so(?:\.[\d.]{1,16})?: cannot open shared object file\b"
                                    r"|\bError loading \"[^\"]{1,400}\.dll\" or one of its dependencies\b"
-                                   r"|\b[Ff]ailed (?:to load|[Ll]oading) '?[\w./\\:~-]{1,300}\.(?:dll|so(?:\.\d{1,6}){0,3}|dylib)\b")),
+                                   r"|\b[Ff]ailed (?:to load|[Ll]oading)(?: library)? '?[\w./\\:~-]{1,300}\.(?:dll|so(?:\.\d{1,6}){0,3}|dylib)\b")),
     # a shell that cannot find the program (sh's "/bin/sh: 1: nvcc: not found", bash's "bash: x: command not found",
     # a container's entry script "exec: line 9: exec: nvidia-smi: not found"): the command never ran
     ("command-not-found", re.compile(r":\s(?:line \d{1,6}: |\d{1,6}: )?(?:exec: )?[\w./+-]{1,128}: (?:command )?not found\s*$")),
@@ -226,8 +227,9 @@ FATAL_CLASSES = (
                                 # this host lacks: AVX2/AVX-512 builds of llama.cpp, torch): the bare line, or the job report
                                 r"|^\s*Illegal instruction\s*$|(?<![\w.])\d+ Illegal instruction {2,}\S"
                                 # (round 45s) SIGBUS in PyTorch's DataLoader worker's own words (its handler prints it
-                                # before the worker dies; /dev/shm too small in a container), with no ERROR: before it
-                                r"|\bUnexpected bus error encountered\b")),
+                                # before the worker dies; /dev/shm too small in a container), with no ERROR: before it;
+                                # and the shell's "Bus error (core dump)" as retyped without the "ed"
+                                r"|\bUnexpected bus error encountered\b|(?-i:\bBus error \(core dump\))")),
     ("exit-status", re.compile(r"(?i)\bexit(?:ed)? (?:status|code)\s*[:=]?\s*(?!0\b)-?\d+\b"
                                r"|\breturned non-zero exit status\b|\bexited with (?:code|status) (?!0\b)-?\d+\b"
                                # a launcher's report of a child (deepspeed's "exits with return code = -11", torch
