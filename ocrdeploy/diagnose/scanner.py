@@ -60,10 +60,7 @@ GENERIC_CLASSES = (
     ("build-killed", re.compile(r"^\s*(?:\S+:\s+)?Killed\s*$|\bninja: build stopped\b|\bninja: subcommand failed\b")),
     # (also with a space before the colon, as a retyped or cut title writes it: "ImportError : /opt/.../_C.so: undefined symbol")
     # (and a wrapper's class naming the cause's in parentheses: Ray's "ray.exceptions.RayTaskError(ValueError): ray::...")
-    # (round 45s: and right after 报错 / 出错, "reported an error", which \w counts as word characters: "但报错
-    # ResourceExhaustedError: Fail to alloc memory", "报错KeyError:' '"; not after any CJK word: an explainer's "开发者经常会
-    # 遇到RuntimeError: CUDA out of memory" stays as it was)
-    ("exception", re.compile(r"(?:(?<![\w.])|(?<=错))" + EXC_NAME + r"(?:\([\w.]{1,80}\))?(?: ?:|\s*$)")),
+    ("exception", re.compile(r"(?<![\w.])" + EXC_NAME + r"(?:\([\w.]{1,80}\))?(?: ?:|\s*$)")),
     # (gcc's other languages: "error fatal:", "schwerwiegender Fehler:", "erreur fatale :", "致命错误：")
     ("compiler-error", re.compile(r"(?i)(?<![\w-])(?:fatal )?error(?:\[E\d+\])?:|\bfatal error\b|\berror fatal:"
                                   r"|\bschwerwiegender Fehler:|\berreur fatale ?:|致命错误[:：]")),
