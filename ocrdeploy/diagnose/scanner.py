@@ -113,13 +113,24 @@ GENERIC_CLASSES = (
                               # error (38) : no CUDA-capable device is detected at ..\\aten\\src\\THC\\THCGeneral.cpp:50"),
                               # and cudaErrorNoDevice's own text (100, 38 before CUDA 10.1; CUDA_ERROR_NO_DEVICE at cuInit)
                               # wherever a runtime prints it bare (PowerInfer's and llama.cpp's forks, a title)
-                              r"|\bcuda runtime error \(\d{1,4}\)|\bno CUDA-capable device is detected\b")),
+                              r"|\bcuda runtime error \(\d{1,4}\)|\bno CUDA-capable device is detected\b"
+                              # (round 45s) the samples' helper_cuda.h check, its code with the enum's name ("CUDA error
+                              # code=999(cudaErrorUnknown)", "code=201(CUDA_ERROR_INVALID_CONTEXT)"); a CUDA call's failure
+                              # by its code in a launcher's words ("cuInit err: 999", Ollama's "cudaSetDevice err: 35",
+                              # gdev's "cuCtxCreate failed: res = 999").  The enums alone are not taken: error catalogues
+                              # and doc quotes ("cudaErrorInitializationError = 3") print them with no failure
+                              r"|(?-i:\bcode=\d{1,4} ?\((?:cudaError[A-Z]\w{2,40}|CUDA_ERROR_[A-Z_]{3,40})\))"
+                              r"|(?-i:\bcu(?:da)?[A-Z][A-Za-z]{2,30})(?: err: | failed: res = )-?[1-9]\d{0,3}\b")),
     # the dynamic loader not finding a library (a wheel shipping no build for this CUDA, a missing driver library):
     # "libX.so: cannot open shared object file: No such file or directory", without any error word of its own
     # (and Windows' loader as torch words it, torch/__init__.py: 'Error loading "...\\torch\\lib\\x.dll" or one of its
     # dependencies.' after WinError 126/127/1114, also quoted without the exception's name)
+    # (round 45s: and a binding's own loader failing on a native library by its path, LLamaSharp's "Failed to load
+    # ./runtimes/win-x64/native/cuda12/llama.dll" and "Failed Loading 'runtimes/linux-x64/native/cuda12/libllava_shared.so'",
+    # a Nix build's "JaxlibWithCuda failed to load library libcublasLt.so.11")
     ("library-missing", re.compile(r"\.so(?:\.[\d.]{1,16})?: cannot open shared object file\b"
-                                   r"|\bError loading \"[^\"]{1,400}\.dll\" or one of its dependencies\b")),
+                                   r"|\bError loading \"[^\"]{1,400}\.dll\" or one of its dependencies\b"
+                                   r"|\b[Ff]ailed (?:to load|[Ll]oading)(?: library)? '?[\w./\\:~-]{1,300}\.(?:dll|so(?:\.\d{1,6}){0,3}|dylib)\b")),
     # a shell that cannot find the program (sh's "/bin/sh: 1: nvcc: not found", bash's "bash: x: command not found",
     # a container's entry script "exec: line 9: exec: nvidia-smi: not found"): the command never ran
     ("command-not-found", re.compile(r":\s(?:line \d{1,6}: |\d{1,6}: )?(?:exec: )?[\w./+-]{1,128}: (?:command )?not found\s*$")),
@@ -158,7 +169,8 @@ GENERIC_CLASSES = (
     # (mlx_vlm.server's "Error loading model mlx-community/DeepSeek-OCR-8bit: 'dict' object has no attribute
     # 'model_type'", Jan's "Error loading MLX model: {...}", "Failed to load model X: ..." in other servers' and UIs'
     # words; one word may name the kind of model): the model never served
-    ("load-failed", re.compile(r"(?i)\b(?:error (?:while )?loading|(?:failed|unable) to load|(?:could ?not|couldn't|cannot|can't)"
+    # (round 45s: and "launch": Xinference's "Failed to launch model, detail: [address=..., pid=...] No available slot ...")
+    ("load-failed", re.compile(r"(?i)\b(?:error (?:while )?loading|(?:failed|unable) to (?:load|launch)|(?:could ?not|couldn't|cannot|can't)"
                                r" load) (?:the |\w{2,12} )?model\b[^\n]{0,300}?: \S")),
     # (round 20) the linker not finding an input, in its own words and without "error:" (GNU ld and gold print
     # "/usr/bin/ld: cannot find -lGL", "ld: cannot find /tmp/.../x.o: No such file or directory"; Apple's ld "ld: library
@@ -177,6 +189,24 @@ GENERIC_CLASSES = (
     ("name-resolution", re.compile(r"\bdial tcp: lookup [\w.-]{1,253}(?: on [\w.:\[\]-]{1,60})?: |\bTemporary failure in name resolution\b"
                                    r"|\bName or service not known\b|\bnodename nor servname provided\b"
                                    r"|\bgetaddrinfo (?:ENOTFOUND|EAI_AGAIN)\b")),
+    # (round 45s) urllib3/requests giving up on a connection, printed without the exception's name (a title, pip's
+    # "Could not fetch URL ...: There was a problem confirming the ssl certificate: HTTPSConnectionPool(...): Max retries
+    # exceeded with url: ...", poetry's cut title): the pool's "Max retries exceeded with url", and a proxy refusing
+    # the CONNECT ("Caused by ProxyError('Cannot connect to proxy.', OSError('Tunnel connection failed: 403 Forbidden'))",
+    # 407, 400); pip's "Retrying (Retry(...)) after connection broken by ..." warning is neither
+    ("http-client", re.compile(r"\bMax retries exceeded with url\b|\bTunnel connection failed: [1-5]\d\d\b")),
+    # (round 45s) httpx's and httpcore's exceptions, whose names do not end in Error ("httpx.ReadTimeout: timed out
+    # while streaming chunks from VLLM backend", "httpx.ConnectTimeout"), by their module
+    ("httpx-error", re.compile(r"(?<![\w.])(?:httpx|httpcore)\.[A-Z]\w{2,40}(?::|\s*$)")),
+    # (round 45s) an HTTP error status as a client reports the request it made: "Ollama API request failed: 403
+    # Forbidden, Detail: Forbidden"; and a proxy's error page as the client prints its body ("<title>413 Request Entity
+    # Too Large</title>", "<h1>502 Bad Gateway</h1>"); a server's access log ("GET /x HTTP/1.1" 404) is neither
+    # (round 45s) OpenSSL's reason as a client prints it without the exception's name: Python's "[SSL:
+    # WRONG_VERSION_NUMBER] wrong version number" inside "<urlopen error ...>", Node's "ERR_SSL_WRONG_VERSION_NUMBER"
+    # (an https:// URL to a port that speaks plain HTTP, a TLS-intercepting proxy)
+    ("tls-error", re.compile(r"\bERR_SSL_[A-Z_]{4,60}\b|\[SSL: [A-Z_]{4,60}\]")),
+    ("http-status", re.compile(r"\brequest failed: (?:HTTP )?[45]\d\d [A-Z][a-z]"
+                               r"|<(?:title|h1)>[45]\d\d [A-Z][\w ]{2,60}</(?:title|h1)>")),
 )
 # Fatal ends whatever the tool: signals, non-zero exit statuses, the kernel's GPU and OOM-killer lines.
 # They count at WARNING level too (a supervisor logs a child's death as a warning), and a harmless entry
@@ -193,7 +223,11 @@ FATAL_CLASSES = (
                                 r"|\bsegfault at [0-9a-f]+ ip [0-9a-f]+ sp [0-9a-f]+ error -?\d+\b"
                                 # SIGILL as the shell reports it without "core dumped" (a binary built for CPU features
                                 # this host lacks: AVX2/AVX-512 builds of llama.cpp, torch): the bare line, or the job report
-                                r"|^\s*Illegal instruction\s*$|(?<![\w.])\d+ Illegal instruction {2,}\S")),
+                                r"|^\s*Illegal instruction\s*$|(?<![\w.])\d+ Illegal instruction {2,}\S"
+                                # (round 45s) SIGBUS in PyTorch's DataLoader worker's own words (its handler prints it
+                                # before the worker dies; /dev/shm too small in a container), with no ERROR: before it;
+                                # and the shell's "Bus error (core dump)" as retyped without the "ed"
+                                r"|\bUnexpected bus error encountered\b|(?-i:\bBus error \(core dump\))")),
     ("exit-status", re.compile(r"(?i)\bexit(?:ed)? (?:status|code)\s*[:=]?\s*(?!0\b)-?\d+\b"
                                r"|\breturned non-zero exit status\b|\bexited with (?:code|status) (?!0\b)-?\d+\b"
                                # a launcher's report of a child (deepspeed's "exits with return code = -11", torch
@@ -216,12 +250,25 @@ FATAL_CLASSES = (
     ("kernel-gpu", re.compile(r"\bNVRM: Xid\b|\bXid \(PCI:|(?i:\bout of memory: kill(?:ed)? process\b|\boom-kill:"
                               r"|\binvoked oom-killer\b|\bfallen off (?:of )?the bus\b|\boom[-_]kill events?\b"
                               # (the kill line without its "Out of memory:" head: older and embedded kernels)
-                              r"|\bkilled process \d+ \([^)]{1,64}\),? total-vm:)")),
+                              r"|\bkilled process \d+ \([^)]{1,64}\),? total-vm:)"
+                              # (round 45s) an Xid by its number outside the kernel's own line (a title, a report:
+                              # "llama-server causes reproducible Xid 62 followed by Xid 154", "Xid 8 gpu timeout");
+                              # the GSP firmware no longer answering the driver, or the driver's own assertion failing
+                              # ("NVRM: GPU0 _issueRpcAndWait: rpcSendMessage failed with status 0x0000000f for fn 10",
+                              # "NVRM: nvAssertOkFailedNoLog: Assertion failed: GPU lost from the bus [NV_ERR_GPU_IS_LOST]")
+                              r"|\b(?:Xid|XID) \d{1,3}\b"
+                              r"|\bNVRM: (?:GPU\d{1,2} )?\w{1,60}: (?:\w{1,60} failed with status 0x[0-9A-Fa-f]{1,8}\b|Assertion failed: )")),
     # a package manager that found no set of versions: pip, uv, conda
     ("resolution-failed", re.compile(r"(?i)\bNo solution found when resolving dependencies\b|\bResolutionImpossible\b"
                                      r"|\bUnsatisfiableError\b|\bPackagesNotFoundError\b"
                                      # (round 24) libmamba's solver (mamba 1.4+, micromamba, conda's libmamba solver)
-                                     r"|\bCould not solve for environment specs\b")),
+                                     r"|\bCould not solve for environment specs\b"
+                                     # (round 45s) resolvo's (pixi, rattler) leaf of the unsolvable tree, "└─ blas * mkl,
+                                     # for which no candidates were found."; Poetry's (PubGrub) conclusion ", version solving
+                                     # failed." and its first derivation step, "Because vllm (0.8.5.post1) depends on
+                                     # transformers (>=4.51.1)" at the line's start, as its SolverProblemError prints them
+                                     r"|, for which no candidates were found\b|, version solving failed\b"
+                                     r"|^\s*Because [\w.\[\]-]{1,100} \([^()\n]{1,60}\) depends on [\w.\[\]-]{1,100} \(")),
 )
 # A word every match of a class holds (lowercase: searched in the lowered line, else as written): an error-dense
 # log (a crash loop's 1 KB ERROR lines) runs only the class regexes whose word is on the line.
@@ -238,8 +285,9 @@ GENERIC_HINTS = {
     "os-error": ("[Errno ", "[WinError "), "cuda-error": ("cuda error", "thcudacheck fail", "cuda-capable devices are busy",
                                                          "illegal memory access", "unspecified launch failure",
                                                          "device-side assert", "failed to initiali",
-                                                         "cuda runtime error (", "no cuda-capable device is detected"),
-    "library-missing": ("cannot open shared object file", "or one of its dependencies"), "command-not-found": (": not found", "command not found"),
+                                                         "cuda runtime error (", "no cuda-capable device is detected",
+                                                         "code=", " err: ", "failed: res = "),
+    "library-missing": ("cannot open shared object file", "or one of its dependencies", "ailed to load", "ailed Loading", "ailed loading"), "command-not-found": (": not found", "command not found"),
     "nvml-error": ("Failed to initialize NVML", "NVIDIA-SMI has failed", "Unable to determine the device handle",
                    "Mismatch in versions between nvidia-smi", "NVRM: No NVIDIA", "NVRM: The NVIDIA probe", "NVRM: None of the NVIDIA"),
     "assert-failed": ("ASSERT FAILED", "Assertion ", "Check failed: "),
@@ -247,11 +295,15 @@ GENERIC_HINTS = {
     "api-error-body": ('"error"', "'error'"),
     "bind-failed": ("t bind", "not bind", "to bind"),
     "aborted": ("abort", "couldn't init a gpu test"),
-    "load-failed": ("load",),
+    "load-failed": ("load", "launch"),
     "linker-error": (": cannot find ", ": library not found for -l"),
     "memory-refused": ("requires more ", "exceeds max-model-memory"),
     "name-resolution": ("dial tcp: lookup ", "name resolution", "Name or service not known", "nodename nor servname",
                         "getaddrinfo E"),
+    "http-client": ("Max retries exceeded", "Tunnel connection failed"),
+    "httpx-error": ("httpx.", "httpcore."),
+    "tls-error": ("ERR_SSL_", "[SSL: "),
+    "http-status": ("request failed: ", "<title>", "<h1>"),
 }
 GENERIC_LOWER = ("nvcc-fatal", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
@@ -284,7 +336,14 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "cuda runtime error (", "no cuda-capable device is detected", "requires more ", "exceeds max-model-memory",
                     # (round 27: a host name that does not resolve, the resolver's own words)
                     "dial tcp: lookup ", "temporary failure in name resolution", "name or service not known",
-                    "nodename nor servname", "getaddrinfo enotfound", "getaddrinfo eai_again")
+                    "nodename nor servname", "getaddrinfo enotfound", "getaddrinfo eai_again",
+                    # (round 45s: bare CUDA enums and call codes, a binding's loader, a launch, the bus error, Xids and
+                    # the GSP's RPC, resolvo's and Poetry's refusals, urllib3's and httpx's failures, an HTTP status)
+                    " err: ", "failed: res = ", "failed to load ", "failed loading ",
+                    "launch model", "bus error", "xid ", "failed with status 0x", "assertion failed: ",
+                    "no candidates were found", "version solving failed", ") depends on ",
+                    "max retries exceeded with url", "tunnel connection failed", "httpx.", "httpcore.",
+                    "request failed: ", "<title>4", "<title>5", "<h1>4", "<h1>5", "err_ssl_", "[ssl: ")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
@@ -452,7 +511,9 @@ KILL_CLASSES = ("fatal-signal", "kernel-gpu")
 FATAL_HINTS = ("restarting (", "segmentation", "segfault at", "core dumped", "段错误", "核心已转储", "sig", "fatal python", "exit", "nvrm", "xid", "out of memory",
                "return code", "returncode", "failed with result", "unexpectedly",
                "oom-kill", "oom_kill", "fallen off", "no solution found", "resolutionimpossible", "unsatisfiableerror",
-               "packagesnotfounderror", "could not solve for environment specs", "killed", "aborted", "illegal instruction")
+               "packagesnotfounderror", "could not solve for environment specs", "killed", "aborted", "illegal instruction",
+               # (round 45s)
+               "bus error", "xid ", "nvrm: ", "no candidates were found", "version solving failed", "because ")
 
 
 def fatal_class(text):
