@@ -227,7 +227,10 @@ FATAL_CLASSES = (
                                 # (round 45s) SIGBUS in PyTorch's DataLoader worker's own words (its handler prints it
                                 # before the worker dies; /dev/shm too small in a container), with no ERROR: before it;
                                 # and the shell's "Bus error (core dump)" as retyped without the "ed"
-                                r"|\bUnexpected bus error encountered\b|(?-i:\bBus error \(core dump\))")),
+                                r"|\bUnexpected bus error encountered\b|(?-i:\bBus error \(core dump\))"
+                                # SIGBUS as the shell reports it where no core is written (ulimit -c 0, most
+                                # containers): the bare line or the job report, as for SIGILL above
+                                r"|^\s*Bus error\s*$|(?<![\w.])\d+ Bus error {2,}\S")),
     ("exit-status", re.compile(r"(?i)\bexit(?:ed)? (?:status|code)\s*[:=]?\s*(?!0\b)-?\d+\b"
                                r"|\breturned non-zero exit status\b|\bexited with (?:code|status) (?!0\b)-?\d+\b"
                                # a launcher's report of a child (deepspeed's "exits with return code = -11", torch
