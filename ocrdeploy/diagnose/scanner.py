@@ -207,6 +207,12 @@ GENERIC_CLASSES = (
     ("tls-error", re.compile(r"\bERR_SSL_[A-Z_]{4,60}\b|\[SSL: [A-Z_]{4,60}\]")),
     ("http-status", re.compile(r"\brequest failed: (?:HTTP )?[45]\d\d [A-Z][a-z]"
                                r"|<(?:title|h1)>[45]\d\d [A-Z][\w ]{2,60}</(?:title|h1)>")),
+    # (lead, after round 45s) a pod no node can take, in the scheduler's words: the FailedScheduling event's "0/6 nodes
+    # are available: 6 Insufficient nvidia.com/gpu." (kubectl describe, kubectl get events), an extended resource short
+    # on every node (nvidia.com/gpu, amd.com/gpu, tencent.com/vcuda-core) also in the autoscaler's NotTriggerScaleUp;
+    # the pod never starts and nothing else in the log says why (no device plugin, GPUs all taken, a node selector).
+    # A "[Warning]" event stays quiet (a pod a scale-up will place soon), as every generic class does at that level.
+    ("unschedulable", re.compile(r"\b0/\d{1,5} nodes are available: |\bInsufficient [\w-]{1,63}(?:\.[\w-]{1,63}){1,4}/[\w.-]{1,63}")),
 )
 # Fatal ends whatever the tool: signals, non-zero exit statuses, the kernel's GPU and OOM-killer lines.
 # They count at WARNING level too (a supervisor logs a child's death as a warning), and a harmless entry
@@ -301,6 +307,7 @@ GENERIC_HINTS = {
     "load-failed": ("load", "launch"),
     "linker-error": (": cannot find ", ": library not found for -l"),
     "memory-refused": ("requires more ", "exceeds max-model-memory"),
+    "unschedulable": (" nodes are available: ", "Insufficient "),
     "name-resolution": ("dial tcp: lookup ", "name resolution", "Name or service not known", "nodename nor servname",
                         "getaddrinfo E"),
     "http-client": ("Max retries exceeded", "Tunnel connection failed"),
@@ -346,7 +353,9 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "launch model", "bus error", "xid ", "failed with status 0x", "assertion failed: ",
                     "no candidates were found", "version solving failed", ") depends on ",
                     "max retries exceeded with url", "tunnel connection failed", "httpx.", "httpcore.",
-                    "request failed: ", "<title>4", "<title>5", "<h1>4", "<h1>5", "err_ssl_", "[ssl: ")
+                    "request failed: ", "<title>4", "<title>5", "<h1>4", "<h1>5", "err_ssl_", "[ssl: ",
+                    # (lead: the scheduler's unschedulable pod)
+                    " nodes are available: ", "insufficient ")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
