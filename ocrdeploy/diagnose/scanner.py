@@ -424,12 +424,27 @@ WRAPPER = re.compile(
     r"(?:(?:stdout|stderr) [FP] )?"                                                  # + k8s CRI stream tag
     r"|\[pod/[\w.-]{1,253}/[\w.-]{1,253}\] "                                          # kubectl logs --prefix
     r"|\d{1,5}: +(?=\S)"                                                            # srun -l
+    # (round 46) an app's or a tool's bracketed source tag relaying a child's lines ("[ENGINE] " a desktop app's engine
+    # install, "[worker-3] ", "[build] " CMake Tools, "[lighttpd] " s6): one word of letters, digits, "_", "." or "-",
+    # letter first, no space inside; a log level or a status in brackets ("[ERROR] ", "[WARN] ", "[emerg] ",
+    # "[FAILED] ") is the line's own word and stays, so do "[Errno 13]", "[1/4]", "[E file.cc:12]" (a space or a digit)
+    r"|\[(?!(?i:debug|info|notice|warn|warning|error|err|erro|crit|critical|alert|emerg|fatal|fata|panic|trace"
+    r"|fail|failed|failure|ok|[a-z])\])[A-Za-z][\w.-]{0,40}\] +(?=\S)"
     r")")
 MAX_WRAPPERS = 4
 # A log event written as one JSON object a line (docker's json-file driver {"log":"...\n",...}, structlog/loguru/
 # bunyan {"event"|"msg"|"message": "...",...}): the tool's own line is that string, escapes decoded.  Only a line
 # that opens with "{" after the prefixes is looked into; a truncated event still yields its message field.
 JSON_MESSAGE = re.compile(r'"(?:log|event|msg|message|MESSAGE)"\s?:\s?"((?:[^"\\]|\\.){0,16384})"')
+
+
+# (round 46) What makes a JSON object a log event and not an HTTP error body: its message under a log key ("log",
+# "event", "msg", "MESSAGE") or a level, time or source key beside "message" (bunyan, pino, GCP's severity,
+# python-json-logger's levelname, structlog's service_name).  A body that carries only "message" beside its status
+# fields ({"code":401,"reason":"Unauthorized","message":...}, OpenAI's {"message":...,"type":...,"code":...}) is the
+# failure as a whole: the patterns see all of it.
+JSON_EVENT_KEY = re.compile(r'"(?:log|event|msg|MESSAGE|level|levelname|severity|time|ts|timestamp|@timestamp|logger'
+                            r'|hostname|pid|stream|service|service_name)"\s?:')
 
 
 def unwrap(text):
@@ -441,6 +456,8 @@ def unwrap(text):
         text = text[m.end():]
     if text[:1] == "{" or text[:2] == " {":
         m = JSON_MESSAGE.search(text)
+        if m and m.group(0)[1:8] == "message" and JSON_EVENT_KEY.search(text) is None:
+            m = None    # (round 46) an HTTP error body, not a log event: seen whole
         if m:
             try:
                 text = json.loads('"' + m.group(1) + '"').rstrip("\r\n")

@@ -782,3 +782,38 @@ def test_round45d_page_checks_are_bounded_on_16_kib_lines(tmp_path):
         t = time.process_time()
         scanner.in_run_output([line.encode()] * 16, line, [line.encode()] * 4)
         assert time.process_time() - t < 0.25, line[:20]
+
+
+# Issue 24 round 46: an app's bracketed source tag before a relayed line (Overworldai/Biome#93's "[ENGINE] " before uv's
+# chain, batch 20) is a wrapper; a bracket that is the line's own word (a level, a status, an errno, a counter) is not.
+@pytest.mark.parametrize("engine", ENGINES)
+def test_round46_a_bracketed_source_tag_is_a_wrapper_prefix(tmp_path, engine):
+    lines = ["[ENGINE]   Caused by: operation timed out", "[worker-3] Killed"]
+    rep = scan_text(tmp_path, "\n".join(lines) + "\n", engine)
+    by = {f["id"]: f for f in rep["findings"]}
+    assert set(by) == {"pip-timeout", "host-oom-killed"}, rep
+    assert by["pip-timeout"]["text"] == lines[0]        # the report shows the line as written
+    assert scanner.unwrap("[build] [lighttpd] Killed") == "Killed"
+
+
+def test_round46_a_bracket_that_is_the_lines_own_word_stays():
+    for line in ("[ERROR] x", "[error] x", "[WARN] x", "[Warning] x", "[emerg] bind() to 0.0.0.0:80 failed", "[FAILED] y",
+                 "[notice] A new release of pip", "[Errno 13] Permission denied", "[WinError 10049] x", "[1/4] Resolving",
+                 "[E ProcessGroupNCCL.cpp:1] x", "[E] x", "[rank0]: x", "[::]:80 x", "[ENGINE]"):
+        assert scanner.unwrap(line) == line, line
+
+
+# Issue 24 round 46: an HTTP error body that opens a line ({"code":401,"reason":"Unauthorized","message":...}, gpustack#1479
+# in batch 16) is the failure as a whole, not a JSON log event: only an object with a log key or a level/time/source key
+# beside "message" is unwrapped to its message.
+@pytest.mark.parametrize("engine", ENGINES)
+def test_round46_an_http_error_body_is_seen_whole(tmp_path, engine):
+    body = '{"code":401,"reason":"Unauthorized","message":"Invalid authentication credentials"}'
+    assert scanner.unwrap(body) == body
+    assert scanner.unwrap('{"message":"Incorrect API key provided","type":"invalid_request_error","code":"x"}')[:1] == "{"
+    assert "unauthorized-401" in ids(scan_text(tmp_path, body + "\n", engine))
+    # log events keep their message: a level, a time, a source beside "message", or a log key
+    for event in ('{"level":"error","message":"Killed"}', '{"timestamp":"2026-01-01T00:00:00Z","message":"Killed"}',
+                  '{"severity":"ERROR","message":"Killed"}', '{"message":"Killed","service_name":"x"}',
+                  '{"msg":"Killed","code":1}', '{"log":"Killed\\n","stream":"stderr"}'):
+        assert scanner.unwrap(event) == "Killed", event
