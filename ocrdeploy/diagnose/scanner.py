@@ -120,7 +120,11 @@ GENERIC_CLASSES = (
                               # gdev's "cuCtxCreate failed: res = 999").  The enums alone are not taken: error catalogues
                               # and doc quotes ("cudaErrorInitializationError = 3") print them with no failure
                               r"|(?-i:\bcode=\d{1,4} ?\((?:cudaError[A-Z]\w{2,40}|CUDA_ERROR_[A-Z_]{3,40})\))"
-                              r"|(?-i:\bcu(?:da)?[A-Z][A-Za-z]{2,30})(?: err: | failed: res = )-?[1-9]\d{0,3}\b")),
+                              r"|(?-i:\bcu(?:da)?[A-Z][A-Za-z]{2,30})(?: err: | failed: res = )-?[1-9]\d{0,3}\b"
+                              # (round 47g) the TensorRT samples' and their forks' CHECK macro ("Cuda failure: 700",
+                              # "cuda failure in file 'yolo_layer.cu' line 51:35", "CUDA Failure at .../core.cpp:193:
+                              # invalid device function"): the code or the place after the words, no error word
+                              r"|\bcuda failure(?:: \d{1,4}\b| in file \S| at \S)")),
     # the dynamic loader not finding a library (a wheel shipping no build for this CUDA, a missing driver library):
     # "libX.so: cannot open shared object file: No such file or directory", without any error word of its own
     # (and Windows' loader as torch words it, torch/__init__.py: 'Error loading "...\\torch\\lib\\x.dll" or one of its
@@ -302,7 +306,7 @@ GENERIC_HINTS = {
                                                          "illegal memory access", "unspecified launch failure",
                                                          "device-side assert", "failed to initiali",
                                                          "cuda runtime error (", "no cuda-capable device is detected",
-                                                         "code=", " err: ", "failed: res = "),
+                                                         "code=", " err: ", "failed: res = ", "cuda failure"),
     "library-missing": ("cannot open shared object file", "error while loading shared libraries", "or one of its dependencies", "ailed to load", "ailed Loading", "ailed loading"), "command-not-found": (": not found", "command not found"),
     "nvml-error": ("Failed to initialize NVML", "NVIDIA-SMI has failed", "Unable to determine the device handle",
                    "Mismatch in versions between nvidia-smi", "NVRM: No NVIDIA", "NVRM: The NVIDIA probe", "NVRM: None of the NVIDIA"),
@@ -365,8 +369,8 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     # (lead: the scheduler's unschedulable pod)
                     " nodes are available: ", "insufficient ",
                     # (round 47g: logrus' lower-case error levels, nginx's levels above [error], Windows' connect
-                    # failures in Go's words; ld.so's head has "error")
-                    "level=error", "level=fatal", "[crit] ", "[alert] ", "[emerg] ", "connectex: ")
+                    # failures in Go's words, a CUDA check macro's "Cuda failure"; ld.so's head has "error")
+                    "level=error", "level=fatal", "[crit] ", "[alert] ", "[emerg] ", "connectex: ", "cuda failure")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
