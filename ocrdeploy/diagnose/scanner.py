@@ -120,7 +120,11 @@ GENERIC_CLASSES = (
                               # gdev's "cuCtxCreate failed: res = 999").  The enums alone are not taken: error catalogues
                               # and doc quotes ("cudaErrorInitializationError = 3") print them with no failure
                               r"|(?-i:\bcode=\d{1,4} ?\((?:cudaError[A-Z]\w{2,40}|CUDA_ERROR_[A-Z_]{3,40})\))"
-                              r"|(?-i:\bcu(?:da)?[A-Z][A-Za-z]{2,30})(?: err: | failed: res = )-?[1-9]\d{0,3}\b")),
+                              r"|(?-i:\bcu(?:da)?[A-Z][A-Za-z]{2,30})(?: err: | failed: res = )-?[1-9]\d{0,3}\b"
+                              # (round 47g) the TensorRT samples' and their forks' CHECK macro ("Cuda failure: 700",
+                              # "cuda failure in file 'yolo_layer.cu' line 51:35", "CUDA Failure at .../core.cpp:193:
+                              # invalid device function"): the code or the place after the words, no error word
+                              r"|\bcuda failure(?:: \d{1,4}\b| in file \S| at \S)")),
     # the dynamic loader not finding a library (a wheel shipping no build for this CUDA, a missing driver library):
     # "libX.so: cannot open shared object file: No such file or directory", without any error word of its own
     # (and Windows' loader as torch words it, torch/__init__.py: 'Error loading "...\\torch\\lib\\x.dll" or one of its
@@ -128,7 +132,10 @@ GENERIC_CLASSES = (
     # (round 45s: and a binding's own loader failing on a native library by its path, LLamaSharp's "Failed to load
     # ./runtimes/win-x64/native/cuda12/llama.dll" and "Failed Loading 'runtimes/linux-x64/native/cuda12/libllava_shared.so'",
     # a Nix build's "JaxlibWithCuda failed to load library libcublasLt.so.11")
+    # (round 47g: and ld.so's own head whatever the reason, "prog: error while loading shared libraries: libz.so.1:
+    # wrong ELF class: ELFCLASS64", the library named before the colon)
     ("library-missing", re.compile(r"\.so(?:\.[\d.]{1,16})?: cannot open shared object file\b"
+                                   r"|\berror while loading shared libraries: [^\s:]{1,200}: \S"
                                    r"|\bError loading \"[^\"]{1,400}\.dll\" or one of its dependencies\b"
                                    r"|\b[Ff]ailed (?:to load|[Ll]oading)(?: library)? '?[\w./\\:~-]{1,300}\.(?:dll|so(?:\.\d{1,6}){0,3}|dylib)\b")),
     # a shell that cannot find the program (sh's "/bin/sh: 1: nvcc: not found", bash's "bash: x: command not found",
@@ -213,6 +220,10 @@ GENERIC_CLASSES = (
     # the pod never starts and nothing else in the log says why (no device plugin, GPUs all taken, a node selector).
     # A "[Warning]" event stays quiet (a pod a scale-up will place soon), as every generic class does at that level.
     ("unschedulable", re.compile(r"\b0/\d{1,5} nodes are available: |\bInsufficient [\w-]{1,63}(?:\.[\w-]{1,63}){1,4}/[\w.-]{1,63}")),
+    # (round 47g) a connect failing on Windows in Go's words (net's "dial tcp 10.0.0.1:2376: connectex: A connection
+    # attempt failed because the connected party did not properly respond ..." for WSAETIMEDOUT, any other WSA error's
+    # text after it): docker.exe, frp, Go clients; no error word of its own, often at a warning level of the tool's
+    ("connect-failed", re.compile(r"\bconnectex: [A-Z]")),
 )
 # Fatal ends whatever the tool: signals, non-zero exit statuses, the kernel's GPU and OOM-killer lines.
 # They count at WARNING level too (a supervisor logs a child's death as a warning), and a harmless entry
@@ -295,8 +306,8 @@ GENERIC_HINTS = {
                                                          "illegal memory access", "unspecified launch failure",
                                                          "device-side assert", "failed to initiali",
                                                          "cuda runtime error (", "no cuda-capable device is detected",
-                                                         "code=", " err: ", "failed: res = "),
-    "library-missing": ("cannot open shared object file", "or one of its dependencies", "ailed to load", "ailed Loading", "ailed loading"), "command-not-found": (": not found", "command not found"),
+                                                         "code=", " err: ", "failed: res = ", "cuda failure"),
+    "library-missing": ("cannot open shared object file", "error while loading shared libraries", "or one of its dependencies", "ailed to load", "ailed Loading", "ailed loading"), "command-not-found": (": not found", "command not found"),
     "nvml-error": ("Failed to initialize NVML", "NVIDIA-SMI has failed", "Unable to determine the device handle",
                    "Mismatch in versions between nvidia-smi", "NVRM: No NVIDIA", "NVRM: The NVIDIA probe", "NVRM: None of the NVIDIA"),
     "assert-failed": ("ASSERT FAILED", "Assertion ", "Check failed: "),
@@ -308,6 +319,7 @@ GENERIC_HINTS = {
     "linker-error": (": cannot find ", ": library not found for -l"),
     "memory-refused": ("requires more ", "exceeds max-model-memory"),
     "unschedulable": (" nodes are available: ", "Insufficient "),
+    "connect-failed": ("connectex: ",),
     "name-resolution": ("dial tcp: lookup ", "name resolution", "Name or service not known", "nodename nor servname",
                         "getaddrinfo E"),
     "http-client": ("Max retries exceeded", "Tunnel connection failed"),
@@ -355,7 +367,10 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "max retries exceeded with url", "tunnel connection failed", "httpx.", "httpcore.",
                     "request failed: ", "<title>4", "<title>5", "<h1>4", "<h1>5", "err_ssl_", "[ssl: ",
                     # (lead: the scheduler's unschedulable pod)
-                    " nodes are available: ", "insufficient ")
+                    " nodes are available: ", "insufficient ",
+                    # (round 47g: logrus' lower-case error levels, nginx's levels above [error], Windows' connect
+                    # failures in Go's words, a CUDA check macro's "Cuda failure"; ld.so's head has "error")
+                    "level=error", "level=fatal", "[crit] ", "[alert] ", "[emerg] ", "connectex: ", "cuda failure")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
@@ -474,13 +489,24 @@ GLOG_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
 # A logger that relays a child's or its own standard streams at a fixed level (FastChat/LLaVA's
 # "| INFO | stdout | ..."): that level says where the text came from, not how bad it is.
 RELAY = re.compile(r"\s{0,3}[|:\]-]?\s{0,3}std(?:out|err)\b")
+# (round 47g) levels no LEVEL word spells: Go's logrus/slog text form in lower case (docker, containerd,
+# nvidia-container-toolkit, dcgm-exporter: 'time="..." level=fatal msg="Error watching fields: ..."') and nginx's error
+# log above [error] ("2018/10/19 16:05:32 [crit] 42#42: accept4() failed (24: Too many open files)", [alert], [emerg]).
+# Only the error levels: logrus' level=info/warning and nginx's [warn]/[notice] stay without a level, as before.
+KV_LEVEL = re.compile(r"(?:^|(?<=\s))level=(error|fatal)(?=\s|$)"
+                      r"|(?:^|(?<=\s))\d{4}/\d\d/\d\d \d\d:\d\d:\d\d \[(crit|alert|emerg)\] \d{1,10}#\d{1,10}: ")
+KV_LEVELS = {"error": "ERROR", "fatal": "CRITICAL", "crit": "CRITICAL", "alert": "CRITICAL",
+             "emerg": "CRITICAL"}
 
 
 def line_level(text):
     m = LEVEL.search(text, 0, 120)
     if not m:
         g = GLOG_LEVEL.search(text, 0, 120) if ("0" in text or ": " in text) else None
-        return GLOG_LEVELS[g.group(1) or g.group(2)] if g else None
+        if g:
+            return GLOG_LEVELS[g.group(1) or g.group(2)]
+        k = KV_LEVEL.search(text, 0, 120) if ("level=" in text or "] " in text) else None
+        return KV_LEVELS[k.group(1) or k.group(2)] if k else None
     if RELAY.match(text, m.end()):
         return None
     lv = m.group(1)
