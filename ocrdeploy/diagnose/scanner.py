@@ -491,10 +491,12 @@ GLOG_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
 RELAY = re.compile(r"\s{0,3}[|:\]-]?\s{0,3}std(?:out|err)\b")
 # (round 47g) levels no LEVEL word spells: Go's logrus/slog text form in lower case (docker, containerd,
 # nvidia-container-toolkit, dcgm-exporter: 'time="..." level=fatal msg="Error watching fields: ..."') and nginx's error
-# log above [error] ("2018/10/19 16:05:32 [crit] 42#42: accept4() failed (24: Too many open files)", [alert], [emerg]).
+# log from [error] up ("2018/10/19 16:05:32 [crit] 42#42: accept4() failed (24: Too many open files)", [alert], [emerg];
+# lead: and [error] itself, "[error] 13#13: *142993 upstream timed out (110: Connection timed out) while reading response
+# header from upstream": a proxy in front of an engine that did not answer in time).
 # Only the error levels: logrus' level=info/warning and nginx's [warn]/[notice] stay without a level, as before.
 KV_LEVEL = re.compile(r"(?:^|(?<=\s))level=(error|fatal)(?=\s|$)"
-                      r"|(?:^|(?<=\s))\d{4}/\d\d/\d\d \d\d:\d\d:\d\d \[(crit|alert|emerg)\] \d{1,10}#\d{1,10}: ")
+                      r"|(?:^|(?<=\s))\d{4}/\d\d/\d\d \d\d:\d\d:\d\d \[(error|crit|alert|emerg)\] \d{1,10}#\d{1,10}: ")
 KV_LEVELS = {"error": "ERROR", "fatal": "CRITICAL", "crit": "CRITICAL", "alert": "CRITICAL",
              "emerg": "CRITICAL"}
 
