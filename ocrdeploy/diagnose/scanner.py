@@ -205,13 +205,13 @@ GENERIC_CLASSES = (
     # (round 45s) httpx's and httpcore's exceptions, whose names do not end in Error ("httpx.ReadTimeout: timed out
     # while streaming chunks from VLLM backend", "httpx.ConnectTimeout"), by their module
     ("httpx-error", re.compile(r"(?<![\w.])(?:httpx|httpcore)\.[A-Z]\w{2,40}(?::|\s*$)")),
-    # (round 45s) an HTTP error status as a client reports the request it made: "Ollama API request failed: 403
-    # Forbidden, Detail: Forbidden"; and a proxy's error page as the client prints its body ("<title>413 Request Entity
-    # Too Large</title>", "<h1>502 Bad Gateway</h1>"); a server's access log ("GET /x HTTP/1.1" 404) is neither
     # (round 45s) OpenSSL's reason as a client prints it without the exception's name: Python's "[SSL:
     # WRONG_VERSION_NUMBER] wrong version number" inside "<urlopen error ...>", Node's "ERR_SSL_WRONG_VERSION_NUMBER"
     # (an https:// URL to a port that speaks plain HTTP, a TLS-intercepting proxy)
     ("tls-error", re.compile(r"\bERR_SSL_[A-Z_]{4,60}\b|\[SSL: [A-Z_]{4,60}\]")),
+    # (round 45s) an HTTP error status as a client reports the request it made: "Ollama API request failed: 403
+    # Forbidden, Detail: Forbidden"; and a proxy's error page as the client prints its body ("<title>413 Request Entity
+    # Too Large</title>", "<h1>502 Bad Gateway</h1>"); a server's access log ("GET /x HTTP/1.1" 404) is neither
     ("http-status", re.compile(r"\brequest failed: (?:HTTP )?[45]\d\d [A-Z][a-z]"
                                r"|<(?:title|h1)>[45]\d\d [A-Z][\w ]{2,60}</(?:title|h1)>")),
     # (lead, after round 45s) a pod no node can take, in the scheduler's words: the FailedScheduling event's "0/6 nodes
@@ -233,21 +233,20 @@ FATAL_CLASSES = (
     # (and the Chinese locale's "段错误 (核心已转储)")
     ("fatal-signal", re.compile(r"(?i)\bsegmentation fault\b|\bcore dumped\b|段错误|核心已转储|\bSIG(?:SEGV|ABRT|BUS|ILL|FPE|KILL)\b"
                                 r"|\b(?:killed|terminated) by signal\b|\bsignal (?:6|9|11)\b|\bfatal python error\b"
-                                r"|(?<![\w.])\d+ (?:Killed|Aborted) {2,}\S"
+                                # (the shell's job report, for SIGILL and SIGBUS too: see below)
+                                r"|(?<![\w.])\d+ (?:Killed|Aborted|Illegal instruction|Bus error) {2,}\S"
                                 # zsh's report names no job ("zsh: killed     python3 run.py", after a progress bar too)
                                 r"|\bzsh: (?:killed|segmentation fault|abort|bus error)\b"
                                 # the kernel's own line for a crashed process (dmesg, journald): "segfault at 60 ip ... error 4 in libX.so"
                                 r"|\bsegfault at [0-9a-f]+ ip [0-9a-f]+ sp [0-9a-f]+ error -?\d+\b"
                                 # SIGILL as the shell reports it without "core dumped" (a binary built for CPU features
-                                # this host lacks: AVX2/AVX-512 builds of llama.cpp, torch): the bare line, or the job report
-                                r"|^\s*Illegal instruction\s*$|(?<![\w.])\d+ Illegal instruction {2,}\S"
+                                # this host lacks: AVX2/AVX-512 builds of llama.cpp, torch): the bare line, or the job report;
+                                # and SIGBUS the same way where no core is written (ulimit -c 0, most containers)
+                                r"|^\s*(?:Illegal instruction|Bus error)\s*$"
                                 # (round 45s) SIGBUS in PyTorch's DataLoader worker's own words (its handler prints it
                                 # before the worker dies; /dev/shm too small in a container), with no ERROR: before it;
                                 # and the shell's "Bus error (core dump)" as retyped without the "ed"
-                                r"|\bUnexpected bus error encountered\b|(?-i:\bBus error \(core dump\))"
-                                # SIGBUS as the shell reports it where no core is written (ulimit -c 0, most
-                                # containers): the bare line or the job report, as for SIGILL above
-                                r"|^\s*Bus error\s*$|(?<![\w.])\d+ Bus error {2,}\S")),
+                                r"|\bUnexpected bus error encountered\b|(?-i:\bBus error \(core dump\))")),
     ("exit-status", re.compile(r"(?i)\bexit(?:ed)? (?:status|code)\s*[:=]?\s*(?!0\b)-?\d+\b"
                                r"|\breturned non-zero exit status\b|\bexited with (?:code|status) (?!0\b)-?\d+\b"
                                # a launcher's report of a child (deepspeed's "exits with return code = -11", torch
@@ -2028,7 +2027,7 @@ def about_errors(path):
     headings = 0
     page = False
     for raw in data.decode("utf-8", "replace").splitlines():
-        line = unwrap(clean(raw.encode("utf-8", "replace"))[0]).strip() if raw else ""
+        line = _unwrapped(raw).strip() if raw else ""
         if not line or len(line) > PAGE_LINE * 4:
             continue
         if len(line) <= PAGE_LINE and REPORT_HEADING.match(line) is not None:
