@@ -61,6 +61,12 @@ GENERIC_CLASSES = (
     # (also with a space before the colon, as a retyped or cut title writes it: "ImportError : /opt/.../_C.so: undefined symbol")
     # (and a wrapper's class naming the cause's in parentheses: Ray's "ray.exceptions.RayTaskError(ValueError): ray::...")
     ("exception", re.compile(r"(?<![\w.])" + EXC_NAME + r"(?:\([\w.]{1,80}\))?(?: ?:|\s*$)")),
+    # (round rndfa) a model file whose first bytes are not the format's magic, in the loader's own words: ggml's
+    # "gguf_init_from_file: invalid magic number 67676a74" / "invalid magic characters ''" (an old GGML .bin, an HTML
+    # page saved as .gguf, a cut download), Ollama's "Error: invalid file magic", a Rust reader's "invalid GGUF magic
+    # number": the model never loads, and no error word of its own stands on ggml's line.  Before compiler-error: the
+    # format is the cause, "Error:" only its prefix
+    ("model-format", re.compile(r"(?i)\binvalid (?:gguf |file )?magic (?:number|characters)\b|(?<![\w-])invalid file magic\b")),
     # (gcc's other languages: "error fatal:", "schwerwiegender Fehler:", "erreur fatale :", "致命错误：")
     ("compiler-error", re.compile(r"(?i)(?<![\w-])(?:fatal )?error(?:\[E\d+\])?:|\bfatal error\b|\berror fatal:"
                                   r"|\bschwerwiegender Fehler:|\berreur fatale ?:|致命错误[:：]")),
@@ -124,7 +130,12 @@ GENERIC_CLASSES = (
                               # (round 47g) the TensorRT samples' and their forks' CHECK macro ("Cuda failure: 700",
                               # "cuda failure in file 'yolo_layer.cu' line 51:35", "CUDA Failure at .../core.cpp:193:
                               # invalid device function"): the code or the place after the words, no error word
-                              r"|\bcuda failure(?:: \d{1,4}\b| in file \S| at \S)")),
+                              r"|\bcuda failure(?:: \d{1,4}\b| in file \S| at \S)"
+                              # (round rndfa) TensorFlow's StreamExecutor naming the driver-API call and its CUresult
+                              # enum ("failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error", "failed call to
+                              # cuDevicePrimaryCtxRetain: CUDA_ERROR_ECC_UNCORRECTABLE"): in a title or a glog line cut
+                              # before its date, with no level the safety net could read
+                              r"|(?-i:\bfailed call to cu[A-Z]\w{2,40}: CUDA_ERROR_[A-Z_]{3,40})")),
     # the dynamic loader not finding a library (a wheel shipping no build for this CUDA, a missing driver library):
     # "libX.so: cannot open shared object file: No such file or directory", without any error word of its own
     # (and Windows' loader as torch words it, torch/__init__.py: 'Error loading "...\\torch\\lib\\x.dll" or one of its
@@ -305,7 +316,9 @@ GENERIC_HINTS = {
                                                          "illegal memory access", "unspecified launch failure",
                                                          "device-side assert", "failed to initiali",
                                                          "cuda runtime error (", "no cuda-capable device is detected",
-                                                         "code=", " err: ", "failed: res = ", "cuda failure"),
+                                                         "code=", " err: ", "failed: res = ", "cuda failure",
+                                                         "failed call to cu"),
+    "model-format": ("magic",),
     "library-missing": ("cannot open shared object file", "error while loading shared libraries", "or one of its dependencies", "ailed to load", "ailed Loading", "ailed loading"), "command-not-found": (": not found", "command not found"),
     "nvml-error": ("Failed to initialize NVML", "NVIDIA-SMI has failed", "Unable to determine the device handle",
                    "Mismatch in versions between nvidia-smi", "NVRM: No NVIDIA", "NVRM: The NVIDIA probe", "NVRM: None of the NVIDIA"),
@@ -326,7 +339,7 @@ GENERIC_HINTS = {
     "tls-error": ("ERR_SSL_", "[SSL: "),
     "http-status": ("request failed: ", "<title>", "<h1>"),
 }
-GENERIC_LOWER = ("nvcc-fatal", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused")
+GENERIC_LOWER = ("nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
                     "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused",
                     "segmentation fault", "segfault at", "core dumped", "段错误", "核心已转储", "schwerwiegender fehler", "erreur fatale", "致命错误", "sigsegv", "sigabrt", "sigbus", "sigill", "sigfpe", "sigkill",
@@ -369,7 +382,9 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     " nodes are available: ", "insufficient ",
                     # (round 47g: logrus' lower-case error levels, nginx's levels above [error], Windows' connect
                     # failures in Go's words, a CUDA check macro's "Cuda failure"; ld.so's head has "error")
-                    "level=error", "level=fatal", "[crit] ", "[alert] ", "[emerg] ", "connectex: ", "cuda failure")
+                    "level=error", "level=fatal", "[crit] ", "[alert] ", "[emerg] ", "connectex: ", "cuda failure",
+                    # (round rndfa: a model file's bad magic; TensorFlow's "failed call to cuX: CUDA_ERROR_..." has "error")
+                    "invalid magic", "invalid gguf magic", "invalid file magic")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
@@ -524,6 +539,10 @@ def generic_class(text):
         return cls
     if level not in QUIET_LEVELS:
         name = _generic(text)
+        if name == "compiler-error" and "cuda" in text.lower() and _generic(text, CUDA_ONLY):
+            # (round rndfa) a CUDA runtime's own message ("CUDA error: all CUDA-capable devices are busy or
+            # unavailable") carries the "error:" a compiler's line does: the runtime's class is the telling one
+            return "cuda-error"
         if name:
             return name
     if cls:
@@ -531,6 +550,9 @@ def generic_class(text):
     if level in ("ERROR", "CRITICAL"):
         return "error-level"
     return None
+
+
+CUDA_ONLY = ("cuda-error",)
 
 
 def _generic(text, only=None):
