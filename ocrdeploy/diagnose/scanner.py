@@ -1994,7 +1994,7 @@ def documented(prev, seg="", nxt=()):
 #    happens", "What ... means", "Solution 2", "Method 1", "Quick summary", "Prerequisites", "Conclusion", 解决方法, 原因分析
 #    ...: short lines of their own, not sentences; not the bare "Solution", "Workaround", "Root cause", "Symptoms",
 #    "Step 1" a user's own report also heads its sections with), or a blog widget (PAGE_WIDGET: dev.to's "Enter fullscreen mode",
-#    "Copy code", "N min read"), or a pull request's own marker (PAGE_PR: "## Purpose" / "## Changes" / "## Motivation"
+#    "Copy code", "N min read", an error catalogue's "Fix: 2-5 min" badge), or a pull request's own marker (PAGE_PR: "## Purpose" / "## Changes" / "## Motivation"
 #    as a heading, "Fixes #12" / "Closes #12" on a line of its own, a paragraph opened by "This PR ..."); not "## Summary"
 #    (an issue's too: r-spade/ormah#102 heads a CI failure with it) nor "This fixes ..." (batch 4's jetson-containers#1457
 #    and the corpus's nemotron-january-2026#8 are labelled real);
@@ -2021,7 +2021,10 @@ PAGE_HEADING = re.compile(r"(?i)^[\s>#*_•\d.)-]{0,8}(?:"
                           r"|table of contents\W{0,3}$|related (?:articles|posts|errors|guides)\W{0,3}$"
                           r"|[^。！？?\n]{0,40}(?:解决(?:办法|方法|方案|思路)|原因(?:分析)?|修复方法|排查(?:步骤|思路))\W{0,3}$)")
 PAGE_WIDGET = re.compile(r"(?i)^\s{0,8}(?:enter fullscreen mode|exit fullscreen mode|copy code)\s*$"
-                         r"|^[^\n]{0,120}?(?<![\w.])\d{1,3} min(?:ute)?s? read\s*$")
+                         r"|^[^\n]{0,120}?(?<![\w.])\d{1,3} min(?:ute)?s? read\s*$"
+                         # (round rndfa) an error catalogue's effort badge, the reading time's sibling: "High severity
+                         # beginner · Fix: 2-5 min" over the exception's name and "What this error means"
+                         r"|^[^\n]{0,120}?\bfix(?: time)?: ?\d{1,3}(?: ?[-–] ?\d{1,3})? ?min(?:ute)?s?\s*$")
 PAGE_PR = re.compile(r"(?i)^\s{0,3}(?:#{1,6}\s{1,3}(?:purpose|(?:proposed )?changes(?: made)?|motivation|what does this pr do\??"
                      r"|description of (?:the )?changes?)\W{0,3}$|(?:fixes|closes|resolves) #\d{1,7}\W{0,3}$"
                      r"|this (?:pr|pull request|patch) \w)")

@@ -70,6 +70,10 @@ TRAINED_ITEMS = {
     42: ("spring-projects/spring-boot/issues/201", "shadowsocks/shadowsocks-windows/issues/2853", "davesc63/GeoPort/issues/48",
          "SignalK/signalk-server/pull/662", "MEDIGO/laika/pull/176", "ddev/ddev/pull/3225", "spre-sre/lumino-mcp-server/pull/178",
          "kubernetes-sigs/prow/pull/635", "lunarway/release-manager/pull/369", "open-mmlab/mmdeploy/issues/255"),
+    # (round rndfa) an error catalogue's "Fix: N-M min" effort badge makes its page one about errors (PAGE_WIDGET); batch
+    # 44's and 47's other false alarms stay open (heldout/README.md says which)
+    44: ("theneuralbase.com/vllm/errors/vllm-server-port-already-in-use",),
+    47: ("theneuralbase.com/vllm/errors/vllm-cuda-out-of-memory-gpu-memory-utilization-error",),
 }
 ITEMS += [item for n, threads in TRAINED_ITEMS.items() for item in corpus.load_file(HELDOUT / f"batch{n}.yaml")["near_misses"]
           if any(t in item["source"] for t in threads)]
@@ -79,7 +83,7 @@ def test_the_trained_batches_exist_and_hold_near_misses():
     assert all((HELDOUT / f"batch{n}.yaml").is_file() for n in TRAINED_CLEAN)
     assert len(ITEMS) >= 15 * len(TRAINED_CLEAN) - 20
     picked = [item for item in ITEMS if item["_file"].startswith(("batch33", "batch34", "batch35", "batch36", "batch37", "batch38", "batch40",
-                                                        "batch41", "batch42"))]
+                                                        "batch41", "batch42", "batch44", "batch46", "batch47"))]
     assert len(picked) == sum(len(t) for t in TRAINED_ITEMS.values())
 
 
