@@ -1690,9 +1690,10 @@ DOC_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:\d{1,2}[.)] ?)?(?:symptoms?:?|er
                          r"|expected (?:symptoms?|errors?|error (?:messages?|output)):?"
                          r"|the (?:[\w-]+ ){0,2}error(?: messages?)?(?: (?:you(?:'re| are| might be| may be)|you'll be) (?:seeing|getting|hitting))?"
                          r"|common (?:cli |console |terminal |command[- ]line )?(?:output|error messages|errors)"
-                         # (round rndfa) the same list head in Chinese ("常见错误" over a fix page's messages, "常见的报错如:"
-                         # over an article's two quoted errors): errors told as common, no run of the writer's
-                         r"|常见的?(?:报错|错误)(?:信息|提示)?(?:如下|如|有|包括)?[:：]?"
+                         # (round rndfa) the same list heads in Chinese ("常见错误" over a fix page's messages, "常见的报错如:"
+                         # over an article's two quoted errors, "典型错误信息示例" (typical error message examples) over the
+                         # messages a pip-timeout page reads out): errors told as common or typical, no run of the writer's
+                         r"|(?:常见|典型)的?(?:报错|错误)(?:信息|提示)?(?:示例|如下|如|有|包括)?[:：]?"
                          r"|typical (?:error |cli |console )?(?:output|messages?|errors?)"
                          r"|what (?:the error|the output|it|you(?:'ll| will)? see) (?:looks? like|is)"
                          r"|example (?:error )?output|sample (?:error )?output"
