@@ -61,6 +61,12 @@ GENERIC_CLASSES = (
     # (also with a space before the colon, as a retyped or cut title writes it: "ImportError : /opt/.../_C.so: undefined symbol")
     # (and a wrapper's class naming the cause's in parentheses: Ray's "ray.exceptions.RayTaskError(ValueError): ray::...")
     ("exception", re.compile(r"(?<![\w.])" + EXC_NAME + r"(?:\([\w.]{1,80}\))?(?: ?:|\s*$)")),
+    # (round rndfa) a model file whose first bytes are not the format's magic, in the loader's own words: ggml's
+    # "gguf_init_from_file: invalid magic number 67676a74" / "invalid magic characters ''" (an old GGML .bin, an HTML
+    # page saved as .gguf, a cut download), Ollama's "Error: invalid file magic", a Rust reader's "invalid GGUF magic
+    # number": the model never loads, and no error word of its own stands on ggml's line.  Before compiler-error: the
+    # format is the cause, "Error:" only its prefix
+    ("model-format", re.compile(r"(?i)\binvalid (?:gguf |file )?magic (?:number|characters)\b|(?<![\w-])invalid file magic\b")),
     # (gcc's other languages: "error fatal:", "schwerwiegender Fehler:", "erreur fatale :", "致命错误：")
     ("compiler-error", re.compile(r"(?i)(?<![\w-])(?:fatal )?error(?:\[E\d+\])?:|\bfatal error\b|\berror fatal:"
                                   r"|\bschwerwiegender Fehler:|\berreur fatale ?:|致命错误[:：]")),
@@ -124,7 +130,12 @@ GENERIC_CLASSES = (
                               # (round 47g) the TensorRT samples' and their forks' CHECK macro ("Cuda failure: 700",
                               # "cuda failure in file 'yolo_layer.cu' line 51:35", "CUDA Failure at .../core.cpp:193:
                               # invalid device function"): the code or the place after the words, no error word
-                              r"|\bcuda failure(?:: \d{1,4}\b| in file \S| at \S)")),
+                              r"|\bcuda failure(?:: \d{1,4}\b| in file \S| at \S)"
+                              # (round rndfa) TensorFlow's StreamExecutor naming the driver-API call and its CUresult
+                              # enum ("failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error", "failed call to
+                              # cuDevicePrimaryCtxRetain: CUDA_ERROR_ECC_UNCORRECTABLE"): in a title or a glog line cut
+                              # before its date, with no level the safety net could read
+                              r"|(?-i:\bfailed call to cu[A-Z]\w{2,40}: CUDA_ERROR_[A-Z_]{3,40})")),
     # the dynamic loader not finding a library (a wheel shipping no build for this CUDA, a missing driver library):
     # "libX.so: cannot open shared object file: No such file or directory", without any error word of its own
     # (and Windows' loader as torch words it, torch/__init__.py: 'Error loading "...\\torch\\lib\\x.dll" or one of its
@@ -305,7 +316,9 @@ GENERIC_HINTS = {
                                                          "illegal memory access", "unspecified launch failure",
                                                          "device-side assert", "failed to initiali",
                                                          "cuda runtime error (", "no cuda-capable device is detected",
-                                                         "code=", " err: ", "failed: res = ", "cuda failure"),
+                                                         "code=", " err: ", "failed: res = ", "cuda failure",
+                                                         "failed call to cu"),
+    "model-format": ("magic",),
     "library-missing": ("cannot open shared object file", "error while loading shared libraries", "or one of its dependencies", "ailed to load", "ailed Loading", "ailed loading"), "command-not-found": (": not found", "command not found"),
     "nvml-error": ("Failed to initialize NVML", "NVIDIA-SMI has failed", "Unable to determine the device handle",
                    "Mismatch in versions between nvidia-smi", "NVRM: No NVIDIA", "NVRM: The NVIDIA probe", "NVRM: None of the NVIDIA"),
@@ -326,7 +339,7 @@ GENERIC_HINTS = {
     "tls-error": ("ERR_SSL_", "[SSL: "),
     "http-status": ("request failed: ", "<title>", "<h1>"),
 }
-GENERIC_LOWER = ("nvcc-fatal", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused")
+GENERIC_LOWER = ("nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
                     "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused",
                     "segmentation fault", "segfault at", "core dumped", "段错误", "核心已转储", "schwerwiegender fehler", "erreur fatale", "致命错误", "sigsegv", "sigabrt", "sigbus", "sigill", "sigfpe", "sigkill",
@@ -369,7 +382,9 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     " nodes are available: ", "insufficient ",
                     # (round 47g: logrus' lower-case error levels, nginx's levels above [error], Windows' connect
                     # failures in Go's words, a CUDA check macro's "Cuda failure"; ld.so's head has "error")
-                    "level=error", "level=fatal", "[crit] ", "[alert] ", "[emerg] ", "connectex: ", "cuda failure")
+                    "level=error", "level=fatal", "[crit] ", "[alert] ", "[emerg] ", "connectex: ", "cuda failure",
+                    # (round rndfa: a model file's bad magic; TensorFlow's "failed call to cuX: CUDA_ERROR_..." has "error")
+                    "invalid magic", "invalid gguf magic", "invalid file magic")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
@@ -524,6 +539,10 @@ def generic_class(text):
         return cls
     if level not in QUIET_LEVELS:
         name = _generic(text)
+        if name == "compiler-error" and "cuda" in text.lower() and _generic(text, CUDA_ONLY):
+            # (round rndfa) a CUDA runtime's own message ("CUDA error: all CUDA-capable devices are busy or
+            # unavailable") carries the "error:" a compiler's line does: the runtime's class is the telling one
+            return "cuda-error"
         if name:
             return name
     if cls:
@@ -531,6 +550,9 @@ def generic_class(text):
     if level in ("ERROR", "CRITICAL"):
         return "error-level"
     return None
+
+
+CUDA_ONLY = ("cuda-error",)
 
 
 def _generic(text, only=None):
@@ -1668,6 +1690,10 @@ DOC_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:\d{1,2}[.)] ?)?(?:symptoms?:?|er
                          r"|expected (?:symptoms?|errors?|error (?:messages?|output)):?"
                          r"|the (?:[\w-]+ ){0,2}error(?: messages?)?(?: (?:you(?:'re| are| might be| may be)|you'll be) (?:seeing|getting|hitting))?"
                          r"|common (?:cli |console |terminal |command[- ]line )?(?:output|error messages|errors)"
+                         # (round rndfa) the same list heads in Chinese ("常见错误" over a fix page's messages, "常见的报错如:"
+                         # over an article's two quoted errors, "典型错误信息示例" (typical error message examples) over the
+                         # messages a pip-timeout page reads out): errors told as common or typical, no run of the writer's
+                         r"|(?:常见|典型)的?(?:报错|错误)(?:信息|提示)?(?:示例|如下|如|有|包括)?[:：]?"
                          r"|typical (?:error |cli |console )?(?:output|messages?|errors?)"
                          r"|what (?:the error|the output|it|you(?:'ll| will)? see) (?:looks? like|is)"
                          r"|example (?:error )?output|sample (?:error )?output"
@@ -1972,7 +1998,7 @@ def documented(prev, seg="", nxt=()):
 #    happens", "What ... means", "Solution 2", "Method 1", "Quick summary", "Prerequisites", "Conclusion", 解决方法, 原因分析
 #    ...: short lines of their own, not sentences; not the bare "Solution", "Workaround", "Root cause", "Symptoms",
 #    "Step 1" a user's own report also heads its sections with), or a blog widget (PAGE_WIDGET: dev.to's "Enter fullscreen mode",
-#    "Copy code", "N min read"), or a pull request's own marker (PAGE_PR: "## Purpose" / "## Changes" / "## Motivation"
+#    "Copy code", "N min read", an error catalogue's "Fix: 2-5 min" badge), or a pull request's own marker (PAGE_PR: "## Purpose" / "## Changes" / "## Motivation"
 #    as a heading, "Fixes #12" / "Closes #12" on a line of its own, a paragraph opened by "This PR ..."); not "## Summary"
 #    (an issue's too: r-spade/ormah#102 heads a CI failure with it) nor "This fixes ..." (batch 4's jetson-containers#1457
 #    and the corpus's nemotron-january-2026#8 are labelled real);
@@ -1999,7 +2025,10 @@ PAGE_HEADING = re.compile(r"(?i)^[\s>#*_•\d.)-]{0,8}(?:"
                           r"|table of contents\W{0,3}$|related (?:articles|posts|errors|guides)\W{0,3}$"
                           r"|[^。！？?\n]{0,40}(?:解决(?:办法|方法|方案|思路)|原因(?:分析)?|修复方法|排查(?:步骤|思路))\W{0,3}$)")
 PAGE_WIDGET = re.compile(r"(?i)^\s{0,8}(?:enter fullscreen mode|exit fullscreen mode|copy code)\s*$"
-                         r"|^[^\n]{0,120}?(?<![\w.])\d{1,3} min(?:ute)?s? read\s*$")
+                         r"|^[^\n]{0,120}?(?<![\w.])\d{1,3} min(?:ute)?s? read\s*$"
+                         # (round rndfa) an error catalogue's effort badge, the reading time's sibling: "High severity
+                         # beginner · Fix: 2-5 min" over the exception's name and "What this error means"
+                         r"|^[^\n]{0,120}?\bfix(?: time)?: ?\d{1,3}(?: ?[-–] ?\d{1,3})? ?min(?:ute)?s?\s*$")
 PAGE_PR = re.compile(r"(?i)^\s{0,3}(?:#{1,6}\s{1,3}(?:purpose|(?:proposed )?changes(?: made)?|motivation|what does this pr do\??"
                      r"|description of (?:the )?changes?)\W{0,3}$|(?:fixes|closes|resolves) #\d{1,7}\W{0,3}$"
                      r"|this (?:pr|pull request|patch) \w)")

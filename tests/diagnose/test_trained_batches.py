@@ -70,6 +70,12 @@ TRAINED_ITEMS = {
     42: ("spring-projects/spring-boot/issues/201", "shadowsocks/shadowsocks-windows/issues/2853", "davesc63/GeoPort/issues/48",
          "SignalK/signalk-server/pull/662", "MEDIGO/laika/pull/176", "ddev/ddev/pull/3225", "spre-sre/lumino-mcp-server/pull/178",
          "kubernetes-sigs/prow/pull/635", "lunarway/release-manager/pull/369", "open-mmlab/mmdeploy/issues/255"),
+    # (round rndfa) an error catalogue's "Fix: N-M min" effort badge makes its page one about errors (PAGE_WIDGET); batch
+    # 44's, 46's and 47's other false alarms stay open (heldout/README.md says which)
+    44: ("theneuralbase.com/vllm/errors/vllm-server-port-already-in-use",),
+    # (round rndfa) a Chinese list head, "常见的报错如:" (common errors such as:), over the quoted messages (DOC_HEADING)
+    46: ("nshx.cn/game/20130.html",),
+    47: ("theneuralbase.com/vllm/errors/vllm-cuda-out-of-memory-gpu-memory-utilization-error",),
     # (round 49) a change's "This fixes the following runtime issue:" over the fenced NVENC lines it removes: driver-too-old's
     # reset_by (the scanner keeps "This fixes ..." as a user's relay); batch 49's other false alarms stay open (pages and PR
     # descriptions about CUDA OOM, OOMKilled and Triton's shared memory: heldout/README.md says why)
@@ -83,7 +89,7 @@ def test_the_trained_batches_exist_and_hold_near_misses():
     assert all((HELDOUT / f"batch{n}.yaml").is_file() for n in TRAINED_CLEAN)
     assert len(ITEMS) >= 15 * len(TRAINED_CLEAN) - 20
     picked = [item for item in ITEMS if item["_file"].startswith(("batch33", "batch34", "batch35", "batch36", "batch37", "batch38", "batch40",
-                                                        "batch41", "batch42", "batch49"))]
+                                                        "batch41", "batch42", "batch44", "batch46", "batch47", "batch49"))]
     assert len(picked) == sum(len(t) for t in TRAINED_ITEMS.values())
 
 
