@@ -2031,7 +2031,11 @@ PAGE_WIDGET = re.compile(r"(?i)^\s{0,8}(?:enter fullscreen mode|exit fullscreen 
                          r"|^[^\n]{0,120}?\bfix(?: time)?: ?\d{1,3}(?: ?[-–] ?\d{1,3})? ?min(?:ute)?s?\s*$")
 PAGE_PR = re.compile(r"(?i)^\s{0,3}(?:#{1,6}\s{1,3}(?:purpose|(?:proposed )?changes(?: made)?|motivation|what does this pr do\??"
                      r"|description of (?:the )?changes?)\W{0,3}$|(?:fixes|closes|resolves) #\d{1,7}\W{0,3}$"
-                     r"|this (?:pr|pull request|patch) \w)")
+                     r"|this (?:pr|pull request|patch) \w"
+                     # (round fa2) a pull request's verification list, each bullet told against the change ("- before
+                     # this change, `python -m build --wheel` failed with `ModuleNotFoundError: ...`", "- after this
+                     # change, ... succeeds"): the runs are the change's before and after, quoted in a bullet of prose
+                     r"|[-*+]\s{1,3}(?:\*\*|_)?(?:before|after|without|with) (?:this|the) (?:change|pr|pull request|patch|fix)\b[*_]{0,2}[,:]\s)")
 REPORT_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:describe the bug|bug description|steps to reproduce|to reproduce|reproduction"
                             r"|expected behaviou?r|actual behaviou?r|environment|system info(?:rmation)?|your environment"
                             r"|logs?|error logs?|pytorch version:|collecting environment information)\W{0,6}$")
