@@ -1880,6 +1880,26 @@ TABLE_MEANING_COL = re.compile(r"(?i)\|\s*(?:description|meaning|explanation|mes
 HUNK = re.compile(r"^@@ -\d{1,9}(?:,\d{1,9})? \+\d{1,9}(?:,\d{1,9})? @@")
 
 
+# (round fa2) a hit in a bullet list whose next bullets, at the same depth and with no gap, give the quote's cause and fix
+# as labelled entries ("- The error: *\"Using SOCKS proxy, but ...\"*" then "- Root cause: `httpx` was declared without the
+# `[socks]` extra" then "- Fix: change ..."): a pull request's summary or a fix page's entry; a user's report lists what
+# they ran and saw, not the cause and fix of it
+SIBLING_ENTRY = re.compile(r"(?i)^\s*[-*+]\s{1,3}[*_]{0,2}(?:root[- ]cause|cause|fix|solution|resolution|workaround)[*_]{0,2}\s?[:：]")
+
+
+def _sibling_entry(seg, nxt):
+    """Whether a bullet after the hit's (same indent, no blank line between) is a labelled cause or fix entry."""
+    depth = len(LIST_ITEM.match(seg).group(1))
+    for raw in nxt:
+        line = _unwrapped(raw).rstrip()
+        m = LIST_ITEM.match(line)
+        if m is None or len(m.group(1)) != depth:
+            return False
+        if SIBLING_ENTRY.match(line) is not None:
+            return True
+    return False
+
+
 def _below(nxt):
     """True when the lines under a hit (NEXT_HEADING, BYLINE, a change's next paragraph) make it documentation."""
     gap = False
@@ -1926,6 +1946,8 @@ def documented(prev, seg="", nxt=()):
     checked task's result."""
     if len(nxt) >= 2 and not _unwrapped(nxt[0]).strip() and ENTRY_AFTER.match(_unwrapped(nxt[1])):
         return True     # a paragraph after the quote gives its fix (a tool's own "   Fix: ..." hint follows at once)
+    if nxt and LIST_ITEM.match(seg) and _sibling_entry(seg, nxt):
+        return True     # (round fa2) a bullet among a summary's "Root cause:" / "Fix:" bullets (see SIBLING_ENTRY)
     if nxt and _below(nxt):
         return True     # (round 42f) a reason or test-plan heading, a byline, or the change told in the next paragraph
     if nxt and QUESTION_HEAD.match(seg):
