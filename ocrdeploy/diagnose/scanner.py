@@ -2057,7 +2057,13 @@ PAGE_PR = re.compile(r"(?i)^\s{0,3}(?:#{1,6}\s{1,3}(?:purpose|(?:proposed )?chan
                      # (round fa2) a pull request's verification list, each bullet told against the change ("- before
                      # this change, `python -m build --wheel` failed with `ModuleNotFoundError: ...`", "- after this
                      # change, ... succeeds"): the runs are the change's before and after, quoted in a bullet of prose
-                     r"|[-*+]\s{1,3}(?:\*\*|_)?(?:before|after|without|with) (?:this|the) (?:change|pr|pull request|patch|fix)\b[*_]{0,2}[,:]\s)")
+                     r"|[-*+]\s{1,3}(?:\*\*|_)?(?:before|after|without|with) (?:this|the) (?:change|pr|pull request|patch|fix)\b[*_]{0,2}[,:]\s"
+                     # (round fa2) a feature request's own template ("### Is your feature request related to a problem?
+                     # Please describe.", "Describe the solution you'd like", PyTorch's and vLLM's "🚀 The feature, motivation
+                     # and pitch"): the error it quotes is what the request wants told better or avoided, no failing run
+                     # reported; a bug report's sections (REPORT_HEADING) still make the text a report
+                     r"|[\s#*_]{0,8}\W{0,3}(?:is your feature request related to a problem|describe the solution you(?:'|’)?d like"
+                     r"|describe alternatives you(?:'|’)?ve considered|the feature, motivation and pitch)\b)")
 REPORT_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:describe the bug|bug description|steps to reproduce|to reproduce|reproduction"
                             r"|expected behaviou?r|actual behaviou?r|environment|system info(?:rmation)?|your environment"
                             r"|logs?|error logs?|pytorch version:|collecting environment information)\W{0,6}$")
