@@ -1883,8 +1883,8 @@ HUNK = re.compile(r"^@@ -\d{1,9}(?:,\d{1,9})? \+\d{1,9}(?:,\d{1,9})? @@")
 # (round fa2) a hit in a bullet list whose next bullets, at the same depth and with no gap, give the quote's cause and fix
 # as labelled entries ("- The error: *\"Using SOCKS proxy, but ...\"*" then "- Root cause: `httpx` was declared without the
 # `[socks]` extra" then "- Fix: change ..."): a pull request's summary or a fix page's entry; a user's report lists what
-# they ran and saw, not the cause and fix of it
-SIBLING_ENTRY = re.compile(r"(?i)^\s*[-*+]\s{1,3}[*_]{0,2}(?:root[- ]cause|cause|fix|solution|resolution|workaround)[*_]{0,2}\s?[:：]")
+# they ran and saw, not the cause and fix of it ("Workaround:" is left out: a user who found one writes it under their own run)
+SIBLING_ENTRY = re.compile(r"(?i)^\s*[-*+]\s{1,3}[*_]{0,2}(?:root[- ]cause|cause|fix|solution|resolution)[*_]{0,2}\s?[:：]")
 
 
 def _sibling_entry(seg, nxt):
