@@ -1880,6 +1880,26 @@ TABLE_MEANING_COL = re.compile(r"(?i)\|\s*(?:description|meaning|explanation|mes
 HUNK = re.compile(r"^@@ -\d{1,9}(?:,\d{1,9})? \+\d{1,9}(?:,\d{1,9})? @@")
 
 
+# (round fa2) a hit in a bullet list whose next bullets, at the same depth and with no gap, give the quote's cause and fix
+# as labelled entries ("- The error: *\"Using SOCKS proxy, but ...\"*" then "- Root cause: `httpx` was declared without the
+# `[socks]` extra" then "- Fix: change ..."): a pull request's summary or a fix page's entry; a user's report lists what
+# they ran and saw, not the cause and fix of it ("Workaround:" is left out: a user who found one writes it under their own run)
+SIBLING_ENTRY = re.compile(r"(?i)^\s*[-*+]\s{1,3}[*_]{0,2}(?:root[- ]cause|cause|fix|solution|resolution)[*_]{0,2}\s?[:：]")
+
+
+def _sibling_entry(seg, nxt):
+    """Whether a bullet after the hit's (same indent, no blank line between) is a labelled cause or fix entry."""
+    depth = len(LIST_ITEM.match(seg).group(1))
+    for raw in nxt:
+        line = _unwrapped(raw).rstrip()
+        m = LIST_ITEM.match(line)
+        if m is None or len(m.group(1)) != depth:
+            return False
+        if SIBLING_ENTRY.match(line) is not None:
+            return True
+    return False
+
+
 def _below(nxt):
     """True when the lines under a hit (NEXT_HEADING, BYLINE, a change's next paragraph) make it documentation."""
     gap = False
@@ -1926,6 +1946,8 @@ def documented(prev, seg="", nxt=()):
     checked task's result."""
     if len(nxt) >= 2 and not _unwrapped(nxt[0]).strip() and ENTRY_AFTER.match(_unwrapped(nxt[1])):
         return True     # a paragraph after the quote gives its fix (a tool's own "   Fix: ..." hint follows at once)
+    if nxt and LIST_ITEM.match(seg) and _sibling_entry(seg, nxt):
+        return True     # (round fa2) a bullet among a summary's "Root cause:" / "Fix:" bullets (see SIBLING_ENTRY)
     if nxt and _below(nxt):
         return True     # (round 42f) a reason or test-plan heading, a byline, or the change told in the next paragraph
     if nxt and QUESTION_HEAD.match(seg):
@@ -2031,7 +2053,17 @@ PAGE_WIDGET = re.compile(r"(?i)^\s{0,8}(?:enter fullscreen mode|exit fullscreen 
                          r"|^[^\n]{0,120}?\bfix(?: time)?: ?\d{1,3}(?: ?[-–] ?\d{1,3})? ?min(?:ute)?s?\s*$")
 PAGE_PR = re.compile(r"(?i)^\s{0,3}(?:#{1,6}\s{1,3}(?:purpose|(?:proposed )?changes(?: made)?|motivation|what does this pr do\??"
                      r"|description of (?:the )?changes?)\W{0,3}$|(?:fixes|closes|resolves) #\d{1,7}\W{0,3}$"
-                     r"|this (?:pr|pull request|patch) \w)")
+                     r"|this (?:pr|pull request|patch) \w"
+                     # (round fa2) a pull request's verification list, each bullet told against the change ("- before
+                     # this change, `python -m build --wheel` failed with `ModuleNotFoundError: ...`", "- after this
+                     # change, ... succeeds"): the runs are the change's before and after, quoted in a bullet of prose
+                     r"|[-*+]\s{1,3}(?:\*\*|_)?(?:before|after|without|with) (?:this|the) (?:change|pr|pull request|patch|fix)\b[*_]{0,2}[,:]\s"
+                     # (round fa2) a feature request's own template ("### Is your feature request related to a problem?
+                     # Please describe.", "Describe the solution you'd like", PyTorch's and vLLM's "🚀 The feature, motivation
+                     # and pitch"): the error it quotes is what the request wants told better or avoided, no failing run
+                     # reported; a bug report's sections (REPORT_HEADING) still make the text a report
+                     r"|[\s#*_]{0,8}\W{0,3}(?:is your feature request related to a problem|describe the solution you(?:'|’)?d like"
+                     r"|describe alternatives you(?:'|’)?ve considered|the feature, motivation and pitch)\b)")
 REPORT_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:describe the bug|bug description|steps to reproduce|to reproduce|reproduction"
                             r"|expected behaviou?r|actual behaviou?r|environment|system info(?:rmation)?|your environment"
                             r"|logs?|error logs?|pytorch version:|collecting environment information)\W{0,6}$")
