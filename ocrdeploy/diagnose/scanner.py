@@ -474,6 +474,10 @@ JSON_MESSAGE = re.compile(r'"(?:log|event|msg|message|MESSAGE)"\s?:\s?"((?:[^"\\
 # failure as a whole: the patterns see all of it.
 JSON_EVENT_KEY = re.compile(r'"(?:log|event|msg|MESSAGE|level|levelname|severity|time|ts|timestamp|@timestamp|logger'
                             r'|hostname|pid|stream|service|service_name)"\s?:')
+# The cause of a Go service's event, which zap and logrus keep in a field of its own beside the message
+# ({"level":"fatal","msg":"discovery failed","error":"listen tcp 127.0.0.1:2380: bind: address already in use"}):
+# the message alone says only what the service was doing.  A string value only: {"error":{...}} is an API's body.
+JSON_ERROR_FIELD = re.compile(r'"(?:error|err)"\s?:\s?"((?:[^"\\]|\\.){1,16384})"')
 
 
 def unwrap(text):
@@ -489,9 +493,17 @@ def unwrap(text):
             m = None    # (round 46) an HTTP error body, not a log event: seen whole
         if m:
             try:
-                text = json.loads('"' + m.group(1) + '"').rstrip("\r\n")
+                message = json.loads('"' + m.group(1) + '"').rstrip("\r\n")
             except ValueError:
-                pass
+                return text
+            cause = JSON_ERROR_FIELD.search(text)
+            try:
+                cause = cause and json.loads('"' + cause.group(1) + '"').rstrip("\r\n")
+            except ValueError:
+                cause = None
+            if cause and cause not in message:
+                message = message + ": " + cause    # joined as Go wraps an error ("what: why")
+            text = message
     return text
 
 

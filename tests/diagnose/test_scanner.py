@@ -187,6 +187,17 @@ def test_unwrap_leaves_a_tools_own_line_alone():
     assert scanner.unwrap("#9 7.312 #9 7.312 Killed") == "Killed"
 
 
+def test_a_json_events_error_field_joins_its_message():
+    """zap and logrus keep the cause beside the message; a body's {"error": {...}} object and a cause the message
+    already holds are left as they are, and an undecodable cause leaves the message alone."""
+    event = '{"level":"fatal","msg":"discovery failed","error":"listen tcp :2380: bind: address already in use"}'
+    assert scanner.unwrap(event) == "discovery failed: listen tcp :2380: bind: address already in use"
+    assert scanner.unwrap('{"level":"error","msg":"grpc: bind failed","err":"bind failed"}') == "grpc: bind failed"
+    assert scanner.unwrap('{"level":"info","msg":"started","error":{"code":1}}') == "started"
+    assert scanner.unwrap('{"level":"error","msg":"start failed","error":"bad \\u12 escape"}') == "start failed"
+    assert scanner.unwrap('{"log":"Killed\\n","stream":"stderr"}') == "Killed"
+
+
 def test_kernel_segfault_and_zsh_kill_lines_are_fatal():
     """The kernel's line for a crashed process (its format: arch/x86/mm/fault.c show_signal_msg, "%s[%d]: segfault at
     %lx ip %px sp %px error %lx in %s") and zsh's job-less kill report are fatal ends; prose about a segfault is not."""
