@@ -480,6 +480,14 @@ JSON_EVENT_KEY = re.compile(r'"(?:log|event|msg|MESSAGE|level|levelname|severity
 JSON_ERROR_FIELD = re.compile(r'"(?:error|err)"\s?:\s?"((?:[^"\\]|\\.){1,16384})"')
 
 
+def _json_string(body):
+    """A JSON string's body decoded, its line end dropped; None where its escapes are not JSON's."""
+    try:
+        return json.loads('"' + body + '"').rstrip("\r\n")
+    except ValueError:
+        return None
+
+
 def unwrap(text):
     """The line without the wrappers' prefixes (see WRAPPER), and the message of a JSON log event."""
     for _ in range(MAX_WRAPPERS):
@@ -492,15 +500,11 @@ def unwrap(text):
         if m and m.group(0)[1:8] == "message" and JSON_EVENT_KEY.search(text) is None:
             m = None    # (round 46) an HTTP error body, not a log event: seen whole
         if m:
-            try:
-                message = json.loads('"' + m.group(1) + '"').rstrip("\r\n")
-            except ValueError:
+            message = _json_string(m.group(1))
+            if message is None:
                 return text
             cause = JSON_ERROR_FIELD.search(text)
-            try:
-                cause = cause and json.loads('"' + cause.group(1) + '"').rstrip("\r\n")
-            except ValueError:
-                cause = None
+            cause = cause and _json_string(cause.group(1))
             if cause and cause not in message:
                 message = message + ": " + cause    # joined as Go wraps an error ("what: why")
             text = message
