@@ -49,6 +49,17 @@ def stage_of(item, stages) -> str:
     return stages.get(nots[0], "?") if nots else "benign"
 
 
+def lead_of(rep, rules):
+    """The entries the report's unrecognised lines look like (the "looks like" lead of `inv diagnose`), or None
+    when the report names a finding or has no unrecognised line."""
+    if rep["findings"] or not rep["unrecognised"]:
+        return None
+    from ocrdeploy.diagnose.engine import annotate
+
+    (out,) = annotate([json.loads(json.dumps(rep))], rules, {})
+    return sorted({rid for u in out["unrecognised"] for rid in u.get("looks_like", [])})
+
+
 def score(data, scan, engine, stages, any_pattern=False):
     """Per stage: real cases recognised / real cases, false alarms / near-misses and benign logs."""
     by = {}
@@ -60,10 +71,17 @@ def score(data, scan, engine, stages, any_pattern=False):
             continue
         r = row(stage_of(case, stages))
         r["real"] += 1
-        why = corpus.judge_case(case, scan.scan(case, engine), any_pattern)
+        rep = scan.scan(case, engine)
+        why = corpus.judge_case(case, rep, any_pattern)
         if why is None:
             r["ok"] += 1
         else:
+            leads = lead_of(rep, scan.rules)
+            if leads is not None:
+                # a miss reported as unrecognised (exit 3): does its "looks like" lead name the right entry?
+                r["unrec"] = r.get("unrec", 0) + 1
+                r["led"] = r.get("led", 0) + (case["entry"] in leads)
+                why += f"; looks like {leads}"
             r["misses"].append(f"{case.get('source')}: {why}")
     for item in data["near_misses"]:
         r = row(stage_of(item, stages))
@@ -106,11 +124,16 @@ def print_score(title, by):
         r = by[stage]
         rec = f"{r['ok']}/{r['real']}" if r["real"] else "-"
         named = f"   ({r['named']} now named by an entry)" if r.get("named") else ""
-        print(f"  {stage:10} recall {rec:>9}   false alarms {r['alarms']}/{r['alarm_items']}{named}")
+        led = f"   (lead right on {r['led']}/{r['unrec']} misses reported unrecognised)" if r.get("unrec") else ""
+        print(f"  {stage:10} recall {rec:>9}   false alarms {r['alarms']}/{r['alarm_items']}{named}{led}")
         for m in r["misses"]:
             print(f"      {m}")
     pct = 100.0 * ok / real if real else 0.0
     print(f"  all        recall {ok}/{real} ({pct:.1f}%)   false alarms {alarms}/{items}")
+    unrec = sum(r.get("unrec", 0) for r in by.values())
+    if unrec:
+        print(f"  leads      {sum(r.get('led', 0) for r in by.values())}/{unrec} misses reported unrecognised have the"
+              " right entry in their 'looks like' lead")
 
 
 def main():

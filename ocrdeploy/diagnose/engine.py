@@ -148,7 +148,10 @@ def annotate(reports: list[dict], rules: list[Rule], ctx: dict) -> list[dict]:
     by_id = {r.id: r for r in rules}
     for rep in reports:
         for u in rep.get("unrecognised", []):
-            near = looks_like(u["text"], [r for r in rules if r.severity != "harmless"])
+            # the line's own words and those of the lines shown around it: "failed to load all models" names no
+            # library, the allocator's line above it does
+            around = " ".join(str(c[1]) for c in u.get("context") or [] if isinstance(c, (list, tuple)) and len(c) > 1)
+            near = looks_like(u["text"] + " " + around, [r for r in rules if r.severity != "harmless"])
             if near:
                 u["looks_like"] = near
         for f in rep.get("findings", []) + rep.get("harmless", []):

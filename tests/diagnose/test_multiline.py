@@ -315,3 +315,20 @@ def test_reset_by_without_preceded_by_vetoes_from_the_lines_just_before(tmp_path
                              rules=VETO)[0]
     # past `within` lines the frame no longer speaks for this line
     assert "port" in ids(tmp_path, [frame, "x", "y", err], engine, name="c.log", rules=VETO)[0]
+
+
+def test_the_lead_of_an_unrecognised_line_reads_the_lines_shown_around_it(tmp_path):
+    """A bare "failed to load all models" names no library; the allocator's line above it does (Triton's onnxruntime
+    backend, triton-inference-server/server#5661's shape): the lead comes from both, still without a finding."""
+    from ocrdeploy.diagnose.engine import annotate, exit_code, fix_context, scan_local
+    from ocrdeploy.diagnose.table import load_table
+
+    rules = load_table()
+    p = tmp_path / "u.log"
+    p.write_text("I0419 14:01:46.9 1 model_lifecycle.cc:459] loading: ocr:1\n"
+                 "I0419 14:01:47.0 1 ocr.cc:12] no kernel image is available for execution on the device (sm_61)\n"
+                 "error: creating server: Internal - failed to load all models\n")
+    reps = annotate(scan_local([str(p)], [r for r in rules if r.id != "cuda-arch-mismatch"]), rules, fix_context())
+    (u,) = reps[0]["unrecognised"]
+    assert u["text"].startswith("error: creating server")
+    assert "cuda-arch-mismatch" in u["looks_like"] and reps[0]["findings"] == [] and exit_code(reps) == 3
