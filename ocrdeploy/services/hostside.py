@@ -455,6 +455,21 @@ def _claimed(workdir, port, name):
     return None, None
 
 
+def _exec_done(proc, within=2.0):
+    """Wait (briefly) until the started program's arguments can be read: Popen returns when the child's
+    exec pipe closes, before the kernel has set up the new program's arguments, and the identity
+    recorded from that moment would hold an empty command line."""
+    deadline = time.time() + within
+    while time.time() < deadline and proc.poll() is None:
+        try:
+            with open("/proc/%d/cmdline" % proc.pid, "rb") as fh:
+                if fh.read(1):
+                    return
+        except OSError:
+            return
+        time.sleep(0.005)
+
+
 def start(req):
     wd, name, port = req["workdir"], req["name"], int(req["port"])
     fd = _lock(wd, port)
@@ -486,6 +501,7 @@ def start(req):
             out.flush()
             proc = subprocess.Popen(req["argv"], stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     env=env, cwd=req.get("cwd") or wd, start_new_session=True, close_fds=True)
+        _exec_done(proc)
         rec = {"name": name, "pid": proc.pid, "port": port, "log": log, "argv": req.get("shown") or req["argv"],
                "started_at": time.time(), "kind": req.get("kind"), "gpu": req.get("gpu"), "bind": req.get("bind"),
                "served_name": req.get("served_name"), "has_key": bool(req.get("has_key")),

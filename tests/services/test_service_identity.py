@@ -354,3 +354,34 @@ def test_a_service_that_wrote_its_title_over_its_environment_is_still_the_servic
     assert not again["ok"] and "already runs" in again["error"]    # the re-run finds it, no second start
     stopped = hostside.stop({"workdir": str(tmp_path), "name": "minicpm-ocr-1", "grace": 5})
     assert stopped["was_alive"] and stopped["stopped"] and not alive(r["pid"])
+
+
+def test_an_empty_environment_never_carries_the_token_even_for_the_recorded_pid(cleanup):
+    """/proc/PID/environ reads empty for a program run with no environment, and for any process in the moment
+    its exec is under way: anyone can make such a process, so an empty block is never "cannot tell" (a forged
+    record naming it would get it signalled); start() waits past that moment instead (next test)."""
+    p = subprocess.Popen(["sleep", "30"], env={}, start_new_session=True)
+    cleanup.append(p.pid)
+    for _ in range(200):
+        with open(f"/proc/{p.pid}/cmdline", "rb") as fh:
+            if fh.read(1):
+                break
+        time.sleep(0.01)
+    with open(f"/proc/{p.pid}/environ", "rb") as fh:
+        assert fh.read() == b""
+    assert hostside._carries(p.pid, "minicpm-ocr-1/" + "0" * 32, unreadable_ok=True) is False
+
+
+def test_the_identity_recorded_at_start_holds_the_programs_command_line(tmp_path, cleanup):
+    """start() records the identity once the program's arguments can be read, not in the moment after Popen
+    returns and before the kernel has set them up (an empty command line in the record)."""
+    import hashlib
+
+    empty = hashlib.sha256(b"").hexdigest()
+    for i in range(20):
+        wd = tmp_path / str(i)
+        r = start(wd, ["sleep", "300"], free_port())
+        cleanup.append(r["pid"])
+        assert r["ok"] and r["record"]["identity"]["cmdline"] != empty, r
+        (s,) = hostside.status({"workdir": str(wd)})["services"]
+        assert s["alive"] and "stale" not in s, s
