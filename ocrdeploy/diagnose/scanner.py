@@ -1270,8 +1270,7 @@ PROSE_WORDS = (" when ", "fix", "if a", "shows the ", "lead", " will ", " would 
                "feat", "docs", "chore", "refactor", "perf", "revert", "to avoid", "to prevent", "related to",
                "caused by", "due to", "indicates that", "means that", "+- ", "+* ", "+#",
                "prevents ", "fixes ", "avoids ", "solves ", "resolves ", "works around ", "indicate", ", which ",
-               "if you ", "显示", "表示", "意味着", "•", "●", "▪", "◦", "‣", "because", "when you ",
-               "you might ", "you may ", "you could ", "you can ")
+               "if you ", "显示", "表示", "意味着", "•", "●", "▪", "◦", "‣", "because", "when you ")
 PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thrown|shown|displayed|printed|reported)) when "
                    r"(?:a|an|the|you|your|it|\w+ (?:cannot|can't|can not|fails|tries))\b"
                    r"|\b(?:contains|includes|adds|is) the fix for\b"
@@ -1320,10 +1319,6 @@ PROSE = re.compile(r"(?i)\b(?:occurs?|happens?|arises?|appears?|is (?:raised|thr
                    # what a tool does ("• nvidia-smi exits non-zero with Failed to initialize NVML: ...", a runbook's
                    # symptom list): no tool prints these shapes
                    r"|\b(?:if|when|whenever) you (?:get|see|hit|encounter|run into|receive) (?:an? |the |this )?(?:error|message|warning)(?: message)?s? (?:like\b|such as\b|saying\b|[\"“'`])"
-                   # (round scan3) the same told as a reader's possibility ("You might see an error message like "unable to allocate
-                   # CUDA buffer," and it can be super confusing"): a page's hedge; a user says what they saw
-                   r"|\byou (?:might|may|could|will|would|can) (?:also )?(?:see|get|hit|encounter|run into|receive|notice) (?:an? |the |this )?"
-                   r"(?:error|message|warning)(?: message)?s? (?:like\b|such as\b|saying\b|[\"“'`])"
                    r"|[A-Za-z][\w./-]{1,60} ?(?:显示|表示|意味着)[^\n]{1,200}。\s*$"
                    r"|^\s*[•●▪◦‣]\s+[\w.-]{1,40} (?:exits|fails|returns|reports|prints|shows|says|throws|raises|errors out)\b")
 
@@ -1566,36 +1561,22 @@ PROSE_SHAPES = (
                 r"(?:hit|seen|met|gotten|got|run into|encountered|come across)\b"
                 r"|\byou(?: (?:must|should|will|may|might) be|(?:'|’)re| are) (?:probably |likely |already |all too |very |quite )*"
                 r"familiar with (?:this|the|that) (?:[\w-]+ )?(?:error|message|warning|exception)\b")),
-    # (round scan3) an explainer's title naming the error as its topic ("CUDA Out of Memory: What It Means and How to Fix It",
-    # "Ollama GPU Memory Bug: Unable To Allocate CUDA Buffer Error Explained", "Understanding and Resolving "Address Already in
-    # Use" Errors"): a page's head line; a run never titles its output, and a user's title asks ("How to fix ...?")
-    (("explained", "what it means", "what this error means", "understanding ", "how to fix it", "how to solve it",
-      "how to resolve it"),
-     re.compile(r"(?i)\b(?:errors?|exceptions?|issues?|problems?|bugs?|messages?|warnings?|crash(?:es)?)\W{0,3} explained\W{0,3}$"
-                r"|[:\-\u2013\u2014|]\s{0,3}what (?:it|this|that|the error) means\b[^?\n]{0,60}$"
-                r"|\band how to (?:fix|solve|resolve|avoid|prevent|debug) (?:it|them|this|that)\W{0,3}$"
-                r"|^\W{0,3}Understanding(?: and (?:Fixing|Resolving|Solving|Troubleshooting|Debugging|Avoiding|Preventing))? [^?\n]{3,120}"
-                r"\b(?:errors?|exceptions?|issues?|failures?|problems?)\W{0,3}$")),
-    # (round scan3) a definition: the error or status, as the sentence's subject at the line's start, then what it means ("Exit
-    # code 137 means your process received SIGKILL", 'The "Smudge error: Error downloading object" in Git LFS means the smudge
-    # filter failed ...', "Quick answer: Exit code 137 means the process was killed by SIGKILL"): an explainer reads the
-    # error out; a tool's line does not open with its own error and gloss it
+    # (round scan3) an explainer's title naming the error as its topic, then what the page gives ("Exit Code 137: What It
+    # Means and How to Fix It", "Exit code 137 (OOMKilled) — what it means and how to fix it", "CUDA Out of Memory: What It
+    # Means and How to Fix It"): a page's head line; a run never titles its output, and a user's title asks ("How to fix
+    # ...?", "what does it mean?")
+    (("what it means", "what this error means", "what the error means", "how to fix it", "how to solve it", "how to resolve it"),
+     re.compile(r"(?i)[:\-\u2013\u2014|]\s{0,3}what (?:it|this(?: error)?|that|the error) means\b[^?\n]{0,60}$"
+                r"|\band how to (?:fix|solve|resolve|avoid|prevent|debug) (?:it|them|this|that)\W{0,3}$")),
+    # (round scan3) a definition: the error or status, the sentence's subject at the line's start, then what it means ("Exit
+    # code 137 means your process received SIGKILL", "OOMKilled means a container was terminated because ...", 'The "Smudge
+    # error: Error downloading object" in Git LFS means the smudge filter failed ...', "Quick answer: Exit code 137 means the
+    # process was killed by SIGKILL"): an explainer reads the error out; a tool's line does not open with its own error and
+    # gloss it, and a user's "this means I can't ..." opens with no error
     ((" means ",),
      re.compile(r"(?i)^\W{0,3}(?:[\w ]{1,20}[:：] )?(?:The |An? )?(?:[`'\"“][^`'\"”\n]{3,160}[`'\"”]|[\w.()\[\]/-]+(?: [\w.()\[\]/-]+){0,7})"
                 r"(?: (?:errors?|messages?|exceptions?|status|codes?))?(?: (?:in|from|on|with) [\w.-]+(?: [\w.-]+){0,3})? means (?:that |your |the "
                 r"|an? |its? |this |you |something |some |one )")),
-    # (round scan3) a glossary bullet: the error as its bold, quoted term, then a colon and what it means ("* **`OSError: [Errno
-    # 28] No space left on device`**: downloaded wheels fill up the `/tmp` directory."): a documentation page's list of
-    # errors and their causes; a log line is never bold, and a user's bullets relay their run unbolded
-    (("**`", "**'", '**"'),
-     re.compile(r"^\s{0,8}(?:[-*+]|\d{1,3}[.)])\s{1,3}\*\*[`'\"][^\n]{3,300}?[`'\"]\*\*\s{0,2}[:：\u2013\u2014-]\s{1,3}[A-Za-z\u4e00-\u9fff]")),
-    # (round scan3) a wish for what a tool should say instead of the error it prints now ("Spack should report which filesystem
-    # has run out of space during a build, rather than just reporting "no space left on device.""): a feature request; a run's
-    # report tells what was printed
-    (("rather than", "instead of just"),
-     re.compile(r"(?i)\b(?:should|could|would|must|ought to) (?:\w+ )?(?:report|say|show|print|tell|name|display|log|include|mention|explain)"
-                r"\b[^\n]{0,160}?\b(?:rather than|instead of) (?:just |simply |only |merely )?(?:reporting|saying|showing|printing|displaying"
-                r"|logging|throwing|raising|emitting)\b")),
 )
 # (round 42f) the round 40f shape "This PR adds/dumps/...", "This change" too, opening the paragraph under a hit (see _below)
 THIS_CHANGE = re.compile(r"(?i)^\W{0,3}This (?:PR|pull request|patch|commit|diff|change) (?:now |also |simply |just |only )?"
@@ -1745,15 +1726,9 @@ DOC_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:\d{1,2}[.)] ?)?(?:symptoms?:?|er
                          # over an article's two quoted errors, "典型错误信息示例" (typical error message examples) over the
                          # messages a pip-timeout page reads out): errors told as common or typical, no run of the writer's
                          r"|(?:常见|典型)的?(?:报错|错误)(?:信息|提示)?(?:示例|如下|如|有|包括)?[:：]?"
-                         # (round scan3) the Chinese "Symptom(s)" heading of an explainer ("现象" over "程序报错 RuntimeError: ...",
-                         # then "原因"), as "Symptoms" above
-                         r"|(?:问题|错误|故障)?现象[:：]?"
                          r"|typical (?:error |cli |console )?(?:output|messages?|errors?)"
                          r"|what (?:the error|the output|it|you(?:'ll| will)? see) (?:looks? like|is)"
                          r"|example (?:error )?output|sample (?:error )?output"
-                         # (round scan3) a documentation page's "Example errors" over the messages it shows (a FAQ's "**Example
-                         # errors**" over a fenced pip line), as "Example output" above
-                         r"|(?:example|sample) (?:errors|error messages)"
                          # (round 30) an FAQ page's own title line over its numbered entries ("FAQ" then "1.CUDA out of
                          # memory"), and a reference list of what a tool prints in each case ("Here are the error messages
                          # for each type of service when they encounter a port already in use:"); a user's "Here are the
@@ -1802,14 +1777,6 @@ FENCE_INTRO = re.compile(r"(?i)^[\s>#*_-]{0,8}(?:"
                          r"|(?:this (?:pr|pull request|change|commit|patch|fix) )?(?:fixes|solves|resolves|prevents|avoids"
                          r"|works around|addresses|gets rid of)\b"
                          r"|before(?: (?:this|the) (?:fix|change|patch|pr|pull request|commit))?[\s*_]{0,4}:?[\s*_]{0,4}$"
-                         # (round scan3) the same told as a counterfactual ("w/o thischange , gets the following error:", "Without
-                         # this patch the build fails with:"): only a change's author says it
-                         r"|[^\n]{0,120}?\b(?:without|w/o) ?(?:this|the) ?(?:fix|change|patch|pr|pull request|commit)\b[^\n]{0,160}[:：]\s*$"
-                         # (round scan3) a reader told what the error could look like ("... CMake will fail because ... The
-                         # error might look like" over the quote): a hedge; a user's own run "looks like"
-                         r"|[^\n]{0,600}?\b(?:the|this|that|an?|your) (?:\w+ )?(?:error|message|output|failure)(?: message)? (?:might|may|could|would|will)"
-                         r" (?:look|read|appear|be|say) (?:something |somewhat )?(?:like|as follows|similar to)\b(?: this| so)?\W{0,3}$"
-                         r"|[^\n]{0,600}?\b(?:the|this|that|an?|your) (?:\w+ )?(?:error|message|output)(?: message)? (?:says|reads|looks) something like\W{0,3}$"
                          r"|(?:improve|clarify|reword) (?:this|the) (?:error|message)"
                          # a reader addressed ("If you see this error:", "If you get the following error")
                          r"|if you (?:see|get|hit|encounter|run into|receive) (?:this|the following|an?|the)\b"
@@ -2119,9 +2086,6 @@ PAGE_WIDGET = re.compile(r"(?i)^\s{0,8}(?:enter fullscreen mode|exit fullscreen 
 PAGE_PR = re.compile(r"(?i)^\s{0,3}(?:#{1,6}\s{1,3}(?:purpose|(?:proposed )?changes(?: made)?|motivation|what does this pr do\??"
                      r"|description of (?:the )?changes?)\W{0,3}$|(?:fixes|closes|resolves) #\d{1,7}\W{0,3}$"
                      r"|this (?:pr|pull request|patch) \w"
-                     # (round scan3) the same after the paragraph's first sentence ("on Pascal (NVIDIA Tesla P40). This PR fixes
-                     # this.", "... which searched for `libcuda.so`. This PR restores the function"): the change's own words
-                     r"|[^\n]{0,400}?[.!?)]\s{1,3}this (?:pr|pull request|patch) (?!#)\w"
                      # (round fa2) a pull request's verification list, each bullet told against the change ("- before
                      # this change, `python -m build --wheel` failed with `ModuleNotFoundError: ...`", "- after this
                      # change, ... succeeds"): the runs are the change's before and after, quoted in a bullet of prose
