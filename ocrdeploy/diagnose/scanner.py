@@ -1572,6 +1572,13 @@ PROSE_SHAPES = (
                 r"(?:hit|seen|met|gotten|got|run into|encountered|come across)\b"
                 r"|\byou(?: (?:must|should|will|may|might) be|(?:'|’)re| are) (?:probably |likely |already |all too |very |quite )*"
                 r"familiar with (?:this|the|that) (?:[\w-]+ )?(?:error|message|warning|exception)\b")),
+    # (round scan3) an explainer's scene told to its reader, the reader's own thing the subject of the failure ("... a few
+    # seconds later your terminal vomits RuntimeError: CUDA out of memory", "Your container crashes. docker ps shows it exited
+    # with code 137."): a page's hook; a report tells its own run ("my build died"), a user's steps say "you get"
+    (("your ",),
+     re.compile(r"(?i)(?:^|[.!?,;]\s{1,3}|\b(?:and|then|later|now|suddenly)\s)your (?:[\w-]+ ){1,3}?(?:just |suddenly |then |now |immediately )?"
+                r"(?:dies|died|crash(?:es|ed)|fail(?:s|ed)|vomits|vomited|spits|spat|throws|threw|blows up|blew up|aborts|aborted|chokes"
+                r"|choked|bombs|bombed|errors out|errored out|falls over|fell over)\b")),
     # (round scan3) an explainer's title naming the error as its topic, then what the page gives ("Exit Code 137: What It
     # Means and How to Fix It", "Exit code 137 (OOMKilled) — what it means and how to fix it", "CUDA Out of Memory: What It
     # Means and How to Fix It"): a page's head line; a run never titles its output, and a user's title asks ("How to fix
