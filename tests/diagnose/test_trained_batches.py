@@ -79,7 +79,8 @@ TRAINED_ITEMS = {
     # (round 49) a change's "This fixes the following runtime issue:" over the fenced NVENC lines it removes: driver-too-old's
     # reset_by (the scanner keeps "This fixes ..." as a user's relay); batch 49's other false alarms stay open (pages and PR
     # descriptions about CUDA OOM, OOMKilled and Triton's shared memory: heldout/README.md says why)
-    49: ("livepeer/go-livepeer/pull/1106",),
+    # (round scan3) an explainer's scene told to its reader ("your terminal vomits RuntimeError: CUDA out of memory")
+    49: ("livepeer/go-livepeer/pull/1106", "wpnews.pro/news/how-to-fix-cuda-out-of-memory-errors-in-stable-diffusion-webui"),
     # (round scan3) a definition opening with the quoted error ('The "Smudge error: Error downloading object" in Git LFS means
     # the smudge filter failed ...', PROSE_SHAPES); batch 48's other false alarms stay open (heldout/README.md says why)
     48: ("deverrors.com/errors/git-lfs-smudge-error",),
