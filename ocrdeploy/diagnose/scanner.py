@@ -235,6 +235,14 @@ GENERIC_CLASSES = (
     # attempt failed because the connected party did not properly respond ..." for WSAETIMEDOUT, any other WSA error's
     # text after it): docker.exe, frp, Go clients; no error word of its own, often at a warning level of the tool's
     ("connect-failed", re.compile(r"\bconnectex: [A-Z]")),
+    # (round scan3) a Rust thread's panic ("thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value:
+    # UnreachableServer', src/main.rs:91:20", "thread 'tokio-runtime-worker' panicked at lib/llm/src/engines/vllm/worker.rs:247:17:")
+    # the runtime's own words for a crash, with no error word of their own ("Err" is not "error")
+    ("panic", re.compile(r"\bthread '[^'\n]{1,100}' panicked at\b")),
+    # (round scan3) an allocator's refusal in its own words, with no error word on the line: ONNX Runtime's arena
+    # ("onnxruntime::BFCArena::AllocateRawInternal Failed to allocate memory for requested buffer of size 285081600", on CPU
+    # as on a GPU), a C++ runtime's "failed to allocate memory"
+    ("alloc-failed", re.compile(r"(?i)\b(?:failed|unable) to allocate (?:device |gpu |host |pinned |cuda |cpu )?memory\b")),
 )
 # Fatal ends whatever the tool: signals, non-zero exit statuses, the kernel's GPU and OOM-killer lines.
 # They count at WARNING level too (a supervisor logs a child's death as a warning), and a harmless entry
@@ -338,8 +346,9 @@ GENERIC_HINTS = {
     "httpx-error": ("httpx.", "httpcore."),
     "tls-error": ("ERR_SSL_", "[SSL: "),
     "http-status": ("request failed: ", "<title>", "<h1>"),
+    "panic": ("panicked at",), "alloc-failed": ("to allocate ",),
 }
-GENERIC_LOWER = ("nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused")
+GENERIC_LOWER = ("alloc-failed", "nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
                     "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused",
                     "segmentation fault", "segfault at", "core dumped", "段错误", "核心已转储", "schwerwiegender fehler", "erreur fatale", "致命错误", "sigsegv", "sigabrt", "sigbus", "sigill", "sigfpe", "sigkill",
@@ -384,7 +393,9 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     # failures in Go's words, a CUDA check macro's "Cuda failure"; ld.so's head has "error")
                     "level=error", "level=fatal", "[crit] ", "[alert] ", "[emerg] ", "connectex: ", "cuda failure",
                     # (round rndfa: a model file's bad magic; TensorFlow's "failed call to cuX: CUDA_ERROR_..." has "error")
-                    "invalid magic", "invalid gguf magic", "invalid file magic")
+                    "invalid magic", "invalid gguf magic", "invalid file magic",
+                    # (round scan3: a Rust thread's panic, an allocator's refusal)
+                    "panicked at", "failed to allocate ", "unable to allocate ")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
@@ -1561,6 +1572,29 @@ PROSE_SHAPES = (
                 r"(?:hit|seen|met|gotten|got|run into|encountered|come across)\b"
                 r"|\byou(?: (?:must|should|will|may|might) be|(?:'|’)re| are) (?:probably |likely |already |all too |very |quite )*"
                 r"familiar with (?:this|the|that) (?:[\w-]+ )?(?:error|message|warning|exception)\b")),
+    # (round scan3) an explainer's scene told to its reader, the reader's own thing the subject of the failure ("... a few
+    # seconds later your terminal vomits RuntimeError: CUDA out of memory", "Your container crashes. docker ps shows it exited
+    # with code 137."): a page's hook; a report tells its own run ("my build died"), a user's steps say "you get"
+    (("your ",),
+     re.compile(r"(?i)(?:^|[.!?,;]\s{1,3}|\b(?:and|then|later|now|suddenly)\s)your (?:[\w-]+ ){1,3}?(?:just |suddenly |then |now |immediately )?"
+                r"(?:dies|died|crash(?:es|ed)|fail(?:s|ed)|vomits|vomited|spits|spat|throws|threw|blows up|blew up|aborts|aborted|chokes"
+                r"|choked|bombs|bombed|errors out|errored out|falls over|fell over)\b")),
+    # (round scan3) an explainer's title naming the error as its topic, then what the page gives ("Exit Code 137: What It
+    # Means and How to Fix It", "Exit code 137 (OOMKilled) — what it means and how to fix it", "CUDA Out of Memory: What It
+    # Means and How to Fix It"): a page's head line; a run never titles its output, and a user's title asks ("How to fix
+    # ...?", "what does it mean?")
+    (("what it means", "what this error means", "what the error means", "how to fix it", "how to solve it", "how to resolve it"),
+     re.compile(r"(?i)[:\-\u2013\u2014|]\s{0,3}what (?:it|this(?: error)?|that|the error) means\b[^?\n]{0,60}$"
+                r"|\band how to (?:fix|solve|resolve|avoid|prevent|debug) (?:it|them|this|that)\W{0,3}$")),
+    # (round scan3) a definition: the error or status, the sentence's subject at the line's start, then what it means ("Exit
+    # code 137 means your process received SIGKILL", "OOMKilled means a container was terminated because ...", 'The "Smudge
+    # error: Error downloading object" in Git LFS means the smudge filter failed ...', "Quick answer: Exit code 137 means the
+    # process was killed by SIGKILL"): an explainer reads the error out; a tool's line does not open with its own error and
+    # gloss it, and a user's "this means I can't ..." opens with no error
+    ((" means ",),
+     re.compile(r"(?i)^\W{0,3}(?:[\w ]{1,20}[:：] )?(?:The |An? )?(?:[`'\"“][^`'\"”\n]{3,160}[`'\"”]|[\w.()\[\]/-]+(?: [\w.()\[\]/-]+){0,7})"
+                r"(?: (?:errors?|messages?|exceptions?|status|codes?))?(?: (?:in|from|on|with) [\w.-]+(?: [\w.-]+){0,3})? means (?:that |your |the "
+                r"|an? |its? |this |you |something |some |one )")),
 )
 # (round 42f) the round 40f shape "This PR adds/dumps/...", "This change" too, opening the paragraph under a hit (see _below)
 THIS_CHANGE = re.compile(r"(?i)^\W{0,3}This (?:PR|pull request|patch|commit|diff|change) (?:now |also |simply |just |only )?"
