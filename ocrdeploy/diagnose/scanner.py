@@ -1852,7 +1852,17 @@ FENCE_INTRO = re.compile(r"(?i)^[\s>#*_-]{0,8}(?:"
                          # (round 42f) a general reading of how the error shows ("This happens only on Windows, whose error log
                          # usually looks like this:" over the indented quote, another project's FAQ quoted): no run of theirs
                          r"|[^\n]{0,200}?\b(?:usually|typically|generally|normally|often|commonly|mostly) (?:looks?|reads?|appears?)"
-                         r" (?:like|as follows|something like)\b[^\n]{0,40}[:：]\s*$)")
+                         r" (?:like|as follows|something like)\b[^\n]{0,40}[:：]\s*$"
+                         # (round scan4) a hedged intro: the reader told what they may meet ("When working with networking in
+                         # Python, you may encounter the error message:", "If you query the model with 2 images, you would see
+                         # the 400 error like:", "some people might experience below error:"): a page's or a change's prediction
+                         # over its example; a user tells their own run as it went ("I get", "I got", "you get" in steps), never
+                         # with might/may/could/would
+                         r"|[^\n]{0,300}?\b(?:you|users?|people|some (?:people|users)|one) (?:might|may|could|would) (?:also |then |still |sometimes )?"
+                         r"(?:see|get|encounter|experience|hit|receive|run into|face|be greeted (?:with|by)) (?:an? |the |this |some )?"
+                         r"(?:following |below |same |new )?(?:[\w-]+ ){0,2}"
+                         r"(?:errors?|messages?|output|exceptions?|warnings?|traceback)(?: messages?)?(?: (?:like|such as|similar to)"
+                         r"(?: this)?)?[\s*_]{0,4}[:：]\s*$)")
 # (not taken: a commit's "to avoid error:" over the CI log it quotes: held-out batch 20 labels intel/compute-runtime#242's
 # pasted ninja step a real compile-oom-killed case)
 

@@ -84,6 +84,9 @@ TRAINED_ITEMS = {
     # (round scan3) a definition opening with the quoted error ('The "Smudge error: Error downloading object" in Git LFS means
     # the smudge filter failed ...', PROSE_SHAPES); batch 48's other false alarms stay open (heldout/README.md says why)
     48: ("deverrors.com/errors/git-lfs-smudge-error",),
+    # (round scan4) a hedged intro told to the reader ("If you query the model with 2 images, you would see the 400 error
+    # like:") over a pull request's fenced example (FENCE_INTRO); batch 60's other false alarms stay open
+    60: ("sgl-project/sglang/pull/15418",),
 }
 ITEMS += [item for n, threads in TRAINED_ITEMS.items() for item in corpus.load_file(HELDOUT / f"batch{n}.yaml")["near_misses"]
           if any(t in item["source"] for t in threads)]
@@ -93,7 +96,7 @@ def test_the_trained_batches_exist_and_hold_near_misses():
     assert all((HELDOUT / f"batch{n}.yaml").is_file() for n in TRAINED_CLEAN)
     assert len(ITEMS) >= 15 * len(TRAINED_CLEAN) - 20
     picked = [item for item in ITEMS if item["_file"].startswith(("batch33", "batch34", "batch35", "batch36", "batch37", "batch38", "batch40",
-                                                        "batch41", "batch42", "batch44", "batch46", "batch47", "batch48", "batch49"))]
+                                                        "batch41", "batch42", "batch44", "batch46", "batch47", "batch48", "batch49", "batch60"))]
     assert len(picked) == sum(len(t) for t in TRAINED_ITEMS.values())
 
 
