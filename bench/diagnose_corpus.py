@@ -54,10 +54,10 @@ def lead_of(rep, rules):
     when the report names a finding or has no unrecognised line."""
     if rep["findings"] or not rep["unrecognised"]:
         return None
-    from ocrdeploy.diagnose.engine import annotate
+    from ocrdeploy.diagnose.engine import unrecognised_lead
 
-    (out,) = annotate([json.loads(json.dumps(rep))], rules, {})
-    return sorted({rid for u in out["unrecognised"] for rid in u.get("looks_like", [])})
+    leadable = [r for r in rules if r.severity != "harmless"]
+    return sorted({rid for u in rep["unrecognised"] for rid in unrecognised_lead(u, leadable)})
 
 
 def score(data, scan, engine, stages, any_pattern=False):

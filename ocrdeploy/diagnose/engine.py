@@ -126,14 +126,20 @@ def _entry_words(rule: Rule) -> set:
     return {w for w in out if len(w) >= 4 or w.isdigit()}
 
 
-def looks_like(text: str, rules: list[Rule], limit: int = 3) -> list[str]:
-    """The entries nearest to an unrecognised line by the key tokens they share (sonames, tools, enum
-    names), rarer tokens weighing more; a lead for the reader, never a finding."""
+def lead_index(rules: list[Rule]) -> tuple[dict, dict]:
+    """Each entry's key tokens and how many entries share each token: built once per scan, not per line."""
     vocab = {r.id: _entry_words(r) for r in rules}
     df: dict = {}
     for words in vocab.values():
         for w in words:
             df[w] = df.get(w, 0) + 1
+    return vocab, df
+
+
+def looks_like(text: str, rules: list[Rule], limit: int = 3, index: tuple | None = None) -> list[str]:
+    """The entries nearest to an unrecognised line by the key tokens they share (sonames, tools, enum
+    names), rarer tokens weighing more; a lead for the reader, never a finding."""
+    vocab, df = index or lead_index(rules)
     mine = _words(text)
     scored = []
     for r in rules:
@@ -144,14 +150,21 @@ def looks_like(text: str, rules: list[Rule], limit: int = 3) -> list[str]:
     return [rid for _, rid in sorted(scored)[:limit]]
 
 
+def unrecognised_lead(u: dict, rules: list[Rule], index: tuple | None = None) -> list[str]:
+    """The lead of one unrecognised report line: its own words and those of the lines shown around it
+    ("failed to load all models" names no library, the allocator's line above it does). `rules` are the
+    entries a lead may name (not the harmless ones)."""
+    around = " ".join(str(c[1]) for c in u.get("context") or [] if isinstance(c, (list, tuple)) and len(c) > 1)
+    return looks_like(u["text"] + " " + around, rules, index=index)
+
+
 def annotate(reports: list[dict], rules: list[Rule], ctx: dict) -> list[dict]:
     by_id = {r.id: r for r in rules}
+    leadable = [r for r in rules if r.severity != "harmless"]
+    index = lead_index(leadable) if any(rep.get("unrecognised") for rep in reports) else None
     for rep in reports:
         for u in rep.get("unrecognised", []):
-            # the line's own words and those of the lines shown around it: "failed to load all models" names no
-            # library, the allocator's line above it does
-            around = " ".join(str(c[1]) for c in u.get("context") or [] if isinstance(c, (list, tuple)) and len(c) > 1)
-            near = looks_like(u["text"] + " " + around, [r for r in rules if r.severity != "harmless"])
+            near = unrecognised_lead(u, leadable, index)
             if near:
                 u["looks_like"] = near
         for f in rep.get("findings", []) + rep.get("harmless", []):
