@@ -1859,10 +1859,7 @@ FENCE_INTRO = re.compile(r"(?i)^[\s>#*_-]{0,8}(?:"
                          # over its example; a user tells their own run as it went ("I get", "I got", "you get" in steps), never
                          # with might/may/could/would
                          r"|[^\n]{0,300}?\b(?:you|users?|people|some (?:people|users)|one) (?:might|may|could|would) (?:also |then |still |sometimes )?"
-                         # (round scan5) the same hedge in the perfect ("..., you may have encountered a frustrating error
-                         # message:", a fix-it page's opening over the quote)
-                         r"(?:have (?:encountered|seen|hit|gotten|got|run into|received|faced|been (?:met|greeted) (?:with|by)) "
-                         r"|(?:see|get|encounter|experience|hit|receive|run into|face|be greeted (?:with|by)) )(?:an? |the |this |some )?"
+                         r"(?:see|get|encounter|experience|hit|receive|run into|face|be greeted (?:with|by)) (?:an? |the |this |some )?"
                          r"(?:following |below |same |new )?(?:[\w-]+ ){0,2}"
                          r"(?:errors?|messages?|output|exceptions?|warnings?|traceback)(?: messages?)?(?: (?:like|such as|similar to)"
                          r"(?: this)?)?[\s*_]{0,4}[:：]\s*$)")
@@ -2132,7 +2129,7 @@ PAGE_PR = re.compile(r"(?i)^\s{0,3}(?:#{1,6}\s{1,3}(?:purpose|(?:proposed )?chan
 # Error: Out of Memory' — ..."): the gerund and the explainer's words name an article; a user's title asks ("How to fix ...?",
 # "How to solve this error: ...") or names the error alone, and neither is taken
 PAGE_TITLE = re.compile(r"(?i)^\W{0,4}(?:understanding (?:and (?:resolving|fixing|solving|troubleshooting) )?\S"
-                        r"|(?:fixing|solving|resolving|troubleshooting)\s[^\n:?]{3,120}?\b(?:errors?|issues?|problems?|failures?|crash(?:es)?"
+                        r"|(?:(?:an? |the )?(?:guide|tutorial|introduction) to )?(?:fixing|solving|resolving|troubleshooting)\s[^\n:?]{3,120}?\b(?:errors?|issues?|problems?|failures?|crash(?:es)?"
                         r"|exceptions?)\b[^?]*$)"
                         r"|\b(?:error|errors|exception|message|problem|bug)\W{0,3} explained\W{0,4}$"
                         r"|\bwhat (?:it|this error|the error) means\b[^?]*$|\b(?:and|&) how to (?:fix|solve|resolve|avoid) (?:it|them)\W{0,4}$")
@@ -2182,7 +2179,7 @@ def about_errors(path):
         low = line.lower()
         if PAGE_PR.match(line) is not None or PAGE_WIDGET.match(line) is not None:
             page = True
-        elif ("you" in low or "let" in low or "everyone" in low) and PAGE_VOICE.search(line) is not None:
+        elif ("you" in low or "let" in low or "everyone" in low or "this " in low) and PAGE_VOICE.search(line) is not None:
             page = True     # (round scan5) an explainer's voice (see PAGE_VOICE)
         elif len(line) <= PAGE_LINE and line[-1:] not in (".", ":", "：", ",", ";") and PAGE_HEADING.match(line) is not None:
             headings += 1
