@@ -2139,6 +2139,9 @@ PAGE_TITLE = re.compile(r"(?i)^\W{0,4}(?:understanding (?:and (?:resolving|fixin
 PAGE_VOICE = re.compile(r"(?i)\bin this (?:article|post|guide|tutorial|blog post|write-?up),? (?:we|I|you)(?:'ll| will| are going to|(?:'|’)re going to)\b"
                         r"|\bthis (?:article|tutorial|guide|post|blog post) (?:will (?:guide|walk|show|explain|help|cover|teach)|explains|walks you|shows you"
                         r"|covers|guides you)\b"
+                        # an article's abstract telling what it offers ("Abstract: This paper provides an in-depth analysis of the
+                        # IOError: [Errno 28] ... error encountered when ...")
+                        r"|\bthis (?:paper|essay|article|post|guide|tutorial|write-?up) (?:provides|presents|offers|explores) (?:an?|the|some|several|practical)\b"
                         r"|\byou(?:'|’)re not alone\b|\blet(?:'|’)s be real\b|\balmost everyone who (?:hits|sees|gets|runs into|meets) this\b")
 REPORT_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:describe the bug|bug description|steps to reproduce|to reproduce|reproduction"
                             r"|expected behaviou?r|actual behaviou?r|environment|system info(?:rmation)?|your environment"
