@@ -2124,6 +2124,25 @@ PAGE_PR = re.compile(r"(?i)^\s{0,3}(?:#{1,6}\s{1,3}(?:purpose|(?:proposed )?chan
                      # reported; a bug report's sections (REPORT_HEADING) still make the text a report
                      r"|[\s#*_]{0,8}\W{0,3}(?:is your feature request related to a problem|describe the solution you(?:'|’)?d like"
                      r"|describe alternatives you(?:'|’)?ve considered|the feature, motivation and pitch)\b)")
+# (round scan5) a page's own title as the text's first line (an explainer's "Understanding and Resolving "Address Already in
+# Use" Errors", "... Error Explained", "CUDA Out of Memory: What It Means and How to Fix It", a guide's "Fixing Ollama's 'CUDA
+# Error: Out of Memory' — ..."): the gerund and the explainer's words name an article; a user's title asks ("How to fix ...?",
+# "How to solve this error: ...") or names the error alone, and neither is taken
+PAGE_TITLE = re.compile(r"(?i)^\W{0,4}(?:understanding (?:and (?:resolving|fixing|solving|troubleshooting) )?\S"
+                        r"|(?:(?:an? |the )?(?:guide|tutorial|introduction) to )?(?:fixing|solving|resolving|troubleshooting)\s[^\n:?]{3,120}?\b(?:errors?|issues?|problems?|failures?|crash(?:es)?"
+                        r"|exceptions?)\b[^?]*$)"
+                        r"|\b(?:error|errors|exception|message|problem|bug)\W{0,3} explained\W{0,4}$"
+                        r"|\bwhat (?:it|this error|the error) means\b[^?]*$|\b(?:and|&) how to (?:fix|solve|resolve|avoid) (?:it|them)\W{0,4}$")
+# (round scan5) an explainer's own voice addressing its reader ("This tutorial will guide you through ...", "In this article,
+# we'll ..."): a page's prose around the error it quotes; a user's report tells their own run ("I followed this guide" is not
+# taken). The round's one-page idioms ("you're not alone", "Let's be real", "Almost everyone who hits this") were dropped at
+# merge: no page of their own proved them
+PAGE_VOICE = re.compile(r"(?i)\bin this (?:article|post|guide|tutorial|blog post|write-?up),? (?:we|I|you)(?:'ll| will| are going to|(?:'|’)re going to)\b"
+                        r"|\bthis (?:article|tutorial|guide|post|blog post) (?:will (?:guide|walk|show|explain|help|cover|teach)|explains|walks you|shows you"
+                        r"|covers|guides you)\b"
+                        # an article's abstract telling what it offers ("Abstract: This paper provides an in-depth analysis of the
+                        # IOError: [Errno 28] ... error encountered when ...")
+                        r"|\bthis (?:paper|essay|article|post|guide|tutorial|write-?up) (?:provides|presents|offers|explores) (?:an?|the|some|several|practical)\b")
 REPORT_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:describe the bug|bug description|steps to reproduce|to reproduce|reproduction"
                             r"|expected behaviou?r|actual behaviou?r|environment|system info(?:rmation)?|your environment"
                             r"|logs?|error logs?|pytorch version:|collecting environment information)\W{0,6}$")
@@ -2147,16 +2166,24 @@ def about_errors(path):
         return False
     headings = 0
     page = False
+    first = True
     for raw in data.decode("utf-8", "replace").splitlines():
         line = _unwrapped(raw).strip() if raw else ""
         if not line or len(line) > PAGE_LINE * 4:
             continue
         if len(line) <= PAGE_LINE and REPORT_HEADING.match(line) is not None:
             return False
+        if first:
+            first = False
+            if len(line) <= PAGE_LINE and line_level(line) is None and PAGE_TITLE.search(line) is not None:
+                page = True     # (round scan5) the text opens with a page's title (see PAGE_TITLE)
         if page:
             continue
+        low = line.lower()
         if PAGE_PR.match(line) is not None or PAGE_WIDGET.match(line) is not None:
             page = True
+        elif ("this " in low) and PAGE_VOICE.search(line) is not None:
+            page = True     # (round scan5) an explainer's voice (see PAGE_VOICE)
         elif len(line) <= PAGE_LINE and line[-1:] not in (".", ":", "：", ",", ";") and PAGE_HEADING.match(line) is not None:
             headings += 1
             page = headings >= 2

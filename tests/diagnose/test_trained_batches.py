@@ -87,6 +87,13 @@ TRAINED_ITEMS = {
     # (round scan4) a hedged intro told to the reader ("If you query the model with 2 images, you would see the 400 error
     # like:") over a pull request's fenced example (FENCE_INTRO); batch 60's other false alarms stay open
     60: ("sgl-project/sglang/pull/15418",),
+    # (round scan5) the text is a page about errors by its own title on its first line ("Understanding and Resolving ...",
+    # "... Error Explained", "...: What It Means and How to Fix It", "Fixing ...") or by an explainer's voice ("This tutorial
+    # will guide you"): scanner.PAGE_TITLE / PAGE_VOICE;
+    # these batches' other false alarms stay open (heldout/README.md says which)
+    43: ("codegive.com/blog/pip_install_change_tmp_directory.php",),
+    57: ("insiderllm.com/guides/cuda-out-of-memory-fix", "beta.rtbookreviews.com/blog/ollama-gpu-memory-bug-unable",
+         "localrig.pages.dev/runtimes/fix-ollama-cuda-out-of-memory", "flyriver.com/g/address-already-in-use-errors"),
 }
 ITEMS += [item for n, threads in TRAINED_ITEMS.items() for item in corpus.load_file(HELDOUT / f"batch{n}.yaml")["near_misses"]
           if any(t in item["source"] for t in threads)]
@@ -96,7 +103,8 @@ def test_the_trained_batches_exist_and_hold_near_misses():
     assert all((HELDOUT / f"batch{n}.yaml").is_file() for n in TRAINED_CLEAN)
     assert len(ITEMS) >= 15 * len(TRAINED_CLEAN) - 20
     picked = [item for item in ITEMS if item["_file"].startswith(("batch33", "batch34", "batch35", "batch36", "batch37", "batch38", "batch40",
-                                                        "batch41", "batch42", "batch44", "batch46", "batch47", "batch48", "batch49", "batch60"))]
+                                                        "batch41", "batch42", "batch43", "batch44", "batch46", "batch47", "batch48", "batch49",
+                                                        "batch57", "batch60"))]
     assert len(picked) == sum(len(t) for t in TRAINED_ITEMS.values())
 
 
