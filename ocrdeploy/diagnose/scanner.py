@@ -2129,7 +2129,10 @@ PAGE_PR = re.compile(r"(?i)^\s{0,3}(?:#{1,6}\s{1,3}(?:purpose|(?:proposed )?chan
 # Error: Out of Memory' — ..."): the gerund and the explainer's words name an article; a user's title asks ("How to fix ...?",
 # "How to solve this error: ...") or names the error alone, and neither is taken
 PAGE_TITLE = re.compile(r"(?i)^\W{0,4}(?:understanding (?:and (?:resolving|fixing|solving|troubleshooting) )?\S"
-                        r"|(?:(?:an? |the )?(?:guide|tutorial|introduction) to )?(?:fixing|solving|resolving|troubleshooting)\s[^\n:?]{3,120}?\b(?:errors?|issues?|problems?|failures?|crash(?:es)?"
+                        r"|(?:(?:an? |the )?(?:guide|tutorial|introduction) to )?(?:fixing|solving|resolving|troubleshooting)\s"
+                        # (review, stop 42) a user's own title in the same gerund tells their run ("Fixing this error on my A100
+                        # box is not working"): first person or a failed attempt is no article's title
+                        r"(?![^\n]{0,160}\b(?:my|I|me|we|our|not working|doesn't|does not|won't|can't|cannot)\b)[^\n:?]{3,120}?\b(?:errors?|issues?|problems?|failures?|crash(?:es)?"
                         r"|exceptions?)\b[^?]*$)"
                         r"|\b(?:error|errors|exception|message|problem|bug)\W{0,3} explained\W{0,4}$"
                         r"|\bwhat (?:it|this error|the error) means\b[^?]*$|\b(?:and|&) how to (?:fix|solve|resolve|avoid) (?:it|them)\W{0,4}$")
