@@ -2143,6 +2143,14 @@ PAGE_VOICE = re.compile(r"(?i)\bin this (?:article|post|guide|tutorial|blog post
                         # an article's abstract telling what it offers ("Abstract: This paper provides an in-depth analysis of the
                         # IOError: [Errno 28] ... error encountered when ...")
                         r"|\bthis (?:paper|essay|article|post|guide|tutorial|write-?up) (?:provides|presents|offers|explores) (?:an?|the|some|several|practical)\b")
+# (round scan6) a failure told as what WOULD happen, not what a run printed: the modal future of a failure verb ("If your
+# workflow includes anything that tries to do a `pip install` ..., it will fail with an error similar to:", "Otherwise package
+# installation will fail with `error: externally-managed-environment`", "it may exit with code 137"), or the reader's future
+# ("On Ubuntu 24.04 with Python 3.12 you will get the following error when trying to install ..."): a bug's or a request's
+# account of a behaviour, an explainer's or a maintainer's note, a pull request's premise; a report tells its own run in the
+# past or the present ("it fails with", "I get"), and a tool's line with a log level is not taken
+PAGE_FORECAST = re.compile(r"(?i)\b(?:will|may|might) (?:\w+ly )?(?:fail|exit|result in|crash|abort|error out)\b"
+                           r"|\b(?:you|one|users?) will (?:get|see|hit|receive|encounter)\b")
 REPORT_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:describe the bug|bug description|steps to reproduce|to reproduce|reproduction"
                             r"|expected behaviou?r|actual behaviou?r|environment|system info(?:rmation)?|your environment"
                             r"|logs?|error logs?|pytorch version:|collecting environment information)\W{0,6}$")
@@ -2184,6 +2192,9 @@ def about_errors(path):
             page = True
         elif ("this " in low) and PAGE_VOICE.search(line) is not None:
             page = True     # (round scan5) an explainer's voice (see PAGE_VOICE)
+        elif ((" will " in low or " may " in low or " might " in low) and PAGE_FORECAST.search(line) is not None
+              and line_level(line) is None):
+            page = True     # (round scan6) a failure told as what would happen (see PAGE_FORECAST)
         elif len(line) <= PAGE_LINE and line[-1:] not in (".", ":", "：", ",", ";") and PAGE_HEADING.match(line) is not None:
             headings += 1
             page = headings >= 2

@@ -94,6 +94,14 @@ TRAINED_ITEMS = {
     43: ("codegive.com/blog/pip_install_change_tmp_directory.php",),
     57: ("insiderllm.com/guides/cuda-out-of-memory-fix", "beta.rtbookreviews.com/blog/ollama-gpu-memory-bug-unable",
          "localrig.pages.dev/runtimes/fix-ollama-cuda-out-of-memory", "flyriver.com/g/address-already-in-use-errors"),
+    # (round scan6) the text tells a failure as what would happen, not what a run printed ("it will fail with", "Otherwise
+    # package installation will fail with `error: ...`", "it may exit with code 137", "will result in "ValueError: ..."", "one
+    # will get"): scanner.PAGE_FORECAST; these batches' other false alarms stay open (heldout/README.md says which)
+    24: ("traceroot-ai/traceroot/pull/55",),
+    50: ("UW-COSMOS/Cosmos/issues/39",),
+    56: ("runebook.dev/en/docs/cmake/variable/cmake_cuda_architectures",),
+    63: ("theneuralbase.com/nvidia-cuda-for-ai/learn/beginner/compute-capability-matching",),
+    65: ("ICB-DCM/parPE/issues/389", "argilla-io/distilabel/issues/326"),
 }
 ITEMS += [item for n, threads in TRAINED_ITEMS.items() for item in corpus.load_file(HELDOUT / f"batch{n}.yaml")["near_misses"]
           if any(t in item["source"] for t in threads)]
@@ -104,7 +112,8 @@ def test_the_trained_batches_exist_and_hold_near_misses():
     assert len(ITEMS) >= 15 * len(TRAINED_CLEAN) - 20
     picked = [item for item in ITEMS if item["_file"].startswith(("batch33", "batch34", "batch35", "batch36", "batch37", "batch38", "batch40",
                                                         "batch41", "batch42", "batch43", "batch44", "batch46", "batch47", "batch48", "batch49",
-                                                        "batch57", "batch60"))]
+                                                        "batch57", "batch60", "batch24", "batch50", "batch56", "batch63",
+                                                        "batch65"))]
     assert len(picked) == sum(len(t) for t in TRAINED_ITEMS.values())
 
 
