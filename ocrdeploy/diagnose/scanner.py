@@ -2151,6 +2151,11 @@ PAGE_VOICE = re.compile(r"(?i)\bin this (?:article|post|guide|tutorial|blog post
 # past or the present ("it fails with", "I get"), and a tool's line with a log level is not taken
 PAGE_FORECAST = re.compile(r"(?i)\b(?:will|may|might) (?:\w+ly )?(?:fail|exit|result in|crash|abort|error out)\b"
                            r"|\b(?:you|one|users?) will (?:get|see|hit|receive|encounter)\b")
+# (round scan6) a sentence reading the quoted error out to its reader ("This error indicates that the port `9100` is already
+# in use. To resolve this, ...", a troubleshooting page under the message it quotes; "The 401 error means Unauthorized."): the
+# error is the sentence's subject and the verb says what it means; a report quotes what its run printed and asks, and a tool's
+# line with a log level is not taken (round 17's PROSE clears such a line alone; here it makes the text a page)
+PAGE_EXPLAIN = re.compile(r"(?i)\b(?:this|the|that) (?:[\w-]+ )?error(?: message| code)? (?:indicates|means|signals|tells you)\b")
 REPORT_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:describe the bug|bug description|steps to reproduce|to reproduce|reproduction"
                             r"|expected behaviou?r|actual behaviou?r|environment|system info(?:rmation)?|your environment"
                             r"|logs?|error logs?|pytorch version:|collecting environment information)\W{0,6}$")
@@ -2195,6 +2200,8 @@ def about_errors(path):
         elif ((" will " in low or " may " in low or " might " in low) and PAGE_FORECAST.search(line) is not None
               and line_level(line) is None):
             page = True     # (round scan6) a failure told as what would happen (see PAGE_FORECAST)
+        elif (" error" in low and PAGE_EXPLAIN.search(line) is not None and line_level(line) is None):
+            page = True     # (round scan6) the quoted error read out (see PAGE_EXPLAIN)
         elif len(line) <= PAGE_LINE and line[-1:] not in (".", ":", "：", ",", ";") and PAGE_HEADING.match(line) is not None:
             headings += 1
             page = headings >= 2

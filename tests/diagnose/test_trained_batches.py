@@ -97,8 +97,11 @@ TRAINED_ITEMS = {
     # (round scan6) the text tells a failure as what would happen, not what a run printed ("it will fail with", "Otherwise
     # package installation will fail with `error: ...`", "it may exit with code 137", "will result in "ValueError: ..."", "one
     # will get"): scanner.PAGE_FORECAST; these batches' other false alarms stay open (heldout/README.md says which)
+    # (round scan6) a sentence reading the quoted error out ("This error indicates that ...", "The 401 error means
+    # Unauthorized."): scanner.PAGE_EXPLAIN
     24: ("traceroot-ai/traceroot/pull/55",),
-    50: ("UW-COSMOS/Cosmos/issues/39",),
+    26: ("webnexus-uk/ChatBot-OpenAI/issues/6",),
+    50: ("UW-COSMOS/Cosmos/issues/39", "HannesStark/boltzgen/issues/2"),
     56: ("runebook.dev/en/docs/cmake/variable/cmake_cuda_architectures",),
     63: ("theneuralbase.com/nvidia-cuda-for-ai/learn/beginner/compute-capability-matching",),
     65: ("ICB-DCM/parPE/issues/389", "argilla-io/distilabel/issues/326"),
@@ -112,7 +115,7 @@ def test_the_trained_batches_exist_and_hold_near_misses():
     assert len(ITEMS) >= 15 * len(TRAINED_CLEAN) - 20
     picked = [item for item in ITEMS if item["_file"].startswith(("batch33", "batch34", "batch35", "batch36", "batch37", "batch38", "batch40",
                                                         "batch41", "batch42", "batch43", "batch44", "batch46", "batch47", "batch48", "batch49",
-                                                        "batch57", "batch60", "batch24", "batch50", "batch56", "batch63",
+                                                        "batch57", "batch60", "batch24", "batch26", "batch50", "batch56", "batch63",
                                                         "batch65"))]
     assert len(picked) == sum(len(t) for t in TRAINED_ITEMS.values())
 
