@@ -2114,6 +2114,9 @@ PAGE_WIDGET = re.compile(r"(?i)^\s{0,8}(?:enter fullscreen mode|exit fullscreen 
 PAGE_PR = re.compile(r"(?i)^\s{0,3}(?:#{1,6}\s{1,3}(?:purpose|(?:proposed )?changes(?: made)?|motivation|what does this pr do\??"
                      r"|description of (?:the )?changes?)\W{0,3}$|(?:fixes|closes|resolves) #\d{1,7}\W{0,3}$"
                      r"|this (?:pr|pull request|patch) \w"
+                     # (round scan6) the same told as "This change" / "This commit" ("This commit increases the memory limit
+                     # from 128Mi ...", "This change clarifies that:"), and after the reason's sentence on one line (PAGE_PR_MID)
+                     r"|this (?:change|commit) \w"
                      # (round fa2) a pull request's verification list, each bullet told against the change ("- before
                      # this change, `python -m build --wheel` failed with `ModuleNotFoundError: ...`", "- after this
                      # change, ... succeeds"): the runs are the change's before and after, quoted in a bullet of prose
@@ -2124,6 +2127,10 @@ PAGE_PR = re.compile(r"(?i)^\s{0,3}(?:#{1,6}\s{1,3}(?:purpose|(?:proposed )?chan
                      # reported; a bug report's sections (REPORT_HEADING) still make the text a report
                      r"|[\s#*_]{0,8}\W{0,3}(?:is your feature request related to a problem|describe the solution you(?:'|’)?d like"
                      r"|describe alternatives you(?:'|’)?ve considered|the feature, motivation and pitch)\b)")
+# (round scan6) PAGE_PR's "This PR/change/commit ..." after the sentence that gives the reason, on the same line ("On rh01, the
+# pod is getting OOMKilled. This change is temporary to increase the memory limit.", "... This PR restores the function as it
+# was before ..."): the change as the subject of its own sentence; a user's report says what they ran
+PAGE_PR_MID = re.compile(r"(?i)[.!?]\s{1,3}this (?:pr|pull request|patch|change|commit) \w")
 # (round scan5) a page's own title as the text's first line (an explainer's "Understanding and Resolving "Address Already in
 # Use" Errors", "... Error Explained", "CUDA Out of Memory: What It Means and How to Fix It", a guide's "Fixing Ollama's 'CUDA
 # Error: Out of Memory' — ..."): the gerund and the explainer's words name an article; a user's title asks ("How to fix ...?",
@@ -2197,6 +2204,8 @@ def about_errors(path):
             page = True
         elif ("this " in low) and PAGE_VOICE.search(line) is not None:
             page = True     # (round scan5) an explainer's voice (see PAGE_VOICE)
+        elif ("this " in low) and PAGE_PR_MID.search(line) is not None and line_level(line) is None:
+            page = True     # (round scan6) the change told after its reason on one line (see PAGE_PR_MID)
         elif ((" will " in low or " may " in low or " might " in low) and PAGE_FORECAST.search(line) is not None
               and line_level(line) is None):
             page = True     # (round scan6) a failure told as what would happen (see PAGE_FORECAST)

@@ -80,7 +80,8 @@ TRAINED_ITEMS = {
     # reset_by (the scanner keeps "This fixes ..." as a user's relay); batch 49's other false alarms stay open (pages and PR
     # descriptions about CUDA OOM, OOMKilled and Triton's shared memory: heldout/README.md says why)
     # (round scan3) an explainer's scene told to its reader ("your terminal vomits RuntimeError: CUDA out of memory")
-    49: ("livepeer/go-livepeer/pull/1106", "wpnews.pro/news/how-to-fix-cuda-out-of-memory-errors-in-stable-diffusion-webui"),
+    49: ("livepeer/go-livepeer/pull/1106", "wpnews.pro/news/how-to-fix-cuda-out-of-memory-errors-in-stable-diffusion-webui",
+         "vllm-project/vllm/pull/11584"),
     # (round scan3) a definition opening with the quoted error ('The "Smudge error: Error downloading object" in Git LFS means
     # the smudge filter failed ...', PROSE_SHAPES); batch 48's other false alarms stay open (heldout/README.md says why)
     48: ("deverrors.com/errors/git-lfs-smudge-error",),
@@ -99,10 +100,13 @@ TRAINED_ITEMS = {
     # will get"): scanner.PAGE_FORECAST; these batches' other false alarms stay open (heldout/README.md says which)
     # (round scan6) a sentence reading the quoted error out ("This error indicates that ...", "The 401 error means
     # Unauthorized."): scanner.PAGE_EXPLAIN
+    # (round scan6) the change as the subject of its own sentence after the reason's ("... This PR fixes this.", "... This PR
+    # restores the function ...", "This change clarifies that:"): PAGE_PR's "This change/commit" and PAGE_PR_MID
     24: ("traceroot-ai/traceroot/pull/55",),
     26: ("webnexus-uk/ChatBot-OpenAI/issues/6",),
-    50: ("UW-COSMOS/Cosmos/issues/39", "HannesStark/boltzgen/issues/2"),
+    50: ("UW-COSMOS/Cosmos/issues/39", "HannesStark/boltzgen/issues/2", "triton-lang/triton/pull/3053"),
     56: ("runebook.dev/en/docs/cmake/variable/cmake_cuda_architectures",),
+    61: ("kubernetes/website/pull/53484",),
     63: ("theneuralbase.com/nvidia-cuda-for-ai/learn/beginner/compute-capability-matching",),
     65: ("ICB-DCM/parPE/issues/389", "argilla-io/distilabel/issues/326"),
 }
@@ -115,7 +119,7 @@ def test_the_trained_batches_exist_and_hold_near_misses():
     assert len(ITEMS) >= 15 * len(TRAINED_CLEAN) - 20
     picked = [item for item in ITEMS if item["_file"].startswith(("batch33", "batch34", "batch35", "batch36", "batch37", "batch38", "batch40",
                                                         "batch41", "batch42", "batch43", "batch44", "batch46", "batch47", "batch48", "batch49",
-                                                        "batch57", "batch60", "batch24", "batch26", "batch50", "batch56", "batch63",
+                                                        "batch57", "batch60", "batch24", "batch26", "batch50", "batch61", "batch56", "batch63",
                                                         "batch65"))]
     assert len(picked) == sum(len(t) for t in TRAINED_ITEMS.values())
 
