@@ -2163,6 +2163,12 @@ PAGE_FORECAST = re.compile(r"(?i)\b(?:will|may|might) (?:\w+ly )?(?:fail|exit|re
 # error is the sentence's subject and the verb says what it means; a report quotes what its run printed and asks, and a tool's
 # line with a log level is not taken (round 17's PROSE clears such a line alone; here it makes the text a page)
 PAGE_EXPLAIN = re.compile(r"(?i)\b(?:this|the|that) (?:[\w-]+ )?error(?: message| code)? (?:indicates|means|signals|tells you)\b")
+# (round scan6) the reader addressed with the condition of meeting the error ("If you run into `torch.OutOfMemoryError: CUDA
+# out of memory.` while deploying the model, this is most likely due to ...", "If you see an error like `...`, it means"): a
+# troubleshooting page's or a doc's entry; a report tells what its own run printed (round 16's PROSE clears the line alone
+# when "error" comes before the quote; here the text is a page)
+PAGE_READER = re.compile(r"(?i)\bif you (?:run into|encounter|hit|see|get|receive|are seeing|are getting|come across|experience) "
+                         r"(?:an? |the |this |any )?(?:[\w-]+ )?(?:errors?|messages?|exceptions?|[`\"“])")
 REPORT_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:describe the bug|bug description|steps to reproduce|to reproduce|reproduction"
                             r"|expected behaviou?r|actual behaviou?r|environment|system info(?:rmation)?|your environment"
                             r"|logs?|error logs?|pytorch version:|collecting environment information)\W{0,6}$")
@@ -2211,6 +2217,8 @@ def about_errors(path):
             page = True     # (round scan6) a failure told as what would happen (see PAGE_FORECAST)
         elif (" error" in low and PAGE_EXPLAIN.search(line) is not None and line_level(line) is None):
             page = True     # (round scan6) the quoted error read out (see PAGE_EXPLAIN)
+        elif "if you " in low and PAGE_READER.search(line) is not None and line_level(line) is None:
+            page = True     # (round scan6) the reader's condition of meeting the error (see PAGE_READER)
         elif len(line) <= PAGE_LINE and line[-1:] not in (".", ":", "：", ",", ";") and PAGE_HEADING.match(line) is not None:
             headings += 1
             page = headings >= 2

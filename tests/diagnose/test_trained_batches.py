@@ -75,7 +75,8 @@ TRAINED_ITEMS = {
     44: ("theneuralbase.com/vllm/errors/vllm-server-port-already-in-use",),
     # (round rndfa) a Chinese list head, "常见的报错如:" (common errors such as:), over the quoted messages (DOC_HEADING)
     46: ("nshx.cn/game/20130.html",),
-    47: ("theneuralbase.com/vllm/errors/vllm-cuda-out-of-memory-gpu-memory-utilization-error",),
+    47: ("theneuralbase.com/vllm/errors/vllm-cuda-out-of-memory-gpu-memory-utilization-error",
+         "vllm-project/vllm/pull/14200"),   # (round scan6) "If you see an error like `...`": scanner.PAGE_READER
     # (round 49) a change's "This fixes the following runtime issue:" over the fenced NVENC lines it removes: driver-too-old's
     # reset_by (the scanner keeps "This fixes ..." as a user's relay); batch 49's other false alarms stay open (pages and PR
     # descriptions about CUDA OOM, OOMKilled and Triton's shared memory: heldout/README.md says why)
