@@ -2149,7 +2149,12 @@ PAGE_VOICE = re.compile(r"(?i)\bin this (?:article|post|guide|tutorial|blog post
                         r"|covers|guides you)\b"
                         # an article's abstract telling what it offers ("Abstract: This paper provides an in-depth analysis of the
                         # IOError: [Errno 28] ... error encountered when ...")
-                        r"|\bthis (?:paper|essay|article|post|guide|tutorial|write-?up) (?:provides|presents|offers|explores) (?:an?|the|some|several|practical)\b")
+                        r"|\bthis (?:paper|essay|article|post|guide|tutorial|write-?up) (?:provides|presents|offers|explores) (?:an?|the|some|several|practical)\b"
+                        # (round scan6) a repository document telling what it is for ("## This document is used to record some
+                        # common issues which may occur when you use our framework" over "### 1. **RuntimeError: CUDA out of
+                        # memory**"): a page of known issues, not a report
+                        r"|\bthis (?:document|doc|page|runbook|faq|wiki|readme) (?:is used to|is meant to|is intended to|lists|describes"
+                        r"|collects|records|covers|explains|documents|summari[sz]es)\b")
 # (round scan6) a failure told as what WOULD happen, not what a run printed: the modal future of a failure verb ("If your
 # workflow includes anything that tries to do a `pip install` ..., it will fail with an error similar to:", "Otherwise package
 # installation will fail with `error: externally-managed-environment`", "it may exit with code 137"), or the reader's future
