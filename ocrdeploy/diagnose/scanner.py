@@ -2111,12 +2111,18 @@ PAGE_WIDGET = re.compile(r"(?i)^\s{0,8}(?:enter fullscreen mode|exit fullscreen 
                          # (round rndfa) an error catalogue's effort badge, the reading time's sibling: "High severity
                          # beginner · Fix: 2-5 min" over the exception's name and "What this error means"
                          r"|^[^\n]{0,120}?\bfix(?: time)?: ?\d{1,3}(?: ?[-–] ?\d{1,3})? ?min(?:ute)?s?\s*$")
+# (round scan6) what a change or a commit says it does (round 40f's CHANGE_VERBS, the knobs it turns, the text it clarifies,
+# what it restores), or what it is ("This change is temporary", "... is a workaround")
+_CHANGE_SELF = (r"(?:now |also |simply |just |only )?(?:" + CHANGE_VERBS + r"|increases|decreases|lowers|reduces|restores|reverts"
+                r"|clarifies|documents|is (?:a |an |only )?(?:temporary|workaround|stopgap|quick fix|hotfix|follow-up))\b")
 PAGE_PR = re.compile(r"(?i)^\s{0,3}(?:#{1,6}\s{1,3}(?:purpose|(?:proposed )?changes(?: made)?|motivation|what does this pr do\??"
                      r"|description of (?:the )?changes?)\W{0,3}$|(?:fixes|closes|resolves) #\d{1,7}\W{0,3}$"
                      r"|this (?:pr|pull request|patch) \w"
-                     # (round scan6) the same told as "This change" / "This commit" ("This commit increases the memory limit
-                     # from 128Mi ...", "This change clarifies that:"), and after the reason's sentence on one line (PAGE_PR_MID)
-                     r"|this (?:change|commit) \w"
+                     # (round scan6) the same told as "This change" / "This commit" with a verb only a change says of itself
+                     # ("This commit increases the memory limit from 128Mi ...", "This change clarifies that:"; a report's
+                     # "This change makes the build fail", "This change of limits did not help" are not taken), and after
+                     # the reason's sentence on one line (PAGE_PR_MID)
+                     r"|this (?:change|commit) (?:" + _CHANGE_SELF + r")"
                      # (round fa2) a pull request's verification list, each bullet told against the change ("- before
                      # this change, `python -m build --wheel` failed with `ModuleNotFoundError: ...`", "- after this
                      # change, ... succeeds"): the runs are the change's before and after, quoted in a bullet of prose
@@ -2130,7 +2136,7 @@ PAGE_PR = re.compile(r"(?i)^\s{0,3}(?:#{1,6}\s{1,3}(?:purpose|(?:proposed )?chan
 # (round scan6) PAGE_PR's "This PR/change/commit ..." after the sentence that gives the reason, on the same line ("On rh01, the
 # pod is getting OOMKilled. This change is temporary to increase the memory limit.", "... This PR restores the function as it
 # was before ..."): the change as the subject of its own sentence; a user's report says what they ran
-PAGE_PR_MID = re.compile(r"(?i)[.!?]\s{1,3}this (?:pr|pull request|patch|change|commit) \w")
+PAGE_PR_MID = re.compile(r"(?i)[.!?]\s{1,3}this (?:(?:pr|pull request|patch) \w|(?:change|commit) " + _CHANGE_SELF + ")")
 # (round scan5) a page's own title as the text's first line (an explainer's "Understanding and Resolving "Address Already in
 # Use" Errors", "... Error Explained", "CUDA Out of Memory: What It Means and How to Fix It", a guide's "Fixing Ollama's 'CUDA
 # Error: Out of Memory' — ..."): the gerund and the explainer's words name an article; a user's title asks ("How to fix ...?",
