@@ -2111,9 +2111,18 @@ PAGE_WIDGET = re.compile(r"(?i)^\s{0,8}(?:enter fullscreen mode|exit fullscreen 
                          # (round rndfa) an error catalogue's effort badge, the reading time's sibling: "High severity
                          # beginner · Fix: 2-5 min" over the exception's name and "What this error means"
                          r"|^[^\n]{0,120}?\bfix(?: time)?: ?\d{1,3}(?: ?[-–] ?\d{1,3})? ?min(?:ute)?s?\s*$")
+# (round scan6) what a change or a commit says it does (round 40f's CHANGE_VERBS, the knobs it turns, the text it clarifies,
+# what it restores), or what it is ("This change is temporary", "... is a workaround")
+_CHANGE_SELF = (r"(?:now |also |simply |just |only )?(?:" + CHANGE_VERBS + r"|increases|decreases|lowers|reduces|restores|reverts"
+                r"|clarifies|documents|is (?:a |an |only )?(?:temporary|workaround|stopgap|quick fix|hotfix|follow-up))\b")
 PAGE_PR = re.compile(r"(?i)^\s{0,3}(?:#{1,6}\s{1,3}(?:purpose|(?:proposed )?changes(?: made)?|motivation|what does this pr do\??"
                      r"|description of (?:the )?changes?)\W{0,3}$|(?:fixes|closes|resolves) #\d{1,7}\W{0,3}$"
                      r"|this (?:pr|pull request|patch) \w"
+                     # (round scan6) the same told as "This change" / "This commit" with a verb only a change says of itself
+                     # ("This commit increases the memory limit from 128Mi ...", "This change clarifies that:"; a report's
+                     # "This change makes the build fail", "This change of limits did not help" are not taken), and after
+                     # the reason's sentence on one line (PAGE_PR_MID)
+                     r"|this (?:change|commit) (?:" + _CHANGE_SELF + r")"
                      # (round fa2) a pull request's verification list, each bullet told against the change ("- before
                      # this change, `python -m build --wheel` failed with `ModuleNotFoundError: ...`", "- after this
                      # change, ... succeeds"): the runs are the change's before and after, quoted in a bullet of prose
@@ -2124,6 +2133,10 @@ PAGE_PR = re.compile(r"(?i)^\s{0,3}(?:#{1,6}\s{1,3}(?:purpose|(?:proposed )?chan
                      # reported; a bug report's sections (REPORT_HEADING) still make the text a report
                      r"|[\s#*_]{0,8}\W{0,3}(?:is your feature request related to a problem|describe the solution you(?:'|’)?d like"
                      r"|describe alternatives you(?:'|’)?ve considered|the feature, motivation and pitch)\b)")
+# (round scan6) PAGE_PR's "This PR/change/commit ..." after the sentence that gives the reason, on the same line ("On rh01, the
+# pod is getting OOMKilled. This change is temporary to increase the memory limit.", "... This PR restores the function as it
+# was before ..."): the change as the subject of its own sentence; a user's report says what they ran
+PAGE_PR_MID = re.compile(r"(?i)[.!?]\s{1,3}this (?:(?:pr|pull request|patch) \w|(?:change|commit) " + _CHANGE_SELF + ")")
 # (round scan5) a page's own title as the text's first line (an explainer's "Understanding and Resolving "Address Already in
 # Use" Errors", "... Error Explained", "CUDA Out of Memory: What It Means and How to Fix It", a guide's "Fixing Ollama's 'CUDA
 # Error: Out of Memory' — ..."): the gerund and the explainer's words name an article; a user's title asks ("How to fix ...?",
@@ -2145,7 +2158,31 @@ PAGE_VOICE = re.compile(r"(?i)\bin this (?:article|post|guide|tutorial|blog post
                         r"|covers|guides you)\b"
                         # an article's abstract telling what it offers ("Abstract: This paper provides an in-depth analysis of the
                         # IOError: [Errno 28] ... error encountered when ...")
-                        r"|\bthis (?:paper|essay|article|post|guide|tutorial|write-?up) (?:provides|presents|offers|explores) (?:an?|the|some|several|practical)\b")
+                        r"|\bthis (?:paper|essay|article|post|guide|tutorial|write-?up) (?:provides|presents|offers|explores) (?:an?|the|some|several|practical)\b"
+                        # (round scan6) a repository document telling what it is for ("## This document is used to record some
+                        # common issues which may occur when you use our framework" over "### 1. **RuntimeError: CUDA out of
+                        # memory**"): a page of known issues, not a report
+                        r"|\bthis (?:document|doc|page|runbook|faq|wiki|readme) (?:is used to|is meant to|is intended to|lists|describes"
+                        r"|collects|records|covers|explains|documents|summari[sz]es)\b")
+# (round scan6) a failure told as what WOULD happen, not what a run printed: the modal future of a failure verb ("If your
+# workflow includes anything that tries to do a `pip install` ..., it will fail with an error similar to:", "Otherwise package
+# installation will fail with `error: externally-managed-environment`", "it may exit with code 137"), or the reader's future
+# ("On Ubuntu 24.04 with Python 3.12 you will get the following error when trying to install ..."): a bug's or a request's
+# account of a behaviour, an explainer's or a maintainer's note, a pull request's premise; a report tells its own run in the
+# past or the present ("it fails with", "I get"), and a tool's line with a log level is not taken
+PAGE_FORECAST = re.compile(r"(?i)\b(?:will|may|might) (?:\w+ly )?(?:fail|exit|result in|crash|abort|error out)\b"
+                           r"|\b(?:you|one|users?) will (?:get|see|hit|receive|encounter)\b")
+# (round scan6) a sentence reading the quoted error out to its reader ("This error indicates that the port `9100` is already
+# in use. To resolve this, ...", a troubleshooting page under the message it quotes; "The 401 error means Unauthorized."): the
+# error is the sentence's subject and the verb says what it means; a report quotes what its run printed and asks, and a tool's
+# line with a log level is not taken (round 17's PROSE clears such a line alone; here it makes the text a page)
+PAGE_EXPLAIN = re.compile(r"(?i)\b(?:this|the|that) (?:[\w-]+ )?error(?: message| code)? (?:indicates|means|signals|tells you)\b")
+# (round scan6) the reader addressed with the condition of meeting the error ("If you run into `torch.OutOfMemoryError: CUDA
+# out of memory.` while deploying the model, this is most likely due to ...", "If you see an error like `...`, it means"): a
+# troubleshooting page's or a doc's entry; a report tells what its own run printed (round 16's PROSE clears the line alone
+# when "error" comes before the quote; here the text is a page)
+PAGE_READER = re.compile(r"(?i)\bif you (?:run into|encounter|hit|see|get|receive|are seeing|are getting|come across|experience) "
+                         r"(?:an? |the |this |any )?(?:[\w-]+ )?(?:errors?|messages?|exceptions?|[`\"“])")
 REPORT_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:describe the bug|bug description|steps to reproduce|to reproduce|reproduction"
                             r"|expected behaviou?r|actual behaviou?r|environment|system info(?:rmation)?|your environment"
                             r"|logs?|error logs?|pytorch version:|collecting environment information)\W{0,6}$")
@@ -2187,6 +2224,15 @@ def about_errors(path):
             page = True
         elif ("this " in low) and PAGE_VOICE.search(line) is not None:
             page = True     # (round scan5) an explainer's voice (see PAGE_VOICE)
+        elif ("this " in low) and PAGE_PR_MID.search(line) is not None and line_level(line) is None:
+            page = True     # (round scan6) the change told after its reason on one line (see PAGE_PR_MID)
+        elif ((" will " in low or " may " in low or " might " in low) and PAGE_FORECAST.search(line) is not None
+              and line_level(line) is None):
+            page = True     # (round scan6) a failure told as what would happen (see PAGE_FORECAST)
+        elif (" error" in low and PAGE_EXPLAIN.search(line) is not None and line_level(line) is None):
+            page = True     # (round scan6) the quoted error read out (see PAGE_EXPLAIN)
+        elif "if you " in low and PAGE_READER.search(line) is not None and line_level(line) is None:
+            page = True     # (round scan6) the reader's condition of meeting the error (see PAGE_READER)
         elif len(line) <= PAGE_LINE and line[-1:] not in (".", ":", "：", ",", ";") and PAGE_HEADING.match(line) is not None:
             headings += 1
             page = headings >= 2
