@@ -14,7 +14,8 @@ import pytest
 import corpus
 
 HELDOUT = Path(__file__).resolve().parents[1] / "fixtures" / "diagnose" / "heldout"
-TRAINED_CLEAN = (3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19, 20, 21, 23, 31, 32, 39)
+# (stop 42) batches 68 and 69, tuned on by rounds t68 and t69, hold all their near-misses clean
+TRAINED_CLEAN = (3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19, 20, 21, 23, 31, 32, 39, 68, 69)
 SCAN = corpus.Scanner()
 ITEMS = [item for n in TRAINED_CLEAN for item in corpus.load_file(HELDOUT / f"batch{n}.yaml")["near_misses"]]
 # (round 34) near-misses a round cleared in a trained batch whose other false alarms it left open (named by thread): each
