@@ -135,7 +135,10 @@ GENERIC_CLASSES = (
                               # enum ("failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error", "failed call to
                               # cuDevicePrimaryCtxRetain: CUDA_ERROR_ECC_UNCORRECTABLE"): in a title or a glog line cut
                               # before its date, with no level the safety net could read
-                              r"|(?-i:\bfailed call to cu[A-Z]\w{2,40}: CUDA_ERROR_[A-Z_]{3,40})")),
+                              r"|(?-i:\bfailed call to cu[A-Z]\w{2,40}: CUDA_ERROR_[A-Z_]{3,40})"
+                              # (round scan7) Ollama's discovery (discover/gpu_info_nvcuda.c, 0.1.x-0.11: "cuda driver
+                              # library init failure: %d" with cuInit's CUresult): 999, 802, 205, 3, ... and the GPU unused
+                              r"|\bcuda driver library init failure: -?\d{1,4}\b")),
     # the dynamic loader not finding a library (a wheel shipping no build for this CUDA, a missing driver library):
     # "libX.so: cannot open shared object file: No such file or directory", without any error word of its own
     # (and Windows' loader as torch words it, torch/__init__.py: 'Error loading "...\\torch\\lib\\x.dll" or one of its
@@ -148,7 +151,12 @@ GENERIC_CLASSES = (
     ("library-missing", re.compile(r"\.so(?:\.[\d.]{1,16})?: cannot open shared object file\b"
                                    r"|\berror while loading shared libraries: [^\s:]{1,200}: \S"
                                    r"|\bError loading \"[^\"]{1,400}\.dll\" or one of its dependencies\b"
-                                   r"|\b[Ff]ailed (?:to load|[Ll]oading)(?: library)? '?[\w./\\:~-]{1,300}\.(?:dll|so(?:\.\d{1,6}){0,3}|dylib)\b")),
+                                   r"|\b[Ff]ailed (?:to load|[Ll]oading)(?: library)? '?[\w./\\:~-]{1,300}\.(?:dll|so(?:\.\d{1,6}){0,3}|dylib)\b"
+                                   # (round scan7) ld.so's version check (glibc elf/dl-version.c: "version `%s' not found
+                                   # (required by %s)" after the library's path: "/lib64/libm.so.6: version `GLIBC_2.27' not
+                                   # found (required by /usr/local/bin/ollama)"): a binary built against a newer glibc or
+                                   # libstdc++ than the host's never starts; the "weak version" one is verbose-only, not fatal
+                                   r"|(?<!weak )\bversion `[\w.]{1,60}' not found \(required by \S")),
     # a shell that cannot find the program (sh's "/bin/sh: 1: nvcc: not found", bash's "bash: x: command not found",
     # a container's entry script "exec: line 9: exec: nvidia-smi: not found"): the command never ran
     ("command-not-found", re.compile(r":\s(?:line \d{1,6}: |\d{1,6}: )?(?:exec: )?[\w./+-]{1,128}: (?:command )?not found\s*$")),
@@ -306,7 +314,11 @@ FATAL_CLASSES = (
                                      # failed." and its first derivation step, "Because vllm (0.8.5.post1) depends on
                                      # transformers (>=4.51.1)" at the line's start, as its SolverProblemError prints them
                                      r"|, for which no candidates were found\b|, version solving failed\b"
-                                     r"|^\s*Because [\w.\[\]-]{1,100} \([^()\n]{1,60}\) depends on [\w.\[\]-]{1,100} \(")),
+                                     r"|^\s*Because [\w.\[\]-]{1,100} \([^()\n]{1,60}\) depends on [\w.\[\]-]{1,100} \("
+                                     # (round scan7) pip's resolver's own summary (resolvelib/factory.py: "Cannot install
+                                     # {info} because these package versions have conflicting dependencies.", logged at
+                                     # CRITICAL: pipenv relays it as "CRITICAL:pipenv.patched.pip._internal...")
+                                     r"|\bthese package versions have conflicting dependencies\b")),
 )
 # A word every match of a class holds (lowercase: searched in the lowered line, else as written): an error-dense
 # log (a crash loop's 1 KB ERROR lines) runs only the class regexes whose word is on the line.
@@ -325,9 +337,9 @@ GENERIC_HINTS = {
                                                          "device-side assert", "failed to initiali",
                                                          "cuda runtime error (", "no cuda-capable device is detected",
                                                          "code=", " err: ", "failed: res = ", "cuda failure",
-                                                         "failed call to cu"),
+                                                         "failed call to cu", "driver library init failure"),
     "model-format": ("magic",),
-    "library-missing": ("cannot open shared object file", "error while loading shared libraries", "or one of its dependencies", "ailed to load", "ailed Loading", "ailed loading"), "command-not-found": (": not found", "command not found"),
+    "library-missing": ("cannot open shared object file", "error while loading shared libraries", "or one of its dependencies", "ailed to load", "ailed Loading", "ailed loading", "' not found (required by "), "command-not-found": (": not found", "command not found"),
     "nvml-error": ("Failed to initialize NVML", "NVIDIA-SMI has failed", "Unable to determine the device handle",
                    "Mismatch in versions between nvidia-smi", "NVRM: No NVIDIA", "NVRM: The NVIDIA probe", "NVRM: None of the NVIDIA"),
     "assert-failed": ("ASSERT FAILED", "Assertion ", "Check failed: "),
@@ -395,7 +407,9 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     # (round rndfa: a model file's bad magic; TensorFlow's "failed call to cuX: CUDA_ERROR_..." has "error")
                     "invalid magic", "invalid gguf magic", "invalid file magic",
                     # (round scan3: a Rust thread's panic, an allocator's refusal)
-                    "panicked at", "failed to allocate ", "unable to allocate ")
+                    "panicked at", "failed to allocate ", "unable to allocate ",
+                    # (round scan7: ld.so's version check, Ollama's cuInit report, pip's resolver summary at CRITICAL)
+                    "' not found (required by ", "driver library init failure", "have conflicting dependencies")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
@@ -618,7 +632,9 @@ FATAL_HINTS = ("restarting (", "segmentation", "segfault at", "core dumped", "цо
                "oom-kill", "oom_kill", "fallen off", "no solution found", "resolutionimpossible", "unsatisfiableerror",
                "packagesnotfounderror", "could not solve for environment specs", "killed", "aborted", "illegal instruction",
                # (round 45s)
-               "bus error", "xid ", "nvrm: ", "no candidates were found", "version solving failed", "because ")
+               "bus error", "xid ", "nvrm: ", "no candidates were found", "version solving failed", "because ",
+               # (round scan7)
+               "conflicting dependencies")
 
 
 def fatal_class(text):
