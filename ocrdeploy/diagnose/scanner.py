@@ -50,7 +50,9 @@ ECHO = re.compile(r"\b(?:Received|Added|Finished) request\b|\bprompt(?:_token_id
 # (round 15: a class named without the suffix but raised from a package's errors/exceptions module, as Triton's
 # "triton.runtime.errors.OutOfResources: out of resource: shared memory" and huggingface_hub's
 # "huggingface_hub.errors.OfflineModeIsEnabled: Cannot reach ..." print it)
-EXC_NAME = r"(?:(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)|(?:[A-Za-z_][\w.]*\.)?(?:errors|exceptions)\.[A-Z]\w*)"
+# (round scan7: and from a module named in the singular, openai-python 0.x's openai/error.py: "openai.error.Timeout:
+# Request timed out: HTTPConnectionPool(...)", "openai.error.TryAgain")
+EXC_NAME = r"(?:(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)|(?:[A-Za-z_][\w.]*\.)?(?:errors?|exceptions?)\.[A-Z]\w*)"
 # The safety net: lines any failing tool prints.  A line of one of these classes that no
 # entry explains is reported as unrecognised (exit 3), so such a log is never "clean".
 GENERIC_CLASSES = (
@@ -177,6 +179,10 @@ GENERIC_CLASSES = (
     # x.c:12: f: Assertion `n > 0' failed."), glog's CHECK outside a glog line ("Check failed: error == cudaSuccess")
     ("assert-failed", re.compile(r"\bINTERNAL ASSERT FAILED\b|\bAssertion [`'][^\n]{1,400}' failed\b|\bCheck failed: ")),
     # pip finding no release of a requirement, as quoted without its "ERROR: " (or by pip < 10, which printed none)
+    # (round scan7) a wheel whose RECORD does not match its files, in the wheel package's own words (wheelfile.py's
+    # WheelError "Hash mismatch for file '...'", wheel < 0.31's install.BadWheelFile "Bad hash for file '...'"): wheel
+    # unpack, pants, poetry's installer; the wheel is refused, no error word on the line
+    ("wheel-hash", re.compile(r"\b(?:Hash mismatch|Bad hash) for file '")),
     ("pip-no-distribution", re.compile(r"\bNo matching distribution found for \S|\bCould not find a version that satisfies the requirement \S")),
     # a server that could not bind its socket, in its own words and without an errno (cpp-httplib under llama.cpp's and
     # llamafile's servers: "couldn't bind HTTP server socket, hostname: ...", "couldn't bind to server socket: hostname=...";
@@ -220,7 +226,11 @@ GENERIC_CLASSES = (
     # exceeded with url: ...", poetry's cut title): the pool's "Max retries exceeded with url", and a proxy refusing
     # the CONNECT ("Caused by ProxyError('Cannot connect to proxy.', OSError('Tunnel connection failed: 403 Forbidden'))",
     # 407, 400); pip's "Retrying (Retry(...)) after connection broken by ..." warning is neither
-    ("http-client", re.compile(r"\bMax retries exceeded with url\b|\bTunnel connection failed: [1-5]\d\d\b")),
+    # (round scan7: and urllib3's read timeout, "HTTPConnectionPool(host='127.0.0.1', port=8080): Read timed out. (read
+    # timeout=120)": connectionpool.py's ReadTimeoutError, its pool's repr before the message, printed by a client's own
+    # "Error during recognition: ..." without the exception's name)
+    ("http-client", re.compile(r"\bMax retries exceeded with url\b|\bTunnel connection failed: [1-5]\d\d\b"
+                               r"|\bHTTPS?ConnectionPool\(host=[^()\n]{1,300}\): Read timed out\.")),
     # (round 45s) httpx's and httpcore's exceptions, whose names do not end in Error ("httpx.ReadTimeout: timed out
     # while streaming chunks from VLLM backend", "httpx.ConnectTimeout"), by their module
     ("httpx-error", re.compile(r"(?<![\w.])(?:httpx|httpcore)\.[A-Z]\w{2,40}(?::|\s*$)")),
@@ -318,13 +328,17 @@ FATAL_CLASSES = (
                                      # (round scan7) pip's resolver's own summary (resolvelib/factory.py: "Cannot install
                                      # {info} because these package versions have conflicting dependencies.", logged at
                                      # CRITICAL: pipenv relays it as "CRITICAL:pipenv.patched.pip._internal...")
-                                     r"|\bthese package versions have conflicting dependencies\b")),
+                                     r"|\bthese package versions have conflicting dependencies\b"
+                                     # (round scan7) uv's PubGrub conclusion (uv-resolver pubgrub/report.rs: "we can conclude
+                                     # that your project's requirements are unsatisfiable", "... the requirements are
+                                     # unsatisfiable"), the tail under "╰─▶" when the "× No solution found" head is cut
+                                     r"|\brequirements are unsatisfiable\b")),
 )
 # A word every match of a class holds (lowercase: searched in the lowered line, else as written): an error-dense
 # log (a crash loop's 1 KB ERROR lines) runs only the class regexes whose word is on the line.
 GENERIC_HINTS = {
     "traceback": ("Traceback",), "cmake-error": ("CMake Error",), "nvcc-fatal": ("fatal",),
-    "build-killed": ("Killed", "ninja: "), "exception": ("Error", "Exception", "errors.", "exceptions."),
+    "build-killed": ("Killed", "ninja: "), "exception": ("Error", "Exception", "errors.", "exceptions.", ".error.", ".exception."),
     # (each a text that every match holds, lowered: "error" alone let every "ERROR 12 ..." line reach the regex,
     # which (?i) and its look-behind make a try at every position, ~100 us a 1 KB line)
     "compiler-error": ("error:", "error[", "fatal error", "error fatal:", "fehler:", "erreur fatale", "致命错误"),
@@ -354,7 +368,8 @@ GENERIC_HINTS = {
     "connect-failed": ("connectex: ",),
     "name-resolution": ("dial tcp: lookup ", "name resolution", "Name or service not known", "nodename nor servname",
                         "getaddrinfo E"),
-    "http-client": ("Max retries exceeded", "Tunnel connection failed"),
+    "http-client": ("Max retries exceeded", "Tunnel connection failed", "Read timed out"),
+    "wheel-hash": ("Hash mismatch for file", "Bad hash for file"),
     "httpx-error": ("httpx.", "httpcore."),
     "tls-error": ("ERR_SSL_", "[SSL: "),
     "http-status": ("request failed: ", "<title>", "<h1>"),
@@ -409,7 +424,9 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     # (round scan3: a Rust thread's panic, an allocator's refusal)
                     "panicked at", "failed to allocate ", "unable to allocate ",
                     # (round scan7: ld.so's version check, Ollama's cuInit report, pip's resolver summary at CRITICAL)
-                    "' not found (required by ", "driver library init failure", "have conflicting dependencies")
+                    "' not found (required by ", "driver library init failure", "have conflicting dependencies",
+                    # (round scan7: urllib3's read timeout, wheel's RECORD check, uv's PubGrub conclusion)
+                    "read timed out", "hash mismatch for file", "bad hash for file", "are unsatisfiable")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
@@ -634,7 +651,7 @@ FATAL_HINTS = ("restarting (", "segmentation", "segfault at", "core dumped", "�
                # (round 45s)
                "bus error", "xid ", "nvrm: ", "no candidates were found", "version solving failed", "because ",
                # (round scan7)
-               "conflicting dependencies")
+               "conflicting dependencies", "unsatisfiable")
 
 
 def fatal_class(text):
