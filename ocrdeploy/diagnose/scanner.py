@@ -158,7 +158,12 @@ GENERIC_CLASSES = (
                                    # (required by %s)" after the library's path: "/lib64/libm.so.6: version `GLIBC_2.27' not
                                    # found (required by /usr/local/bin/ollama)"): a binary built against a newer glibc or
                                    # libstdc++ than the host's never starts; the "weak version" one is verbose-only, not fatal
-                                   r"|(?<!weak )\bversion `[\w.]{1,60}' not found \(required by \S")),
+                                   r"|(?<!weak )\bversion `[\w.]{1,60}' not found \(required by \S"
+                                   # (round scan7) and its symbol lookup (elf/dl-lookup.c: "undefined symbol: %s%s%s", the
+                                   # version after ", version "), after the library that needs it: "libcusparse.so.12:
+                                   # undefined symbol: __nvJitLinkComplete_12_4, version libnvJitLink.so.12", a title
+                                   # without Python's "ImportError:"
+                                   r"|\.so(?:\.[\d.]{1,16})?: undefined symbol: \S")),
     # a shell that cannot find the program (sh's "/bin/sh: 1: nvcc: not found", bash's "bash: x: command not found",
     # a container's entry script "exec: line 9: exec: nvidia-smi: not found"): the command never ran
     ("command-not-found", re.compile(r":\s(?:line \d{1,6}: |\d{1,6}: )?(?:exec: )?[\w./+-]{1,128}: (?:command )?not found\s*$")),
@@ -253,6 +258,11 @@ GENERIC_CLASSES = (
     # attempt failed because the connected party did not properly respond ..." for WSAETIMEDOUT, any other WSA error's
     # text after it): docker.exe, frp, Go clients; no error word of its own, often at a warning level of the tool's
     ("connect-failed", re.compile(r"\bconnectex: [A-Z]")),
+    # (round scan7) Triton Inference Server's model table (core src/server.cc's models_table: the state, then ": " and the
+    # load's Status as "<Code>: <message>", common's error.cc code names "Internal", "Invalid argument", "Not found"...):
+    # "| tensorrt_llm | 1 | UNAVAILABLE: Internal: unexpected error when creating modelInstanceState: ..."; the table is
+    # printed at INFO without a level on its rows, and the model never serves
+    ("model-unavailable", re.compile(r"\| UNAVAILABLE: [A-Z][a-z]{2,20}(?: [a-z]{2,20}){0,2}: \S")),
     # (round scan3) a Rust thread's panic ("thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value:
     # UnreachableServer', src/main.rs:91:20", "thread 'tokio-runtime-worker' panicked at lib/llm/src/engines/vllm/worker.rs:247:17:")
     # the runtime's own words for a crash, with no error word of their own ("Err" is not "error")
@@ -353,7 +363,8 @@ GENERIC_HINTS = {
                                                          "code=", " err: ", "failed: res = ", "cuda failure",
                                                          "failed call to cu", "driver library init failure"),
     "model-format": ("magic",),
-    "library-missing": ("cannot open shared object file", "error while loading shared libraries", "or one of its dependencies", "ailed to load", "ailed Loading", "ailed loading", "' not found (required by "), "command-not-found": (": not found", "command not found"),
+    "library-missing": ("cannot open shared object file", "error while loading shared libraries", "or one of its dependencies", "ailed to load", "ailed Loading", "ailed loading", "' not found (required by ",
+                        ": undefined symbol: "), "command-not-found": (": not found", "command not found"),
     "nvml-error": ("Failed to initialize NVML", "NVIDIA-SMI has failed", "Unable to determine the device handle",
                    "Mismatch in versions between nvidia-smi", "NVRM: No NVIDIA", "NVRM: The NVIDIA probe", "NVRM: None of the NVIDIA"),
     "assert-failed": ("ASSERT FAILED", "Assertion ", "Check failed: "),
@@ -373,7 +384,7 @@ GENERIC_HINTS = {
     "httpx-error": ("httpx.", "httpcore."),
     "tls-error": ("ERR_SSL_", "[SSL: "),
     "http-status": ("request failed: ", "<title>", "<h1>"),
-    "panic": ("panicked at",), "alloc-failed": ("to allocate ",),
+    "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",), "alloc-failed": ("to allocate ",),
 }
 GENERIC_LOWER = ("alloc-failed", "nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
@@ -426,7 +437,9 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     # (round scan7: ld.so's version check, Ollama's cuInit report, pip's resolver summary at CRITICAL)
                     "' not found (required by ", "driver library init failure", "have conflicting dependencies",
                     # (round scan7: urllib3's read timeout, wheel's RECORD check, uv's PubGrub conclusion)
-                    "read timed out", "hash mismatch for file", "bad hash for file", "are unsatisfiable")
+                    "read timed out", "hash mismatch for file", "bad hash for file", "are unsatisfiable",
+                    # (round scan7: ld.so's symbol lookup, Triton's model table)
+                    ": undefined symbol: ", "| unavailable: ")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
