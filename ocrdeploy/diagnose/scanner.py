@@ -258,6 +258,15 @@ GENERIC_CLASSES = (
     # attempt failed because the connected party did not properly respond ..." for WSAETIMEDOUT, any other WSA error's
     # text after it): docker.exe, frp, Go clients; no error word of its own, often at a warning level of the tool's
     ("connect-failed", re.compile(r"\bconnectex: [A-Z]")),
+    # (round scan7) a Python installer's line for a package it could not install, its own marker and no error word:
+    # Poetry's executor ("  - Installing torch (1.12.1): Failed", "•" before 1.2; Updating / Downgrading / Removing),
+    # PDM's synchronizer ("  x Install flash-attn 2.8.3 failed", "✖" where the terminal has emoji)
+    ("installer-failed", re.compile(r"^\s*[-•] (?:Installing|Updating|Downgrading|Removing) [\w.\[\],-]{1,100} \([^()\n]{1,80}\): Failed\b"
+                                    r"|^\s*(?:x|✖\ufe0f?) (?:Install|Update|Remove) \S{1,100} \S{1,60} failed\s*$")),
+    # (round scan7) a model provider refused when its credentials are checked, in Dify's plugins' words
+    # (dify-official-plugins models/*/llm.py: "Credentials validation failed with status code 422 and response body ...",
+    # "Credentials validation failed: invalid response object, must be 'chat.completion'"): the model cannot be added
+    ("credentials-failed", re.compile(r"(?i)\bcredentials validation failed(?::| with status code \d)")),
     # (round scan7) Triton Inference Server's model table (core src/server.cc's models_table: the state, then ": " and the
     # load's Status as "<Code>: <message>", common's error.cc code names "Internal", "Invalid argument", "Not found"...):
     # "| tensorrt_llm | 1 | UNAVAILABLE: Internal: unexpected error when creating modelInstanceState: ..."; the table is
@@ -342,7 +351,10 @@ FATAL_CLASSES = (
                                      # (round scan7) uv's PubGrub conclusion (uv-resolver pubgrub/report.rs: "we can conclude
                                      # that your project's requirements are unsatisfiable", "... the requirements are
                                      # unsatisfiable"), the tail under "╰─▶" when the "× No solution found" head is cut
-                                     r"|\brequirements are unsatisfiable\b")),
+                                     r"|\brequirements are unsatisfiable\b"
+                                     # (round scan7) rattler's solver under pixi and rattler-build (rattler_solve lib.rs:
+                                     # "Cannot solve the request because of: {}", resolvo's report after it)
+                                     r"|\bCannot solve the request because of: ")),
 )
 # A word every match of a class holds (lowercase: searched in the lowered line, else as written): an error-dense
 # log (a crash loop's 1 KB ERROR lines) runs only the class regexes whose word is on the line.
@@ -384,7 +396,8 @@ GENERIC_HINTS = {
     "httpx-error": ("httpx.", "httpcore."),
     "tls-error": ("ERR_SSL_", "[SSL: "),
     "http-status": ("request failed: ", "<title>", "<h1>"),
-    "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",), "alloc-failed": ("to allocate ",),
+    "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",),
+    "installer-failed": ("): Failed", " failed"), "credentials-failed": ("redentials validation failed",), "alloc-failed": ("to allocate ",),
 }
 GENERIC_LOWER = ("alloc-failed", "nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
@@ -439,7 +452,10 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     # (round scan7: urllib3's read timeout, wheel's RECORD check, uv's PubGrub conclusion)
                     "read timed out", "hash mismatch for file", "bad hash for file", "are unsatisfiable",
                     # (round scan7: ld.so's symbol lookup, Triton's model table)
-                    ": undefined symbol: ", "| unavailable: ")
+                    ": undefined symbol: ", "| unavailable: ",
+                    # (round scan7: rattler's solver, Poetry's and PDM's failed installs, Dify's credential check)
+                    "cannot solve the request", "): failed", "x install ", "x update ", "x remove ", "✖ install ",
+                    "✖ update ", "✖ remove ", "✖️ install ", "credentials validation failed")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
@@ -664,7 +680,7 @@ FATAL_HINTS = ("restarting (", "segmentation", "segfault at", "core dumped", "�
                # (round 45s)
                "bus error", "xid ", "nvrm: ", "no candidates were found", "version solving failed", "because ",
                # (round scan7)
-               "conflicting dependencies", "unsatisfiable")
+               "conflicting dependencies", "unsatisfiable", "cannot solve the request")
 
 
 def fatal_class(text):
