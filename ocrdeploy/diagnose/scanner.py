@@ -267,6 +267,10 @@ GENERIC_CLASSES = (
     # (dify-official-plugins models/*/llm.py: "Credentials validation failed with status code 422 and response body ...",
     # "Credentials validation failed: invalid response object, must be 'chat.completion'"): the model cannot be added
     ("credentials-failed", re.compile(r"(?i)\bcredentials validation failed(?::| with status code \d)")),
+    # (round scan7) the Hugging Face Hub's 404 in huggingface_hub's words (utils/_http.py hf_raise_for_status: "Entry Not
+    # Found for url: {url}.", "Revision ...", "Repository ...", "Bucket ..." on the line after "404 Client Error."), which a
+    # server or app relays without the exception's name: a file, revision or repository the download needs is not there
+    ("hub-not-found", re.compile(r"\b(?:Entry|Revision|Repository|Bucket) Not Found for url: https?://\S")),
     # (round scan7) Triton Inference Server's model table (core src/server.cc's models_table: the state, then ": " and the
     # load's Status as "<Code>: <message>", common's error.cc code names "Internal", "Invalid argument", "Not found"...):
     # "| tensorrt_llm | 1 | UNAVAILABLE: Internal: unexpected error when creating modelInstanceState: ..."; the table is
@@ -397,7 +401,7 @@ GENERIC_HINTS = {
     "tls-error": ("ERR_SSL_", "[SSL: "),
     "http-status": ("request failed: ", "<title>", "<h1>"),
     "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",),
-    "installer-failed": ("): Failed", " failed"), "credentials-failed": ("redentials validation failed",), "alloc-failed": ("to allocate ",),
+    "installer-failed": ("): Failed", " failed"), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("redentials validation failed",), "alloc-failed": ("to allocate ",),
 }
 GENERIC_LOWER = ("alloc-failed", "nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
@@ -455,7 +459,9 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     ": undefined symbol: ", "| unavailable: ",
                     # (round scan7: rattler's solver, Poetry's and PDM's failed installs, Dify's credential check)
                     "cannot solve the request", "): failed", "x install ", "x update ", "x remove ", "✖ install ",
-                    "✖ update ", "✖ remove ", "✖️ install ", "credentials validation failed")
+                    "✖ update ", "✖ remove ", "✖️ install ", "credentials validation failed",
+                    # (round scan7: the Hub's 404 texts)
+                    " not found for url: ")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
