@@ -148,6 +148,7 @@ TRAINED_UNNAMED = {
     60: ("langgenius/dify/issues/16738", "langgenius/dify/issues/3720"),
     62: ("Deltares/Ribasim/issues/1763",),
     64: ("zai-org/GLM-OCR/issues/44",),
+    65: ("tenstorrent/tt-inference-server/issues/603",),
     66: ("vwxyzjn/cleanrl/issues/367", "pytorch/pytorch/issues/47916"),
     67: ("invoke-ai/InvokeAI/issues/7141",),
     68: ("langgenius/dify/issues/20254",),
