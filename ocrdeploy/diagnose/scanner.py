@@ -401,9 +401,10 @@ GENERIC_HINTS = {
     "tls-error": ("ERR_SSL_", "[SSL: "),
     "http-status": ("request failed: ", "<title>", "<h1>"),
     "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",),
-    "installer-failed": ("): Failed", " failed"), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("redentials validation failed",), "alloc-failed": ("to allocate ",),
+    "installer-failed": ("): Failed", " failed"), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
 }
-GENERIC_LOWER = ("alloc-failed", "nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused")
+GENERIC_LOWER = ("alloc-failed", "nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused",
+                 "credentials-failed")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
                     "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused",
                     "segmentation fault", "segfault at", "core dumped", "段错误", "核心已转储", "schwerwiegender fehler", "erreur fatale", "致命错误", "sigsegv", "sigabrt", "sigbus", "sigill", "sigfpe", "sigkill",
