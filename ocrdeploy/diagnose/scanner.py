@@ -50,7 +50,9 @@ ECHO = re.compile(r"\b(?:Received|Added|Finished) request\b|\bprompt(?:_token_id
 # (round 15: a class named without the suffix but raised from a package's errors/exceptions module, as Triton's
 # "triton.runtime.errors.OutOfResources: out of resource: shared memory" and huggingface_hub's
 # "huggingface_hub.errors.OfflineModeIsEnabled: Cannot reach ..." print it)
-EXC_NAME = r"(?:(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)|(?:[A-Za-z_][\w.]*\.)?(?:errors|exceptions)\.[A-Z]\w*)"
+# (round scan7: and from a module named in the singular, openai-python 0.x's openai/error.py: "openai.error.Timeout:
+# Request timed out: HTTPConnectionPool(...)", "openai.error.TryAgain")
+EXC_NAME = r"(?:(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)|(?:[A-Za-z_][\w.]*\.)?(?:errors?|exceptions?)\.[A-Z]\w*)"
 # The safety net: lines any failing tool prints.  A line of one of these classes that no
 # entry explains is reported as unrecognised (exit 3), so such a log is never "clean".
 GENERIC_CLASSES = (
@@ -135,7 +137,10 @@ GENERIC_CLASSES = (
                               # enum ("failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error", "failed call to
                               # cuDevicePrimaryCtxRetain: CUDA_ERROR_ECC_UNCORRECTABLE"): in a title or a glog line cut
                               # before its date, with no level the safety net could read
-                              r"|(?-i:\bfailed call to cu[A-Z]\w{2,40}: CUDA_ERROR_[A-Z_]{3,40})")),
+                              r"|(?-i:\bfailed call to cu[A-Z]\w{2,40}: CUDA_ERROR_[A-Z_]{3,40})"
+                              # (round scan7) Ollama's discovery (discover/gpu_info_nvcuda.c, 0.1.x-0.11: "cuda driver
+                              # library init failure: %d" with cuInit's CUresult): 999, 802, 205, 3, ... and the GPU unused
+                              r"|\bcuda driver library init failure: -?\d{1,4}\b")),
     # the dynamic loader not finding a library (a wheel shipping no build for this CUDA, a missing driver library):
     # "libX.so: cannot open shared object file: No such file or directory", without any error word of its own
     # (and Windows' loader as torch words it, torch/__init__.py: 'Error loading "...\\torch\\lib\\x.dll" or one of its
@@ -148,7 +153,17 @@ GENERIC_CLASSES = (
     ("library-missing", re.compile(r"\.so(?:\.[\d.]{1,16})?: cannot open shared object file\b"
                                    r"|\berror while loading shared libraries: [^\s:]{1,200}: \S"
                                    r"|\bError loading \"[^\"]{1,400}\.dll\" or one of its dependencies\b"
-                                   r"|\b[Ff]ailed (?:to load|[Ll]oading)(?: library)? '?[\w./\\:~-]{1,300}\.(?:dll|so(?:\.\d{1,6}){0,3}|dylib)\b")),
+                                   r"|\b[Ff]ailed (?:to load|[Ll]oading)(?: library)? '?[\w./\\:~-]{1,300}\.(?:dll|so(?:\.\d{1,6}){0,3}|dylib)\b"
+                                   # (round scan7) ld.so's version check (glibc elf/dl-version.c: "version `%s' not found
+                                   # (required by %s)" after the library's path: "/lib64/libm.so.6: version `GLIBC_2.27' not
+                                   # found (required by /usr/local/bin/ollama)"): a binary built against a newer glibc or
+                                   # libstdc++ than the host's never starts; the "weak version" one is verbose-only, not fatal
+                                   r"|(?<!weak )\bversion `[\w.]{1,60}' not found \(required by \S"
+                                   # (round scan7) and its symbol lookup (elf/dl-lookup.c: "undefined symbol: %s%s%s", the
+                                   # version after ", version "), after the library that needs it: "libcusparse.so.12:
+                                   # undefined symbol: __nvJitLinkComplete_12_4, version libnvJitLink.so.12", a title
+                                   # without Python's "ImportError:"
+                                   r"|\.so(?:\.[\d.]{1,16})?: undefined symbol: \S")),
     # a shell that cannot find the program (sh's "/bin/sh: 1: nvcc: not found", bash's "bash: x: command not found",
     # a container's entry script "exec: line 9: exec: nvidia-smi: not found"): the command never ran
     ("command-not-found", re.compile(r":\s(?:line \d{1,6}: |\d{1,6}: )?(?:exec: )?[\w./+-]{1,128}: (?:command )?not found\s*$")),
@@ -169,6 +184,10 @@ GENERIC_CLASSES = (
     # x.c:12: f: Assertion `n > 0' failed."), glog's CHECK outside a glog line ("Check failed: error == cudaSuccess")
     ("assert-failed", re.compile(r"\bINTERNAL ASSERT FAILED\b|\bAssertion [`'][^\n]{1,400}' failed\b|\bCheck failed: ")),
     # pip finding no release of a requirement, as quoted without its "ERROR: " (or by pip < 10, which printed none)
+    # (round scan7) a wheel whose RECORD does not match its files, in the wheel package's own words (wheelfile.py's
+    # WheelError "Hash mismatch for file '...'", wheel < 0.31's install.BadWheelFile "Bad hash for file '...'"): wheel
+    # unpack, pants, poetry's installer; the wheel is refused, no error word on the line
+    ("wheel-hash", re.compile(r"\b(?:Hash mismatch|Bad hash) for file '")),
     ("pip-no-distribution", re.compile(r"\bNo matching distribution found for \S|\bCould not find a version that satisfies the requirement \S")),
     # a server that could not bind its socket, in its own words and without an errno (cpp-httplib under llama.cpp's and
     # llamafile's servers: "couldn't bind HTTP server socket, hostname: ...", "couldn't bind to server socket: hostname=...";
@@ -212,7 +231,11 @@ GENERIC_CLASSES = (
     # exceeded with url: ...", poetry's cut title): the pool's "Max retries exceeded with url", and a proxy refusing
     # the CONNECT ("Caused by ProxyError('Cannot connect to proxy.', OSError('Tunnel connection failed: 403 Forbidden'))",
     # 407, 400); pip's "Retrying (Retry(...)) after connection broken by ..." warning is neither
-    ("http-client", re.compile(r"\bMax retries exceeded with url\b|\bTunnel connection failed: [1-5]\d\d\b")),
+    # (round scan7: and urllib3's read timeout, "HTTPConnectionPool(host='127.0.0.1', port=8080): Read timed out. (read
+    # timeout=120)": connectionpool.py's ReadTimeoutError, its pool's repr before the message, printed by a client's own
+    # "Error during recognition: ..." without the exception's name)
+    ("http-client", re.compile(r"\bMax retries exceeded with url\b|\bTunnel connection failed: [1-5]\d\d\b"
+                               r"|\bHTTPS?ConnectionPool\(host=[^()\n]{1,300}\): Read timed out\.")),
     # (round 45s) httpx's and httpcore's exceptions, whose names do not end in Error ("httpx.ReadTimeout: timed out
     # while streaming chunks from VLLM backend", "httpx.ConnectTimeout"), by their module
     ("httpx-error", re.compile(r"(?<![\w.])(?:httpx|httpcore)\.[A-Z]\w{2,40}(?::|\s*$)")),
@@ -235,6 +258,24 @@ GENERIC_CLASSES = (
     # attempt failed because the connected party did not properly respond ..." for WSAETIMEDOUT, any other WSA error's
     # text after it): docker.exe, frp, Go clients; no error word of its own, often at a warning level of the tool's
     ("connect-failed", re.compile(r"\bconnectex: [A-Z]")),
+    # (round scan7) a Python installer's line for a package it could not install, its own marker and no error word:
+    # Poetry's executor ("  - Installing torch (1.12.1): Failed", "•" before 1.2; Updating / Downgrading / Removing),
+    # PDM's synchronizer ("  x Install flash-attn 2.8.3 failed", "✖" where the terminal has emoji)
+    ("installer-failed", re.compile(r"^\s*[-•] (?:Installing|Updating|Downgrading|Removing) [\w.\[\],-]{1,100} \([^()\n]{1,80}\): Failed\b"
+                                    r"|^\s*(?:x|✖\ufe0f?) (?:Install|Update|Remove) \S{1,100} \S{1,60} failed\s*$")),
+    # (round scan7) a model provider refused when its credentials are checked, in Dify's plugins' words
+    # (dify-official-plugins models/*/llm.py: "Credentials validation failed with status code 422 and response body ...",
+    # "Credentials validation failed: invalid response object, must be 'chat.completion'"): the model cannot be added
+    ("credentials-failed", re.compile(r"(?i)\bcredentials validation failed(?::| with status code \d)")),
+    # (round scan7) the Hugging Face Hub's 404 in huggingface_hub's words (utils/_http.py hf_raise_for_status: "Entry Not
+    # Found for url: {url}.", "Revision ...", "Repository ...", "Bucket ..." on the line after "404 Client Error."), which a
+    # server or app relays without the exception's name: a file, revision or repository the download needs is not there
+    ("hub-not-found", re.compile(r"\b(?:Entry|Revision|Repository|Bucket) Not Found for url: https?://\S")),
+    # (round scan7) Triton Inference Server's model table (core src/server.cc's models_table: the state, then ": " and the
+    # load's Status as "<Code>: <message>", common's error.cc code names "Internal", "Invalid argument", "Not found"...):
+    # "| tensorrt_llm | 1 | UNAVAILABLE: Internal: unexpected error when creating modelInstanceState: ..."; the table is
+    # printed at INFO without a level on its rows, and the model never serves
+    ("model-unavailable", re.compile(r"\| UNAVAILABLE: [A-Z][a-z]{2,20}(?: [a-z]{2,20}){0,2}: \S")),
     # (round scan3) a Rust thread's panic ("thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value:
     # UnreachableServer', src/main.rs:91:20", "thread 'tokio-runtime-worker' panicked at lib/llm/src/engines/vllm/worker.rs:247:17:")
     # the runtime's own words for a crash, with no error word of their own ("Err" is not "error")
@@ -306,13 +347,24 @@ FATAL_CLASSES = (
                                      # failed." and its first derivation step, "Because vllm (0.8.5.post1) depends on
                                      # transformers (>=4.51.1)" at the line's start, as its SolverProblemError prints them
                                      r"|, for which no candidates were found\b|, version solving failed\b"
-                                     r"|^\s*Because [\w.\[\]-]{1,100} \([^()\n]{1,60}\) depends on [\w.\[\]-]{1,100} \(")),
+                                     r"|^\s*Because [\w.\[\]-]{1,100} \([^()\n]{1,60}\) depends on [\w.\[\]-]{1,100} \("
+                                     # (round scan7) pip's resolver's own summary (resolvelib/factory.py: "Cannot install
+                                     # {info} because these package versions have conflicting dependencies.", logged at
+                                     # CRITICAL: pipenv relays it as "CRITICAL:pipenv.patched.pip._internal...")
+                                     r"|\bthese package versions have conflicting dependencies\b"
+                                     # (round scan7) uv's PubGrub conclusion (uv-resolver pubgrub/report.rs: "we can conclude
+                                     # that your project's requirements are unsatisfiable", "... the requirements are
+                                     # unsatisfiable"), the tail under "╰─▶" when the "× No solution found" head is cut
+                                     r"|\brequirements are unsatisfiable\b"
+                                     # (round scan7) rattler's solver under pixi and rattler-build (rattler_solve lib.rs:
+                                     # "Cannot solve the request because of: {}", resolvo's report after it)
+                                     r"|\bCannot solve the request because of: ")),
 )
 # A word every match of a class holds (lowercase: searched in the lowered line, else as written): an error-dense
 # log (a crash loop's 1 KB ERROR lines) runs only the class regexes whose word is on the line.
 GENERIC_HINTS = {
     "traceback": ("Traceback",), "cmake-error": ("CMake Error",), "nvcc-fatal": ("fatal",),
-    "build-killed": ("Killed", "ninja: "), "exception": ("Error", "Exception", "errors.", "exceptions."),
+    "build-killed": ("Killed", "ninja: "), "exception": ("Error", "Exception", "errors.", "exceptions.", ".error.", ".exception."),
     # (each a text that every match holds, lowered: "error" alone let every "ERROR 12 ..." line reach the regex,
     # which (?i) and its look-behind make a try at every position, ~100 us a 1 KB line)
     "compiler-error": ("error:", "error[", "fatal error", "error fatal:", "fehler:", "erreur fatale", "致命错误"),
@@ -325,9 +377,10 @@ GENERIC_HINTS = {
                                                          "device-side assert", "failed to initiali",
                                                          "cuda runtime error (", "no cuda-capable device is detected",
                                                          "code=", " err: ", "failed: res = ", "cuda failure",
-                                                         "failed call to cu"),
+                                                         "failed call to cu", "driver library init failure"),
     "model-format": ("magic",),
-    "library-missing": ("cannot open shared object file", "error while loading shared libraries", "or one of its dependencies", "ailed to load", "ailed Loading", "ailed loading"), "command-not-found": (": not found", "command not found"),
+    "library-missing": ("cannot open shared object file", "error while loading shared libraries", "or one of its dependencies", "ailed to load", "ailed Loading", "ailed loading", "' not found (required by ",
+                        ": undefined symbol: "), "command-not-found": (": not found", "command not found"),
     "nvml-error": ("Failed to initialize NVML", "NVIDIA-SMI has failed", "Unable to determine the device handle",
                    "Mismatch in versions between nvidia-smi", "NVRM: No NVIDIA", "NVRM: The NVIDIA probe", "NVRM: None of the NVIDIA"),
     "assert-failed": ("ASSERT FAILED", "Assertion ", "Check failed: "),
@@ -342,13 +395,16 @@ GENERIC_HINTS = {
     "connect-failed": ("connectex: ",),
     "name-resolution": ("dial tcp: lookup ", "name resolution", "Name or service not known", "nodename nor servname",
                         "getaddrinfo E"),
-    "http-client": ("Max retries exceeded", "Tunnel connection failed"),
+    "http-client": ("Max retries exceeded", "Tunnel connection failed", "Read timed out"),
+    "wheel-hash": ("Hash mismatch for file", "Bad hash for file"),
     "httpx-error": ("httpx.", "httpcore."),
     "tls-error": ("ERR_SSL_", "[SSL: "),
     "http-status": ("request failed: ", "<title>", "<h1>"),
-    "panic": ("panicked at",), "alloc-failed": ("to allocate ",),
+    "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",),
+    "installer-failed": ("): Failed", " failed"), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
 }
-GENERIC_LOWER = ("alloc-failed", "nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused")
+GENERIC_LOWER = ("alloc-failed", "nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused",
+                 "credentials-failed")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
                     "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused",
                     "segmentation fault", "segfault at", "core dumped", "段错误", "核心已转储", "schwerwiegender fehler", "erreur fatale", "致命错误", "sigsegv", "sigabrt", "sigbus", "sigill", "sigfpe", "sigkill",
@@ -395,7 +451,18 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     # (round rndfa: a model file's bad magic; TensorFlow's "failed call to cuX: CUDA_ERROR_..." has "error")
                     "invalid magic", "invalid gguf magic", "invalid file magic",
                     # (round scan3: a Rust thread's panic, an allocator's refusal)
-                    "panicked at", "failed to allocate ", "unable to allocate ")
+                    "panicked at", "failed to allocate ", "unable to allocate ",
+                    # (round scan7: ld.so's version check, Ollama's cuInit report, pip's resolver summary at CRITICAL)
+                    "' not found (required by ", "driver library init failure", "have conflicting dependencies",
+                    # (round scan7: urllib3's read timeout, wheel's RECORD check, uv's PubGrub conclusion)
+                    "read timed out", "hash mismatch for file", "bad hash for file", "are unsatisfiable",
+                    # (round scan7: ld.so's symbol lookup, Triton's model table)
+                    ": undefined symbol: ", "| unavailable: ",
+                    # (round scan7: rattler's solver, Poetry's and PDM's failed installs, Dify's credential check)
+                    "cannot solve the request", "): failed", "x install ", "x update ", "x remove ", "✖ install ",
+                    "✖ update ", "✖ remove ", "✖️ install ", "credentials validation failed",
+                    # (round scan7: the Hub's 404 texts)
+                    " not found for url: ")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
@@ -618,7 +685,9 @@ FATAL_HINTS = ("restarting (", "segmentation", "segfault at", "core dumped", "�
                "oom-kill", "oom_kill", "fallen off", "no solution found", "resolutionimpossible", "unsatisfiableerror",
                "packagesnotfounderror", "could not solve for environment specs", "killed", "aborted", "illegal instruction",
                # (round 45s)
-               "bus error", "xid ", "nvrm: ", "no candidates were found", "version solving failed", "because ")
+               "bus error", "xid ", "nvrm: ", "no candidates were found", "version solving failed", "because ",
+               # (round scan7)
+               "conflicting dependencies", "unsatisfiable", "cannot solve the request")
 
 
 def fatal_class(text):

@@ -131,3 +131,39 @@ def test_the_trained_batches_exist_and_hold_near_misses():
 def test_a_trained_batch_near_miss_stays_clean(item, engine):
     why = corpus.judge_near_miss(item, SCAN.scan(item, engine))
     assert why is None, f"{why}: {item['source'][:160]}"
+
+
+# (round scan7) unnamed failures of trained batches that the safety net reported clean before the round widened its classes
+# (scanner.GENERIC_CLASSES / FATAL_CLASSES, each proved in the corpus apart from these): they stay unrecognised (exit 3),
+# never clean.  Batches 70+ are held out and not listed (heldout/README.md)
+TRAINED_UNNAMED = {
+    42: ("ollama/ollama/issues/12173",),
+    45: ("astral-sh/uv/issues/12578", "deepseek-ai/DeepSeek-OCR/issues/203"),
+    49: ("ollama/ollama/issues/12352",),
+    50: ("vllm-project/vllm/issues/917",),
+    51: ("triton-inference-server/tensorrtllm_backend/issues/363",),
+    53: ("ollama/ollama/issues/11319", "agentscope-ai/QwenPaw/issues/3211"),
+    54: ("pytorch/pytorch/issues/2596",),
+    55: ("triton-inference-server/tensorrtllm_backend/issues/235",),
+    58: ("pypa/pipenv/issues/5240",),
+    60: ("langgenius/dify/issues/16738", "langgenius/dify/issues/3720"),
+    62: ("Deltares/Ribasim/issues/1763",),
+    64: ("zai-org/GLM-OCR/issues/44",),
+    65: ("tenstorrent/tt-inference-server/issues/603",),
+    66: ("vwxyzjn/cleanrl/issues/367", "pytorch/pytorch/issues/47916"),
+    67: ("invoke-ai/InvokeAI/issues/7141",),
+    68: ("langgenius/dify/issues/20254",),
+}
+UNNAMED = [item for n, threads in TRAINED_UNNAMED.items() for item in corpus.load_file(HELDOUT / f"batch{n}.yaml")["unrecognised"]
+           if any(t in item["source"] for t in threads)]
+
+
+def test_the_trained_unnamed_items_exist():
+    assert len(UNNAMED) == sum(len(t) for t in TRAINED_UNNAMED.values())
+
+
+@pytest.mark.parametrize("engine", corpus.ENGINES)
+@pytest.mark.parametrize("item", UNNAMED, ids=lambda i: f"{i['_file']}:{corpus.thread_of(i)}")
+def test_a_trained_batch_unnamed_failure_is_never_clean(item, engine):
+    why = corpus.judge_unrecognised(item, SCAN.scan(item, engine))
+    assert why is None, f"{why}: {item['source'][:160]}"
