@@ -2252,6 +2252,12 @@ PAGE_EXPLAIN = re.compile(r"(?i)\b(?:this|the|that) (?:[\w-]+ )?error(?: message
 # when "error" comes before the quote; here the text is a page)
 PAGE_READER = re.compile(r"(?i)\bif you (?:run into|encounter|hit|see|get|receive|are seeing|are getting|come across|experience) "
                          r"(?:an? |the |this |any )?(?:[\w-]+ )?(?:errors?|messages?|exceptions?|[`\"“])")
+# the page sentences about_errors looks for on any line: (words one of which the line holds, a cheap gate before the
+# regex; the marker; whether a tool's line with a log level is left out): an explainer's voice, the change told after its
+# reason, a failure foretold, the quoted error read out, the reader's condition of meeting it
+PAGE_MARKERS = ((("this ",), PAGE_VOICE, False), (("this ",), PAGE_PR_MID, True),
+                ((" will ", " may ", " might "), PAGE_FORECAST, True), ((" error",), PAGE_EXPLAIN, True),
+                (("if you ",), PAGE_READER, True))
 REPORT_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:describe the bug|bug description|steps to reproduce|to reproduce|reproduction"
                             r"|expected behaviou?r|actual behaviou?r|environment|system info(?:rmation)?|your environment"
                             r"|logs?|error logs?|pytorch version:|collecting environment information)\W{0,6}$")
@@ -2291,17 +2297,9 @@ def about_errors(path):
         low = line.lower()
         if PAGE_PR.match(line) is not None or PAGE_WIDGET.match(line) is not None:
             page = True
-        elif ("this " in low) and PAGE_VOICE.search(line) is not None:
-            page = True     # (round scan5) an explainer's voice (see PAGE_VOICE)
-        elif ("this " in low) and PAGE_PR_MID.search(line) is not None and line_level(line) is None:
-            page = True     # (round scan6) the change told after its reason on one line (see PAGE_PR_MID)
-        elif ((" will " in low or " may " in low or " might " in low) and PAGE_FORECAST.search(line) is not None
-              and line_level(line) is None):
-            page = True     # (round scan6) a failure told as what would happen (see PAGE_FORECAST)
-        elif (" error" in low and PAGE_EXPLAIN.search(line) is not None and line_level(line) is None):
-            page = True     # (round scan6) the quoted error read out (see PAGE_EXPLAIN)
-        elif "if you " in low and PAGE_READER.search(line) is not None and line_level(line) is None:
-            page = True     # (round scan6) the reader's condition of meeting the error (see PAGE_READER)
+        elif any(any(w in low for w in words) and marker.search(line) is not None and not (plain and line_level(line) is not None)
+                 for words, marker, plain in PAGE_MARKERS):
+            page = True     # (rounds scan5, scan6) a page's own sentence anywhere in the text (see PAGE_MARKERS)
         elif len(line) <= PAGE_LINE and line[-1:] not in (".", ":", "：", ",", ";") and PAGE_HEADING.match(line) is not None:
             headings += 1
             page = headings >= 2
