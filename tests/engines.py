@@ -78,25 +78,44 @@ def tiny_model() -> Path:
     return dest
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _ephemeral() -> tuple[int, int]:
+    try:
+        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+        return low, high
+    except (OSError, ValueError):
+        return 32768, 60999          # Linux's default range
+
+
+def free_port(span: int = 1) -> int:
+    """A port p with p .. p+span-1 all free, below the kernel's ephemeral range.  A port the kernel handed out
+    for bind(0) is inside that range, where a running engine's own sockets (vLLM's engine core and workers bind
+    ephemeral ports while they start) can take it, or its neighbour, before the server binds it: CI, 2026-12-05,
+    the second of `serve --instances 2 --port 33031` found 33032 taken by the first instance's engine."""
+    import random
+
+    low = _ephemeral()[0]
+    floor = 20000 if low > 21000 else 1024
+    rng = random.Random(os.getpid() ^ int.from_bytes(os.urandom(4), "big"))
+    for _ in range(2000):
+        p = rng.randrange(floor, low - span)
+        socks = []
+        try:
+            for q in range(p, p + span):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", q))
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+        return p
+    raise RuntimeError(f"no {span} free consecutive ports below {low}")
 
 
 def router_port() -> int:
-    """A port for a vLLM router whose next port (its --prometheus-port) is free too: a free port's neighbour
-    can be a worker's or another test's (the router then panics with "Address already in use")."""
-    while True:
-        p = free_port()
-        if p >= 65000:
-            continue
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", p + 1))
-            except OSError:
-                continue
-        return p
+    """A port for a vLLM router whose next port (its --prometheus-port) is free too."""
+    return free_port(2)
 
 
 def cli(task: str, args: list, inv: Path, env: dict | None = None, timeout: float = 900):

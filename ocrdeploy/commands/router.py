@@ -327,7 +327,7 @@ def dead_worker_findings(conn, host, svc) -> list:
     if svc.get("alive") is not False or not svc.get("log"):
         return []
     try:
-        found = diagnose_log(conn, host, svc["log"])
+        found = diagnose_log(conn, host, svc["log"], port=svc.get("port"))
     except Exception as exc:            # the scan is a hint on a status page: its failure is shown, not raised
         return [{"id": "scan-failed", "cause": f"the log could not be scanned: {exc}", "fix": "", "first_line": None}]
     return [{k: f.get(k) for k in ("id", "cause", "fix", "first_line")} for f in found]

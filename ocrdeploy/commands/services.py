@@ -470,6 +470,8 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
                 if r.get("findings") and r.get("kept") == "failed":
                     con.print(f"    the failed start is kept: `inv diagnose --service --fix` applies "
                               f"the remedy (`inv stop --name {r.get('name')}` forgets it)", markup=False)
+                for w in r.get("warnings") or []:
+                    con.print(f"    warning: {w}", markup=False)
         ready = [r for r in v["instances"] if r.get("ready")]
         if router:
             run.failed |= not router_cmd.report_joins(con, name, ready)
@@ -493,16 +495,16 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
 
 
 
-def diagnose_log(conn, h, log, stack="minicpm", rules=None) -> list:
+def diagnose_log(conn, h, log, stack="minicpm", rules=None, port=None) -> list:
     """The findings of `inv diagnose` on one service log on the host (a failed start, a dead worker), each
-    fix worded for the stack."""
+    fix worded for the stack and naming the service's port."""
     from ..diagnose.engine import annotate, fix_context, scan_local, scan_remote
     from ..diagnose.table import load_table
     from ..recipes.remedies import fix_for_stack
 
     rules = rules or load_table()
     reps = scan_local([log], rules) if conn.is_local else scan_remote(conn, [log], rules)
-    found = [f for r in annotate(reps, rules, fix_context(h)) for f in r.get("findings", [])]
+    found = [f for r in annotate(reps, rules, fix_context(h, port=port)) for f in r.get("findings", [])]
     return [{**f, "fix": fix_for_stack(f.get("fix") or "", stack)} for f in found]
 
 
@@ -529,9 +531,10 @@ def start_planned(conn, h, facts, plan, timeout, con, systemd=False) -> dict:
             except ValueError as exc:
                 return {"name": inst.name, "ready": False, "reason": "refused", "error": str(exc)}
         stack = "deepseek" if inst.kind in DEEPSEEK_ENVS else "minicpm"
-        res = serve_with_retries(conn, h, workdir, inst, inst.served, timeout, partial(diagnose, stack=stack), show)
+        res = serve_with_retries(conn, h, workdir, inst, inst.served, timeout,
+                                 partial(diagnose, stack=stack, port=inst.port), show)
         res.update({"name": inst.name, "url": inst.url(), "gpu": inst.gpu, "port": inst.port, "served": inst.served,
-                    "warnings": inst.options.get("warnings") or [],
+                    "warnings": (inst.options.get("warnings") or []) + res.pop("host_warnings", []),
                     "restarts": inst.restarts, "log": inst.current_log(), "kind": inst.kind, "bind": inst.bind,
                     "command": " ".join(str(a) for a in inst.argv)})
         if not res.get("ready") and res.get("reason") != "refused":

@@ -64,8 +64,10 @@ def scan_remote(conn, paths, rules, *, context=2, services=None, service_name=No
         raise HostError(conn.name, "remote scan answered something that is not a scan report")
 
 
-def fix_context(host=None, facts: dict | None = None) -> dict:
-    """Values for the {placeholders} of causes and fixes, from the host's vars where known."""
+def fix_context(host=None, facts: dict | None = None, port=None) -> dict:
+    """Values for the {placeholders} of causes and fixes, from the host's vars where known; `port` is the
+    service's own when the log is one service's (an instance on --port 8001 or the second of --instances 2 is
+    not on the host's default port, and a fix that names the default sends the user to the wrong socket)."""
     hv = dict(host.vars) if host is not None else {}
     workdir = hv.get("workdir") or (host.workdir if host is not None else "~/ocrdeploy")
     if facts and facts.get("workdir", {}).get("path"):
@@ -77,7 +79,7 @@ def fix_context(host=None, facts: dict | None = None) -> dict:
         "sdk_env": hv.get("sdk_env") or f"{workdir}/sdk-env",
         "tf_env": hv.get("tf_env") or f"{workdir}/tf-ocr-env",
         "cu13": hv.get("cu13") or f"{vllm_env}/lib/python3.13/site-packages/nvidia/cu13",
-        "port": str(hv.get("port") or 18499),
+        "port": str(port or hv.get("port") or 18499),
     }
     for key in ("transformers_src", "vllm_src", "deps_dir"):
         if hv.get(key):
@@ -163,6 +165,7 @@ def annotate(reports: list[dict], rules: list[Rule], ctx: dict) -> list[dict]:
     leadable = [r for r in rules if r.severity != "harmless"]
     index = lead_index(leadable) if any(rep.get("unrecognised") for rep in reports) else None
     for rep in reports:
+        rctx = {**ctx, "port": str(rep["port"])} if rep.get("port") else ctx     # a service's log: its own port
         for u in rep.get("unrecognised", []):
             near = unrecognised_lead(u, leadable, index)
             if near:
@@ -170,8 +173,8 @@ def annotate(reports: list[dict], rules: list[Rule], ctx: dict) -> list[dict]:
         for f in rep.get("findings", []) + rep.get("harmless", []):
             rule = by_id.get(f["id"])
             f["title"] = rule.title if rule else f["id"]
-            f["cause"] = fill(rule.cause, ctx) if rule else ""
-            f["fix"] = fill(rule.fix, ctx) if rule else ""
+            f["cause"] = fill(rule.cause, rctx) if rule else ""
+            f["fix"] = fill(rule.fix, rctx) if rule else ""
             f["remedy"] = rule.remedy if rule else None
     return reports
 

@@ -2709,7 +2709,8 @@ def scan(path, rules, context=2, engine="auto"):
 
 
 def service_logs(workdir, name=None):
-    """Logs of the services `inv serve` started: <workdir>/.ocrdeploy/services/<name>.json -> "log"."""
+    """Logs of the services `inv serve` started: <workdir>/.ocrdeploy/services/<name>.json -> "log", each with
+    the service's port (None when the record has none) for the fixes that name it."""
     state_dir = os.path.join(os.path.expanduser(workdir), ".ocrdeploy", "services")
     try:
         entries = sorted(os.listdir(state_dir))
@@ -2729,7 +2730,9 @@ def service_logs(workdir, name=None):
             continue
         log = doc.get("log") if isinstance(doc, dict) else None
         if isinstance(log, str) and log:
-            logs.append(log)
+            port = doc.get("port")
+            logs.append((log, port if isinstance(port, int) and not isinstance(port, bool) and 0 < port < 65536
+                         else None))
     return state_dir, logs
 
 
@@ -2802,6 +2805,7 @@ def run_request(req):
         paths.extend(logs)
     args = (req["rules"], req.get("context", 2), req.get("engine", "auto"))
     for path in paths:
+        path, port = path if isinstance(path, tuple) else (path, None)
         if path == "-":
             try:
                 spooled = _spool_stdin()
@@ -2813,7 +2817,10 @@ def run_request(req):
             finally:
                 os.unlink(spooled)
             continue
-        out.append(scan_one(path, *args))
+        rep = scan_one(path, *args)
+        if port:
+            rep["port"] = port
+        out.append(rep)
     return out
 
 

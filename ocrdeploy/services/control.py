@@ -115,6 +115,7 @@ def serve_with_retries(conn, host, workdir, inst: Instance, served_name, timeout
             return {"ready": False, "reason": "refused", "error": started.get("error"), "attempts": attempt}
         inst.run_log = (started.get("record") or {}).get("log") or inst.log   # only this start's output is read
         waited = wait_ready(conn, workdir, inst, served_name, timeout, show)
+        waited["host_warnings"] = started.get("warnings") or []
         waited["attempts"] = attempt
         waited["pid"] = started.get("pid")
         if waited.get("ready"):

@@ -508,9 +508,31 @@ def start(req):
                "options": req.get("options") or {}, "identity": identity(proc.pid, token),
                "ready": req.get("ready") or "models"}
         write_record(wd, name, rec)
-        return {"ok": True, "pid": proc.pid, "record": rec}
+        return {"ok": True, "pid": proc.pid, "record": rec, "warnings": ephemeral_warnings(port)}
     finally:
         os.close(fd)
+
+
+def ephemeral_range():
+    """The kernel's range for ports handed out to bind(0) and outgoing connections; None where unknown."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as fh:
+            low, high = (int(x) for x in fh.read().split())
+        return (low, high) if 0 < low <= high < 65536 else None
+    except (OSError, ValueError):
+        return None
+
+
+def ephemeral_warnings(port):
+    """A server port inside the ephemeral range can be taken between the check and the bind, or while a
+    sibling instance starts: vLLM's engine core and workers bind ephemeral ports of their own while they start
+    (vllm#43206; CI, 2026-12-05: the second of `serve --instances 2 --port 33031` lost 33032 that way)."""
+    rng = ephemeral_range()
+    if not rng or not rng[0] <= port <= rng[1]:
+        return []
+    return ["port %d lies in this host's ephemeral port range (%d-%d, net.ipv4.ip_local_port_range): an outgoing "
+            "connection or a starting engine's own sockets can take it at any time; a --port below %d (the "
+            "default 18499) avoids that" % (port, rng[0], rng[1], rng[0])]
 
 
 def who_listens(port):

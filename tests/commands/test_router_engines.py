@@ -68,7 +68,7 @@ def test_two_real_instances_behind_the_router_roll_without_a_failed_request(tmp_
     inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(wd), "vllm_cpu_kvcache_space": 1,
                                                     "vllm_env": str(engine_env("vllm")),
                                                     "router_env": str(engine_env("router"))}}}))
-    port, rport = free_port(), router_port()
+    port, rport = free_port(2), router_port()
     while abs(rport - port) < 3:
         rport = router_port()
     router = f"http://127.0.0.1:{rport}"

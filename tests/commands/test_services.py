@@ -128,6 +128,52 @@ def test_dying_server_is_explained(site):
            "process." in " ".join(p.stdout.split())
 
 
+def test_failed_start_fix_names_the_instances_port(site):
+    """The second of two instances (--port P, its port P+1) fails to bind: the fix names P+1, not the default
+    18499 (CI, 2026-12-05: the recorded vLLM log is that failure's)."""
+    wd, inv = site
+    provision(wd, {"log": str(FIX / "vllm-logs" / "address-in-use.log"), "die": 1})
+    port = free_port()
+    p = cli("serve", ["--port", str(port), "--standard", "--json"], inv)
+    assert p.returncode == 1
+    (found,) = [f for f in json.loads(p.stdout)["hosts"]["localhost"]["instances"][0]["findings"]
+                if f["id"] == "address-in-use"]
+    assert f"ss -ltnp 'sport = :{port}'" in found["fix"] and "18499" not in found["fix"]
+
+
+def test_a_port_in_the_ephemeral_range_is_warned_about(site):
+    """A port the kernel can hand to anyone (bind(0), outgoing connections, a starting engine's own sockets) is
+    said once per instance, on a ready start and on a failed one; a port below the range is not."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from engines import _ephemeral
+    from engines import free_port as low_port
+
+    low, high = _ephemeral()
+    wd, inv = site
+    provision(wd)
+    inside = free_port()                   # bind(0): the kernel's pick, inside its range
+    assert low <= inside <= high
+    p = cli("serve", ["--port", str(inside), "--json"], inv)
+    assert p.returncode == 0, p.stdout + p.stderr
+    (inst,) = json.loads(p.stdout)["hosts"]["localhost"]["instances"]
+    assert [w for w in inst["warnings"] if "ephemeral port range" in w] == [
+        f"port {inside} lies in this host's ephemeral port range ({low}-{high}, net.ipv4.ip_local_port_range): an "
+        f"outgoing connection or a starting engine's own sockets can take it at any time; a --port below {low} (the "
+        f"default 18499) avoids that"]
+    cli("stop", [], inv)
+    below = low_port()
+    p = cli("serve", ["--port", str(below), "--json"], inv)
+    assert p.returncode == 0 and below < low
+    assert not [w for w in json.loads(p.stdout)["hosts"]["localhost"]["instances"][0]["warnings"]
+                if "ephemeral" in w]
+    cli("stop", [], inv)
+    provision_log = wd / "models" / "MiniCPM-OCR-1.0" / "standin.json"
+    provision_log.write_text(json.dumps({"log": str(FIX / "vllm-logs" / "address-in-use.log"), "die": 1}))
+    p = cli("serve", ["--port", str(free_port())], inv)
+    assert p.returncode == 1 and "diagnosis address-in-use" in p.stdout
+    assert "    warning: port " in p.stdout and "ephemeral port range" in p.stdout
+
+
 def test_cuda_graph_failure_restarts_once_then_enforce_eager(site):
     wd, inv = site
     provision(wd, {"needs_eager": True})

@@ -170,6 +170,7 @@ def test_real_start_failures_end_the_wait_with_tail_and_finding(vllm_site, tiny,
     assert p.returncode == 1
     assert "not ready: exited" in p.stdout and "Address already in use" in p.stdout
     assert "diagnosis address-in-use" in p.stdout
+    assert f"sport = :{port}'" in p.stdout        # the fix names the service's port, not the host's default
 
     # the verified model directory was deleted after `inv models`
     gone = tmp_path / "models" / "MiniCPM-OCR-1.0"

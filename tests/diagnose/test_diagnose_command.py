@@ -198,3 +198,24 @@ def test_service_without_state_is_an_input_error(tmp_path):
     inv = write(tmp_path, "inv.yml", yaml.safe_dump({"all": {"vars": {"workdir": str(tmp_path)}}}))
     p = run(["--service", "--inventory", inv])
     assert p.returncode == 2 and "nothing started by `inv serve`" in p.stdout + p.stderr
+
+
+def test_service_fixes_name_each_services_own_port(tmp_path):
+    """`inv diagnose --service` over two instances (the second on --port + 1) and a record with no port: a fix
+    that names the port names the port of the service whose log it read, and the host's default only where the
+    record gives none.  (Found in CI: the failed second instance of `serve --instances 2 --port 33031` was told
+    to look at `ss -ltnp 'sport = :18499'`.)"""
+    state = tmp_path / ".ocrdeploy" / "services"
+    state.mkdir(parents=True)
+    bind = "    sock.bind(addr)\nOSError: [Errno 98] Address already in use\n"
+    for name, port in (("minicpm-ocr-33031", 33031), ("minicpm-ocr-33032", 33032), ("old", None)):
+        log = tmp_path / f"{name}.log"
+        log.write_text("INFO: starting\n" + bind)
+        rec = {"log": str(log), "pid": 1, **({"port": port} if port else {})}
+        (state / f"{name}.json").write_text(json.dumps(rec))
+    inv = write(tmp_path, "inv.yml", yaml.safe_dump({"all": {"vars": {"workdir": str(tmp_path), "port": 18600}}}))
+    p = run(["--service", "--inventory", inv, "--json"])
+    assert p.returncode == 1, p.stderr
+    fixes = {Path(r["file"]).stem: r["findings"][0]["fix"] for r in json.loads(p.stdout)["reports"]}
+    assert [f.split("sport = :")[1][:5] for f in (fixes["minicpm-ocr-33031"], fixes["minicpm-ocr-33032"],
+                                                   fixes["old"])] == ["33031", "33032", "18600"], fixes
