@@ -2201,7 +2201,14 @@ PAGE_PR = re.compile(r"(?i)^\s{0,3}(?:#{1,6}\s{1,3}(?:purpose|(?:proposed )?chan
                      # and pitch"): the error it quotes is what the request wants told better or avoided, no failing run
                      # reported; a bug report's sections (REPORT_HEADING) still make the text a report
                      r"|[\s#*_]{0,8}\W{0,3}(?:is your feature request related to a problem|describe the solution you(?:'|’)?d like"
-                     r"|describe alternatives you(?:'|’)?ve considered|the feature, motivation and pitch)\b)")
+                     r"|describe alternatives you(?:'|’)?ve considered|the feature, motivation and pitch)\b"
+                     # (round scan8) a pull request template's own headings, which name the change ("#### What type of PR is
+                     # this?", "#### What this PR does / why we need it", "#### Which issue(s) this PR fixes:", "### How was this
+                     # patch tested?"), and a change's test plan, as a heading or as a commit message's label ("Test Plan: CI
+                     # pipeline"): furniture only a change's description carries; a report's template asks for the run
+                     # (REPORT_HEADING), and a user's paste of a run has neither
+                     r"|(?:#{1,6}\s{1,3}|\*\*)[^\n]{0,60}?(?:\bthis (?:pr|pull request|patch)\b|\b(?:pr|pull request|patch) is this\b)"
+                     r"|(?:#{1,6}\s{1,3}|\*\*)?test(?:ing)? plan\b[*_]{0,2}(?::|\W{0,3}$))")
 # (round scan6) PAGE_PR's "This PR/change/commit ..." after the sentence that gives the reason, on the same line ("On rh01, the
 # pod is getting OOMKilled. This change is temporary to increase the memory limit.", "... This PR restores the function as it
 # was before ..."): the change as the subject of its own sentence; a user's report says what they ran
