@@ -2186,6 +2186,9 @@ _CHANGE_SELF = (r"(?:now |also |simply |just |only )?(?:" + CHANGE_VERBS + r"|in
                 r"|clarifies|documents|is (?:a |an |only )?(?:temporary|workaround|stopgap|quick fix|hotfix|follow-up))\b")
 PAGE_PR = re.compile(r"(?i)^\s{0,3}(?:#{1,6}\s{1,3}(?:purpose|(?:proposed )?changes(?: made)?|motivation|what does this pr do\??"
                      r"|description of (?:the )?changes?)\W{0,3}$|(?:fixes|closes|resolves) #\d{1,7}\W{0,3}$"
+                     # (round scan8) the same section as a label of its own line ("**Changes:**" over "- Saves up few GBs to
+                     # prevent `no space left on device` error."): bold or with its colon, never inside a sentence
+                     r"|(?:\*\*)?(?:proposed |summary of |list of )?changes(?: made| proposed)?(?::\*\*|\*\*:|:)\s*$"
                      r"|this (?:pr|pull request|patch) \w"
                      # (round scan6) the same told as "This change" / "This commit" with a verb only a change says of itself
                      # ("This commit increases the memory limit from 128Mi ...", "This change clarifies that:"; a report's
