@@ -2262,6 +2262,11 @@ PAGE_EXPLAIN = re.compile(r"(?i)\b(?:this|the|that) (?:[\w-]+ )?error(?: message
 # when "error" comes before the quote; here the text is a page)
 PAGE_READER = re.compile(r"(?i)\bif you (?:run into|encounter|hit|see|get|receive|are seeing|are getting|come across|experience) "
                          r"(?:an? |the |this |any )?(?:[\w-]+ )?(?:errors?|messages?|exceptions?|[`\"“])")
+# (round scan8) the change promising what it will do to the error it names ("Add REUSEPORT for linux so ... This will get
+# rid of error "address already in use" upon binding."): the change, as "This", is the subject of a future fix; a user's
+# report tells a fix that did not hold ("This should fix it, but I still get ..."), and a line saying so is not taken
+PAGE_PROMISE = re.compile(r"(?i)\bthis (?:will|should) (?:get rid of|fix|resolve|solve|avoid|prevent|eliminate)\b"
+                          r"(?![^\n]*(?:\b(?:but|still|not|no longer|never)\b|n(?:'|’)t\b))")
 # (round scan8) a Chinese explainer's voice: the failure told as what developers often, easily or may run into ("在训练大
 # 模型...时，开发者经常会遇到这样的报错:", "开发者可能会遇到"[Errno 48] Address already in use"的错误提示"), or the quoted
 # error read out ("常见的OSError: [Errno 98] Address already in use错误表明存在端口冲突", PAGE_EXPLAIN's Chinese): an article
@@ -2270,10 +2275,12 @@ PAGE_READER = re.compile(r"(?i)\bif you (?:run into|encounter|hit|see|get|receiv
 PAGE_ZH = re.compile(r"^(?![^\n]*我)[^\n]*?(?:(?:经常|常常|往往|很容易|容易|常|可能)会?遇到|错误(?:信息|提示)?(?:表明|意味着))")
 # the page sentences about_errors looks for on any line: (words one of which the line holds, a cheap gate before the
 # regex; the marker; whether a tool's line with a log level is left out): an explainer's voice, the change told after its
-# reason, a failure foretold, the quoted error read out, the reader's condition of meeting it, a Chinese explainer's voice
+# reason, a failure foretold, the quoted error read out, the reader's condition of meeting it, a Chinese explainer's voice,
+# the change's promise
 PAGE_MARKERS = ((("this ",), PAGE_VOICE, False), (("this ",), PAGE_PR_MID, True),
                 ((" will ", " may ", " might "), PAGE_FORECAST, True), ((" error",), PAGE_EXPLAIN, True),
-                (("if you ",), PAGE_READER, True), (("遇到", "错误"), PAGE_ZH, True))
+                (("if you ",), PAGE_READER, True), (("遇到", "错误"), PAGE_ZH, True),
+                (("this will ", "this should "), PAGE_PROMISE, True))
 REPORT_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:describe the bug|bug description|steps to reproduce|to reproduce|reproduction"
                             r"|expected behaviou?r|actual behaviou?r|environment|system info(?:rmation)?|your environment"
                             r"|logs?|error logs?|pytorch version:|collecting environment information)\W{0,6}$")

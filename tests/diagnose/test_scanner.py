@@ -767,6 +767,10 @@ ROUND45D_PAIRS = [
     # (round scan8) a Chinese explainer's "developers often run into" over the quote; a user's own "I often run into" is a report
     ("在训练大模型时,开发者经常会遇到这样的报错:\nRuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB\n",
      "在训练大模型时,我经常会遇到这样的报错:\nRuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB\n", "cuda-oom"),
+    # (round scan8) the change's promise (open62541#5322's); a user's fix that did not hold is a report
+    ("Add REUSEPORT for linux. This will get rid of error \"address already in use\" upon binding.\n",
+     "I set SO_REUSEPORT. This should fix the error, but I still get OSError: [Errno 98] Address already in use\n",
+     "address-in-use"),
 ]
 
 
