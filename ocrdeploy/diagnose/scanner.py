@@ -2186,6 +2186,9 @@ _CHANGE_SELF = (r"(?:now |also |simply |just |only )?(?:" + CHANGE_VERBS + r"|in
                 r"|clarifies|documents|is (?:a |an |only )?(?:temporary|workaround|stopgap|quick fix|hotfix|follow-up))\b")
 PAGE_PR = re.compile(r"(?i)^\s{0,3}(?:#{1,6}\s{1,3}(?:purpose|(?:proposed )?changes(?: made)?|motivation|what does this pr do\??"
                      r"|description of (?:the )?changes?)\W{0,3}$|(?:fixes|closes|resolves) #\d{1,7}\W{0,3}$"
+                     # (round scan8) the same section as a label of its own line ("**Changes:**" over "- Saves up few GBs to
+                     # prevent `no space left on device` error."): bold or with its colon, never inside a sentence
+                     r"|(?:\*\*)?(?:proposed |summary of |list of )?changes(?: made| proposed)?(?::\*\*|\*\*:|:)\s*$"
                      r"|this (?:pr|pull request|patch) \w"
                      # (round scan6) the same told as "This change" / "This commit" with a verb only a change says of itself
                      # ("This commit increases the memory limit from 128Mi ...", "This change clarifies that:"; a report's
@@ -2201,7 +2204,14 @@ PAGE_PR = re.compile(r"(?i)^\s{0,3}(?:#{1,6}\s{1,3}(?:purpose|(?:proposed )?chan
                      # and pitch"): the error it quotes is what the request wants told better or avoided, no failing run
                      # reported; a bug report's sections (REPORT_HEADING) still make the text a report
                      r"|[\s#*_]{0,8}\W{0,3}(?:is your feature request related to a problem|describe the solution you(?:'|’)?d like"
-                     r"|describe alternatives you(?:'|’)?ve considered|the feature, motivation and pitch)\b)")
+                     r"|describe alternatives you(?:'|’)?ve considered|the feature, motivation and pitch)\b"
+                     # (round scan8) a pull request template's own headings, which name the change ("#### What type of PR is
+                     # this?", "#### What this PR does / why we need it", "#### Which issue(s) this PR fixes:", "### How was this
+                     # patch tested?"), and a change's test plan, as a heading or as a commit message's label ("Test Plan: CI
+                     # pipeline"): furniture only a change's description carries; a report's template asks for the run
+                     # (REPORT_HEADING), and a user's paste of a run has neither
+                     r"|(?:#{1,6}\s{1,3}|\*\*)[^\n]{0,60}?(?:\bthis (?:pr|pull request|patch)\b|\b(?:pr|pull request|patch) is this\b)"
+                     r"|(?:#{1,6}\s{1,3}|\*\*)?test(?:ing)? plan\b[*_]{0,2}(?::|\W{0,3}$))")
 # (round scan6) PAGE_PR's "This PR/change/commit ..." after the sentence that gives the reason, on the same line ("On rh01, the
 # pod is getting OOMKilled. This change is temporary to increase the memory limit.", "... This PR restores the function as it
 # was before ..."): the change as the subject of its own sentence; a user's report says what they ran
@@ -2252,12 +2262,25 @@ PAGE_EXPLAIN = re.compile(r"(?i)\b(?:this|the|that) (?:[\w-]+ )?error(?: message
 # when "error" comes before the quote; here the text is a page)
 PAGE_READER = re.compile(r"(?i)\bif you (?:run into|encounter|hit|see|get|receive|are seeing|are getting|come across|experience) "
                          r"(?:an? |the |this |any )?(?:[\w-]+ )?(?:errors?|messages?|exceptions?|[`\"“])")
+# (round scan8) the change promising what it will do to the error it names ("Add REUSEPORT for linux so ... This will get
+# rid of error "address already in use" upon binding."): the change, as "This", is the subject of a future fix; a user's
+# report tells a fix that did not hold ("This should fix it, but I still get ..."), and a line saying so is not taken
+PAGE_PROMISE = re.compile(r"(?i)\bthis (?:will|should) (?:get rid of|fix|resolve|solve|avoid|prevent|eliminate)\b"
+                          r"(?![^\n]*(?:\b(?:but|still|not|no longer|never)\b|n(?:'|’)t\b))")
+# (round scan8) a Chinese explainer's voice: the failure told as what developers often, easily or may run into ("在训练大
+# 模型...时，开发者经常会遇到这样的报错:", "开发者可能会遇到"[Errno 48] Address already in use"的错误提示"), or the quoted
+# error read out ("常见的OSError: [Errno 98] Address already in use错误表明存在端口冲突", PAGE_EXPLAIN's Chinese): an article
+# generalises over its readers' runs; a user's report tells its own ("我运行时遇到", "报如下错误"), and a line with a first
+# person is not taken
+PAGE_ZH = re.compile(r"^(?![^\n]*我)[^\n]*?(?:(?:经常|常常|往往|很容易|容易|常|可能)会?遇到|错误(?:信息|提示)?(?:表明|意味着))")
 # the page sentences about_errors looks for on any line: (words one of which the line holds, a cheap gate before the
 # regex; the marker; whether a tool's line with a log level is left out): an explainer's voice, the change told after its
-# reason, a failure foretold, the quoted error read out, the reader's condition of meeting it
+# reason, a failure foretold, the quoted error read out, the reader's condition of meeting it, a Chinese explainer's voice,
+# the change's promise
 PAGE_MARKERS = ((("this ",), PAGE_VOICE, False), (("this ",), PAGE_PR_MID, True),
                 ((" will ", " may ", " might "), PAGE_FORECAST, True), ((" error",), PAGE_EXPLAIN, True),
-                (("if you ",), PAGE_READER, True))
+                (("if you ",), PAGE_READER, True), (("遇到", "错误"), PAGE_ZH, True),
+                (("this will ", "this should "), PAGE_PROMISE, True))
 REPORT_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:describe the bug|bug description|steps to reproduce|to reproduce|reproduction"
                             r"|expected behaviou?r|actual behaviou?r|environment|system info(?:rmation)?|your environment"
                             r"|logs?|error logs?|pytorch version:|collecting environment information)\W{0,6}$")

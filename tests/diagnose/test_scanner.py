@@ -758,6 +758,19 @@ ROUND45D_PAIRS = [
     ("The server fails with `OSError: [Errno 98] Address already in use` when it is restarted at once.\n\nFixes #63\n",
      "The server fails with `OSError: [Errno 98] Address already in use` when it is restarted at once.\n",
      "address-in-use"),
+    # (round scan8) a pull request template's heading that names the change (kitex#493's); without it, a report
+    ("#### What this PR does / why we need it:\n\nthe port 9124 in testcase will cause `address already in use` error\n",
+     "the port 9124 in testcase will cause `address already in use` error\n", "address-in-use"),
+    # (round scan8) a change's test plan as a commit message's label (dragonwell8#359's); without it, a report
+    ("Summary: the test fails because of java.net.BindException: Address already in use\n\nTest Plan: CI pipeline\n",
+     "Summary: the test fails because of java.net.BindException: Address already in use\n", "address-in-use"),
+    # (round scan8) a Chinese explainer's "developers often run into" over the quote; a user's own "I often run into" is a report
+    ("在训练大模型时,开发者经常会遇到这样的报错:\nRuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB\n",
+     "在训练大模型时,我经常会遇到这样的报错:\nRuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB\n", "cuda-oom"),
+    # (round scan8) the change's promise (open62541#5322's); a user's fix that did not hold is a report
+    ("Add REUSEPORT for linux. This will get rid of error \"address already in use\" upon binding.\n",
+     "I set SO_REUSEPORT. This should fix the error, but I still get OSError: [Errno 98] Address already in use\n",
+     "address-in-use"),
 ]
 
 

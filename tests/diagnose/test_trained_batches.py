@@ -108,9 +108,17 @@ TRAINED_ITEMS = {
     26: ("webnexus-uk/ChatBot-OpenAI/issues/6",),
     50: ("UW-COSMOS/Cosmos/issues/39", "HannesStark/boltzgen/issues/2", "triton-lang/triton/pull/3053"),
     56: ("runebook.dev/en/docs/cmake/variable/cmake_cuda_architectures",),
-    61: ("kubernetes/website/pull/53484",),
+    61: ("kubernetes/website/pull/53484",
+         "cloud.tencent.cn/developer/article/2519693"),     # (round scan8) "就很容易遇到如下错误:": scanner.PAGE_ZH
     63: ("theneuralbase.com/nvidia-cuda-for-ai/learn/beginner/compute-capability-matching",),
     65: ("ICB-DCM/parPE/issues/389", "argilla-io/distilabel/issues/326"),
+    # (round scan8, batches 70-76 trained on in stop 43) a Chinese explainer's voice: the failure told as what developers
+    # often or easily run into ("在...开发过程中,经常会遇到...", "当开发者使用uvicorn.Server启动服务时,常会遇到以下典型错误:"),
+    # or read out ("该错误表明..."): scanner.PAGE_ZH; these batches' other false alarms stay open (heldout/README.md says which)
+    70: ("d.itadn.com/i0_69449004575/B/1395482",),
+    71: ("iiask.com/34l57673",),
+    # (round scan8) a pull request's "Changes:" label over its bullets (PAGE_PR, proved by keboola-as-code#1900's "**Changes:**")
+    76: ("Zyphra/Zonos/pull/161",),
 }
 
 
