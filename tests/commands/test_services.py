@@ -600,3 +600,21 @@ def test_the_eager_restart_is_recorded_in_the_services_options(site):
     assert p.returncode == 0, p.stdout + p.stderr
     record = json.loads((wd / ".ocrdeploy" / "services" / f"minicpm-ocr-{port}.json").read_text())
     assert record["argv"][-1] == "--enforce-eager" and record["options"]["tuning"]["enforce_eager"] is True
+
+
+def test_transformers_serve_is_restarted_once_never_given_a_vllm_flag(site, tmp_path):
+    """transformers serve has no --enforce-eager: a capture failure there is restarted once, then said."""
+    wd, inv = site
+    provision(wd)
+    log = tmp_path / "capture.log"
+    log.write_text(KILLED)
+    tbin = wd / "tf-ocr-env" / "bin" / "transformers"
+    tbin.parent.mkdir(parents=True)
+    tbin.write_text(f"#!/bin/sh\ncat '{log}'\nexit 1\n")
+    tbin.chmod(0o755)
+    p = cli("serve", ["--port", str(free_port()), "--json", "--backend", "transformers"], inv)
+    assert p.returncode == 1, p.stdout + p.stderr
+    inst = json.loads(p.stdout)["hosts"]["localhost"]["instances"][0]
+    assert inst["kind"] == "transformers" and inst["attempts"] == 2, inst
+    assert inst["restarts"] == ["restart once: the compile cache now exists (the guide, section 4.4)"]
+    assert "--enforce-eager" not in inst["command"] and inst.get("kept") == "failed"
