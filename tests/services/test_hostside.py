@@ -369,3 +369,20 @@ def test_stop_follows_processes_started_during_the_grace_period(tmp_path):
     finally:
         if service_host.group_left(r["pid"]):
             os.killpg(r["pid"], signal.SIGKILL)
+
+
+def test_a_taken_port_the_service_also_needs_refuses_the_start(tmp_path):
+    """also_ports: a port the process binds besides its own (the router's --prometheus-port) is checked with
+    it; taken, nothing is launched and no record is written."""
+    import socket
+
+    port = _free_port()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        extra = s.getsockname()[1]
+        out = service_host.start({"workdir": str(tmp_path), "name": "router-1", "port": port, "argv": ["sleep", "300"],
+                                  "log": str(tmp_path / "router-1.log"), "also_ports": [[extra, "its --prometheus-port"]]})
+    assert out["ok"] is False and out["error"].startswith(
+        f"port {port} is free, but port {extra}, which it needs too (its --prometheus-port), is already taken")
+    assert not record_file(tmp_path, "router-1").exists()
