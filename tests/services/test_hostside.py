@@ -386,3 +386,25 @@ def test_a_taken_port_the_service_also_needs_refuses_the_start(tmp_path):
     assert out["ok"] is False and out["error"].startswith(
         f"port {port} is free, but port {extra}, which it needs too (its --prometheus-port), is already taken")
     assert not record_file(tmp_path, "router-1").exists()
+
+
+ORPHAN = "env -u OCRDEPLOY_SERVICE sh -c \"trap '' TERM; exec sleep 300\" & exit 0"   # no token, no parent left
+
+
+def test_stop_kills_a_group_member_that_is_neither_a_child_nor_a_token_carrier(tmp_path):
+    """A member of the service's process group whose parent ended (reparented: no descendant of the leader any
+    more) and that dropped OCRDEPLOY_SERVICE is still the service's: stop waits for it and kills it when it
+    ignores SIGTERM, instead of calling the service stopped while it runs."""
+    leader = "import subprocess, sys, time; subprocess.run(['sh', '-c', sys.argv[1]]); time.sleep(300)"
+    r = start(tmp_path, argv=(sys.executable, "-c", leader, ORPHAN))
+    try:
+        deadline = time.time() + 10
+        while len(service_host.group_left(r["pid"])) < 2 and time.time() < deadline:
+            time.sleep(0.05)
+        (orphan,) = [p for p in service_host.group_left(r["pid"]) if p != r["pid"]]
+        assert service_host._stat(orphan)[1] != r["pid"]
+        out = service_host.stop({"workdir": str(tmp_path), "name": "minicpm-ocr-18499", "grace": 1})
+        assert out["stopped"] and out.get("killed") and not alive(orphan)
+    finally:
+        if service_host.group_left(r["pid"]):
+            os.killpg(r["pid"], signal.SIGKILL)
