@@ -408,3 +408,14 @@ def test_stop_kills_a_group_member_that_is_neither_a_child_nor_a_token_carrier(t
     finally:
         if service_host.group_left(r["pid"]):
             os.killpg(r["pid"], signal.SIGKILL)
+
+
+def test_the_wait_ends_when_its_time_is_up(tmp_path):
+    """A server that never answers (a systemd unit: no record, the port comes with the request) ends the wait
+    at its time limit, not later."""
+    port = _free_port()
+    t0 = time.time()
+    out = service_host.wait({"workdir": str(tmp_path), "name": "minicpm-ocr-1", "port": port, "served_name": "minicpm-ocr",
+                             "log": str(tmp_path / "none.log"), "timeout": 2, "interval": 0.2})
+    assert out["ready"] is False and out["reason"] == "timeout" and 2 <= out["elapsed"] < 3.5
+    assert time.time() - t0 < 3.8
