@@ -127,7 +127,7 @@ def serve_with_retries(conn, host, workdir, inst: Instance, served_name, timeout
         waited["findings"] = findings
         ids = {f["id"] for f in findings}
         graph = bool(GRAPH_FAILURES & ids) or (waited.get("reason") == "timeout" and
-                                         waited.get("phase") == "capturing CUDA graphs")
+                                               waited.get("phase") == "capturing CUDA graphs")
         last = not (graph and (attempt == 1 or (attempt == 2 and "--enforce-eager" not in inst.argv and
                                                  inst.kind != "transformers")))
         stopped = stop_service(conn, workdir, inst.name, grace=10,
