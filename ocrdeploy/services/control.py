@@ -21,6 +21,9 @@ from ..provision.command import Secret, remote_python
 from ..provision.connection import LineStream
 
 GRAPH_FAILURE = "cudagraph-capture-failed"
+# every finding that is a failed capture: "the engine died while capturing" (cudagraph-capture-killed) overrides
+# cudagraph-capture-failed in diagnose, so a death during the capture shows only as that one
+GRAPH_FAILURES = frozenset({GRAPH_FAILURE, "cudagraph-capture-killed"})
 
 
 def host_call(conn, request: dict, timeout: float = 120.0, out_stream=None) -> dict:
@@ -123,8 +126,8 @@ def serve_with_retries(conn, host, workdir, inst: Instance, served_name, timeout
         findings = diagnose(inst.current_log())
         waited["findings"] = findings
         ids = {f["id"] for f in findings}
-        graph = GRAPH_FAILURE in ids or (waited.get("reason") == "timeout" and
-                                         waited.get("phase") == "capturing CUDA graphs")
+        graph = bool(GRAPH_FAILURES & ids) or (waited.get("reason") == "timeout" and
+                                               waited.get("phase") == "capturing CUDA graphs")
         last = not (graph and (attempt == 1 or (attempt == 2 and "--enforce-eager" not in inst.argv and
                                                  inst.kind != "transformers")))
         stopped = stop_service(conn, workdir, inst.name, grace=10,

@@ -699,7 +699,11 @@ def stop(req):
         while time.time() < deadline:
             procs.update(service_processes(rec))
             if not still_running(procs):
-                break
+                # one more look once all of them ended: a member may have started a process between the look
+                # above and its own end (a SIGTERM handler's last act); ended, none of them can start another
+                procs.update(service_processes(rec))
+                if not still_running(procs):
+                    break
             time.sleep(0.2)
         if still_running(procs):
             _signal(procs, pgid, signal.SIGKILL)

@@ -549,3 +549,72 @@ def test_a_wrapper_bin_python_serves_and_stops(site, tmp_path):
     assert p.returncode == 0 and f"pid {pid} stopped" in p.stdout
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+
+CAPTURING = ("(EngineCore_DP0 pid=7) INFO 10-19 12:01:00 [gpu_model_runner.py:3480] Capturing CUDA graphs (mixed "
+             "prefill-decode, PIECEWISE):  37%|###  | 25/67 [00:10<00:17]\n")
+KILLED = CAPTURING + "(EngineCore_DP0 pid=7) ERROR 10-19 12:01:10 [core.py:700] EngineCore failed to start.\n"
+
+
+@pytest.mark.parametrize("how", ["killed", "timed out"])
+def test_a_capture_that_died_or_timed_out_restarts_once_then_enforce_eager(site, tmp_path, how):
+    """The guide's policy (section 4.4) holds for every way a capture fails: the engine dying while it captures
+    (diagnose says cudagraph-capture-killed, which overrides cudagraph-capture-failed) and the wait running out
+    while the log says it captures."""
+    wd, inv = site
+    log = tmp_path / "capture.log"
+    log.write_text(KILLED if how == "killed" else CAPTURING)
+    provision(wd, {"log": str(log), "die": 1} if how == "killed" else {"log": str(log), "ready_after": 300})
+    p = cli("serve", ["--port", str(free_port()), "--json", "--timeout", "2"], inv)
+    assert p.returncode == 1, p.stdout + p.stderr
+    inst = json.loads(p.stdout)["hosts"]["localhost"]["instances"][0]
+    assert inst["attempts"] == 3 and inst["reason"] == ("exited" if how == "killed" else "timeout")
+    assert inst["restarts"] == ["restart once: the compile cache now exists (the guide, section 4.4)",
+                                "restart with --enforce-eager (the guide, section 4.4)"]
+    assert inst["command"].endswith("--enforce-eager")
+
+
+def test_a_capture_failure_with_enforce_eager_given_restarts_once_only(site, tmp_path):
+    """Started with --enforce-eager already, the second failure is the last: no third start, and the flag is
+    never given twice."""
+    wd, inv = site
+    log = tmp_path / "capture.log"
+    log.write_text(KILLED)
+    provision(wd, {"log": str(log), "die": 1})
+    p = cli("serve", ["--port", str(free_port()), "--json", "--enforce-eager"], inv)
+    assert p.returncode == 1, p.stdout + p.stderr
+    inst = json.loads(p.stdout)["hosts"]["localhost"]["instances"][0]
+    assert inst["attempts"] == 2 and inst["restarts"] == [
+        "restart once: the compile cache now exists (the guide, section 4.4)"]
+    assert inst["command"].split().count("--enforce-eager") == 1
+    assert inst.get("kept") == "failed"
+
+
+def test_the_eager_restart_is_recorded_in_the_services_options(site):
+    """After the --enforce-eager restart the record's options say so: a later `inv diagnose --fix` restart
+    (which starts from the recorded options) keeps it."""
+    wd, inv = site
+    provision(wd, {"needs_eager": True})
+    port = free_port()
+    p = cli("serve", ["--port", str(port), "--json"], inv)
+    assert p.returncode == 0, p.stdout + p.stderr
+    record = json.loads((wd / ".ocrdeploy" / "services" / f"minicpm-ocr-{port}.json").read_text())
+    assert record["argv"][-1] == "--enforce-eager" and record["options"]["tuning"]["enforce_eager"] is True
+
+
+def test_transformers_serve_is_restarted_once_never_given_a_vllm_flag(site, tmp_path):
+    """transformers serve has no --enforce-eager: a capture failure there is restarted once, then said."""
+    wd, inv = site
+    provision(wd)
+    log = tmp_path / "capture.log"
+    log.write_text(KILLED)
+    tbin = wd / "tf-ocr-env" / "bin" / "transformers"
+    tbin.parent.mkdir(parents=True)
+    tbin.write_text(f"#!/bin/sh\ncat '{log}'\nexit 1\n")
+    tbin.chmod(0o755)
+    p = cli("serve", ["--port", str(free_port()), "--json", "--backend", "transformers"], inv)
+    assert p.returncode == 1, p.stdout + p.stderr
+    inst = json.loads(p.stdout)["hosts"]["localhost"]["instances"][0]
+    assert inst["kind"] == "transformers" and inst["attempts"] == 2, inst
+    assert inst["restarts"] == ["restart once: the compile cache now exists (the guide, section 4.4)"]
+    assert "--enforce-eager" not in inst["command"] and inst.get("kept") == "failed"

@@ -261,3 +261,161 @@ def test_readiness_needs_the_served_id_not_any_answer(tmp_path, procs):
     assert out["ready"] is False and out["reason"] == "timeout"
     body_ok = service_host.model_ids(port)
     assert body_ok == ["some-other-model"]
+
+
+# ---------------------------------------------------------------- mutation round mut1: behaviour no test pinned
+
+
+def test_the_ephemeral_warning_covers_both_ends_of_the_range():
+    """net.ipv4.ip_local_port_range is inclusive at both ends: its first and last port are handed out too."""
+    low, high = service_host.ephemeral_range()
+    assert service_host.ephemeral_warnings(low) and service_host.ephemeral_warnings(high)
+    assert service_host.ephemeral_warnings(low - 1) == []
+    if high < 65535:
+        assert service_host.ephemeral_warnings(high + 1) == []
+
+
+def test_a_record_from_an_earlier_boot_is_stale_even_when_the_start_time_matches(tmp_path, procs):
+    """After a reboot pids and start ticks begin again: a record from the last boot can name a process of
+    this one with the very same pid and start time.  The boot id tells them apart: it is not called alive."""
+    r = start(tmp_path)
+    try:
+        rec = json.loads(record_file(tmp_path).read_text())
+        rec["identity"]["boot"] = "00000000-0000-0000-0000-000000000000"
+        record_file(tmp_path).write_text(json.dumps(rec))
+        (s,) = service_host.status({"workdir": str(tmp_path)})["services"]
+        assert s["alive"] is False and s["stale"].startswith(f"stale record: pid {r['pid']} is now another process")
+    finally:
+        os.killpg(r["pid"], signal.SIGKILL)
+
+
+def _ended(pid, within=10):
+    deadline = time.time() + within
+    while alive(pid) and time.time() < deadline:
+        time.sleep(0.05)
+    assert not alive(pid)
+
+
+def test_a_dead_service_on_the_port_does_not_keep_it(tmp_path):
+    """A service that died (its record left, e.g. a failed start kept for diagnose) no longer claims its port:
+    another service may start there, and so may the same one."""
+    port = _free_port()
+    dead = start(tmp_path, "minicpm-ocr-%d" % port, argv=(sys.executable, "-c", "pass"), port=port)
+    _ended(dead["pid"])
+    other = start(tmp_path, "deepseek-ocr-%d" % port, port=port)
+    try:
+        assert other["ok"], other
+    finally:
+        os.killpg(other["pid"], signal.SIGKILL)
+    _ended(other["pid"])
+    again = start(tmp_path, "deepseek-ocr-%d" % port, port=port)
+    try:
+        assert again["ok"], again
+    finally:
+        os.killpg(again["pid"], signal.SIGKILL)
+
+
+def test_a_start_keeps_the_newest_logs_of_the_service(tmp_path):
+    """Each start gets its own log; the 4 newest earlier ones are kept with it (5 in all), the oldest go,
+    and another service's logs in the folder are not touched."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    old = [folder / f"minicpm-ocr-1-2026010{i}-000000-{100 + i}.log" for i in range(1, 8)]
+    for i, f in enumerate(old):
+        f.write_text(str(i))
+        os.utime(f, (1_700_000_000 + i * 60, 1_700_000_000 + i * 60))   # the 1st oldest, the 7th newest
+    stranger = folder / "minicpm-ocr-2-20260101-000000-1.log"
+    stranger.write_text("x")
+    os.utime(stranger, (1_600_000_000, 1_600_000_000))
+    log = service_host.start_log(str(folder / "minicpm-ocr-1.log"), "minicpm-ocr-1")
+    Path(log).write_text("this start")                 # start() opens it
+    kept = sorted(p.name for p in folder.glob("minicpm-ocr-1-*.log"))
+    assert kept == sorted([f.name for f in old[-4:]] + [os.path.basename(log)])
+    assert stranger.exists() and os.readlink(folder / "minicpm-ocr-1.log") == os.path.basename(log)
+
+
+def test_the_wait_counts_from_the_launch_the_record_names(tmp_path, procs):
+    """The time limit is the start's own: a wait that begins late (a loaded controller) does not get the
+    whole limit again, and "elapsed" is the time since the launch."""
+    r = start(tmp_path)
+    try:
+        rec = json.loads(record_file(tmp_path).read_text())
+        rec["started_at"] = time.time() - 5
+        record_file(tmp_path).write_text(json.dumps(rec))
+        t0 = time.time()
+        out = service_host.wait({"workdir": str(tmp_path), "name": "minicpm-ocr-18499", "served_name": "minicpm-ocr",
+                                 "timeout": 3, "interval": 0.2})
+        assert out["ready"] is False and out["reason"] == "timeout" and out["elapsed"] >= 5
+        assert time.time() - t0 < 2.5
+    finally:
+        os.killpg(r["pid"], signal.SIGKILL)
+
+
+SPAWNS_ON_TERM = "trap 'sleep 300 & exit 0' TERM; while :; do sleep 0.1; done"   # starts a process as it ends
+
+
+def test_stop_follows_processes_started_during_the_grace_period(tmp_path):
+    """A member that starts another process as it handles SIGTERM (an engine respawning a worker, a shutdown
+    hook): stop looks again while it waits, and what is left at the end of the grace period is killed."""
+    leader = ("import subprocess, sys, time; subprocess.Popen(['sh', '-c', sys.argv[1]]); time.sleep(300)")
+    r = start(tmp_path, argv=(sys.executable, "-c", leader, SPAWNS_ON_TERM))
+    try:
+        deadline = time.time() + 10
+        while len(service_host.group_left(r["pid"])) < 2 and time.time() < deadline:
+            time.sleep(0.05)
+        out = service_host.stop({"workdir": str(tmp_path), "name": "minicpm-ocr-18499", "grace": 2})
+        assert out["stopped"] and out.get("killed") and service_host.group_left(r["pid"]) == []
+        assert not record_file(tmp_path).exists()
+    finally:
+        if service_host.group_left(r["pid"]):
+            os.killpg(r["pid"], signal.SIGKILL)
+
+
+def test_a_taken_port_the_service_also_needs_refuses_the_start(tmp_path):
+    """also_ports: a port the process binds besides its own (the router's --prometheus-port) is checked with
+    it; taken, nothing is launched and no record is written."""
+    import socket
+
+    port = _free_port()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        extra = s.getsockname()[1]
+        out = service_host.start({"workdir": str(tmp_path), "name": "router-1", "port": port, "argv": ["sleep", "300"],
+                                  "log": str(tmp_path / "router-1.log"), "also_ports": [[extra, "its --prometheus-port"]]})
+    assert out["ok"] is False and out["error"].startswith(
+        f"port {port} is free, but port {extra}, which it needs too (its --prometheus-port), is already taken")
+    assert not record_file(tmp_path, "router-1").exists()
+
+
+ORPHAN = "env -u OCRDEPLOY_SERVICE sh -c \"trap '' TERM; exec sleep 300\" & exit 0"   # no token, no parent left
+
+
+def test_stop_kills_a_group_member_that_is_neither_a_child_nor_a_token_carrier(tmp_path):
+    """A member of the service's process group whose parent ended (reparented: no descendant of the leader any
+    more) and that dropped OCRDEPLOY_SERVICE is still the service's: stop waits for it and kills it when it
+    ignores SIGTERM, instead of calling the service stopped while it runs."""
+    leader = "import subprocess, sys, time; subprocess.run(['sh', '-c', sys.argv[1]]); time.sleep(300)"
+    r = start(tmp_path, argv=(sys.executable, "-c", leader, ORPHAN))
+    try:
+        deadline = time.time() + 10
+        while len(service_host.group_left(r["pid"])) < 2 and time.time() < deadline:
+            time.sleep(0.05)
+        (orphan,) = [p for p in service_host.group_left(r["pid"]) if p != r["pid"]]
+        assert service_host._stat(orphan)[1] != r["pid"]
+        out = service_host.stop({"workdir": str(tmp_path), "name": "minicpm-ocr-18499", "grace": 1})
+        assert out["stopped"] and out.get("killed") and not alive(orphan)
+    finally:
+        if service_host.group_left(r["pid"]):
+            os.killpg(r["pid"], signal.SIGKILL)
+
+
+def test_the_wait_ends_when_its_time_is_up(tmp_path):
+    """A server that never answers (a systemd unit: no record, the port comes with the request) ends the wait
+    at its time limit, not later."""
+    port = _free_port()
+    t0 = time.time()
+    out = service_host.wait({"workdir": str(tmp_path), "name": "minicpm-ocr-1", "port": port, "served_name": "minicpm-ocr",
+                             "log": str(tmp_path / "none.log"), "timeout": 2, "interval": 0.2})
+    assert out["ready"] is False and out["reason"] == "timeout" and 2 <= out["elapsed"] < 3.5
+    assert time.time() - t0 < 3.8
