@@ -73,6 +73,10 @@ GENERIC_CLASSES = (
     ("compiler-error", re.compile(r"(?i)(?<![\w-])(?:fatal )?error(?:\[E\d+\])?:|\bfatal error\b|\berror fatal:"
                                   r"|\bschwerwiegender Fehler:|\berreur fatale ?:|致命错误[:：]")),
     ("failed", re.compile(r"(?<![\w-])(?:FAILED|FATAL|Fatal error):")),
+    # (round scan9) GNU make's own fatal line, "make: *** [Makefile:47: build/x.o] Error 1", "make[2]: *** [...] Error 2",
+    # "make: *** No rule to make target 'x', needed by 'y'.  Stop." (a recipe's error it ignored prints "make: [...] Error
+    # 1 (ignored)", without the stars): the build stopped, the compiler's own message above it cut or quiet
+    ("make-error", re.compile(r"\b(?:g?make|mingw32-make)(?:\.exe)?(?:\[\d{1,4}\])?: \*\*\* \S")),
     # git's own fatal line ("fatal: unable to access 'https://host/x.git/': OpenSSL SSL_connect: ...", "fatal: clone of
     # ... failed"), also inside backticks or after a CI prefix; lowercase with a space, never "non-fatal:"
     ("git-fatal", re.compile(r"(?<![\w-])fatal: \S")),
@@ -246,7 +250,9 @@ GENERIC_CLASSES = (
     # (round 45s) an HTTP error status as a client reports the request it made: "Ollama API request failed: 403
     # Forbidden, Detail: Forbidden"; and a proxy's error page as the client prints its body ("<title>413 Request Entity
     # Too Large</title>", "<h1>502 Bad Gateway</h1>"); a server's access log ("GET /x HTTP/1.1" 404) is neither
-    ("http-status", re.compile(r"\brequest failed: (?:HTTP )?[45]\d\d [A-Z][a-z]"
+    # (round scan9: and openai-node's APIError for an answer with no body, "400 status code (no body)" (core.ts
+    # makeMessage), which every Node client on it relays as its own message: Cline, Roo Code, pi, Continue)
+    ("http-status", re.compile(r"\brequest failed: (?:HTTP )?[45]\d\d [A-Z][a-z]|\b[45]\d\d status code \(no body\)"
                                r"|<(?:title|h1)>[45]\d\d [A-Z][\w ]{2,60}</(?:title|h1)>")),
     # (lead, after round 45s) a pod no node can take, in the scheduler's words: the FailedScheduling event's "0/6 nodes
     # are available: 6 Insufficient nvidia.com/gpu." (kubectl describe, kubectl get events), an extended resource short
@@ -307,6 +313,21 @@ FATAL_CLASSES = (
                                 # before the worker dies; /dev/shm too small in a container), with no ERROR: before it;
                                 # and the shell's "Bus error (core dump)" as retyped without the "ed"
                                 r"|\bUnexpected bus error encountered\b|(?-i:\bBus error \(core dump\))")),
+    # (round scan9) SIGABRT's own prelude in a C++ program (libstdc++'s verbose terminate handler: "terminate called after
+    # throwing an instance of 'std::runtime_error'", "... without an active exception", "... recursively"), then abort(),
+    # whose shell report may be cut or missing.  A header like Traceback's: the "  what():  ..." line under it, when it is
+    # an error line of its own class, names the block (Block.generic)
+    ("cxx-terminate", re.compile(r"\bterminate called (?:after throwing an instance of '|without an active exception\b|recursively\b)")),
+    # (round scan9) a batch scheduler killing the job at one of its limits, in the scheduler's own words and with no error
+    # word of its own (the run's output simply stops): PBS/Torque's MOM ("=>> PBS: job killed: walltime 86415 exceeded
+    # limit 86400", "... mem ... exceeded limit ..."), Torque's abort mail and Moab ("Job exceeded its walltime limit. Job was
+    # aborted", "MOAB_INFO:  job exceeded wallclock limit"), LSF's TERM_ reason ("TERM_RUNLIMIT: job killed after reaching
+    # LSF run time limit."), Slurm's slurmstepd ("*** JOB 494583 ON node CANCELLED AT 2024-04-20T09:09:37 DUE TO TIME
+    # LIMIT ***", "*** STEP 1.0 ...", the old "*** JOB 830329 CANCELLED AT ... DUE TO TIME LIMIT on n447 ***")
+    ("job-killed", re.compile(r"\bPBS: job killed: [^\n]{1,80}? exceeded limit\b"
+                              r"|(?i:\bjob exceeded (?:its )?wall ?(?:time|clock)(?: time)? limit\b)"
+                              r"|\bTERM_[A-Z]{3,20}: job killed after reaching LSF\b"
+                              r"|\*\*\* (?:JOB|STEP) \d[\d._]{0,20}(?: ON \S{1,100})? CANCELLED AT \S{1,40}")),
     ("exit-status", re.compile(r"(?i)\bexit(?:ed)? (?:status|code)\s*[:=]?\s*(?!0\b)-?\d+\b"
                                r"|\breturned non-zero exit status\b|\bexited with (?:code|status) (?!0\b)-?\d+\b"
                                # a launcher's report of a child (deepspeed's "exits with return code = -11", torch
@@ -368,7 +389,7 @@ GENERIC_HINTS = {
     # (each a text that every match holds, lowered: "error" alone let every "ERROR 12 ..." line reach the regex,
     # which (?i) and its look-behind make a try at every position, ~100 us a 1 KB line)
     "compiler-error": ("error:", "error[", "fatal error", "error fatal:", "fehler:", "erreur fatale", "致命错误"),
-    "failed": ("FAILED:", "FATAL:", "Fatal error:"), "git-fatal": ("fatal: ",), "curl-error": ("curl: (", "Download error (", "gnutls_handshake() failed", "IncompleteRead("), "validation-error": ("Value error, ",), "http-error": ("Error code: ",),
+    "failed": ("FAILED:", "FATAL:", "Fatal error:"), "make-error": ("ake: *** ", "]: *** "), "git-fatal": ("fatal: ",), "curl-error": ("curl: (", "Download error (", "gnutls_handshake() failed", "IncompleteRead("), "validation-error": ("Value error, ",), "http-error": ("Error code: ",),
     "connection-refused": ("ECONNREFUSED", "onnection refused", "ConnectionRefusedError", "WinError 10061"),
     "no-gpu-found": ("No devices were found",), "uv-error": ("× ", "x Failed to "), "cmake-not-found": ("Could NOT find ",), "daemon-error": ("Error response from daemon",),
     # (cuda-error's hints are lowercase: the check macro's words and the runtime's messages)
@@ -399,7 +420,7 @@ GENERIC_HINTS = {
     "wheel-hash": ("Hash mismatch for file", "Bad hash for file"),
     "httpx-error": ("httpx.", "httpcore."),
     "tls-error": ("ERR_SSL_", "[SSL: "),
-    "http-status": ("request failed: ", "<title>", "<h1>"),
+    "http-status": ("request failed: ", "<title>", "<h1>", "status code (no body)"),
     "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",),
     "installer-failed": ("): Failed", " failed"), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
 }
@@ -462,7 +483,10 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "cannot solve the request", "): failed", "x install ", "x update ", "x remove ", "✖ install ",
                     "✖ update ", "✖ remove ", "✖️ install ", "credentials validation failed",
                     # (round scan7: the Hub's 404 texts)
-                    " not found for url: ")
+                    " not found for url: ",
+                    # (round scan9: C++'s terminate, a scheduler's kill, openai-node's status without a body, make's stop)
+                    "terminate called", "cancelled at ", "walltime limit", "wallclock limit",
+                    "wall clock limit", "status code (no body)", "make: *** ")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
@@ -676,7 +700,7 @@ _GENERIC_GATED = tuple((name, rx, GENERIC_HINTS[name], name in GENERIC_LOWER) fo
 
 # The fatal classes that name what killed the process: reported before an "error:" class on the same line
 # (a scheduler's "error: Detected 1 oom-kill event"); an exit status is reported after it.
-KILL_CLASSES = ("fatal-signal", "kernel-gpu")
+KILL_CLASSES = ("fatal-signal", "kernel-gpu", "job-killed")
 
 
 # a word one of which every FATAL_CLASSES match holds: most error lines skip the regexes
@@ -687,7 +711,9 @@ FATAL_HINTS = ("restarting (", "segmentation", "segfault at", "core dumped", "�
                # (round 45s)
                "bus error", "xid ", "nvrm: ", "no candidates were found", "version solving failed", "because ",
                # (round scan7)
-               "conflicting dependencies", "unsatisfiable", "cannot solve the request")
+               "conflicting dependencies", "unsatisfiable", "cannot solve the request",
+               # (round scan9: C++'s terminate, a scheduler's kill)
+               "terminate called", "pbs: job killed", "wall", "job killed after reaching", "cancelled at ")
 
 
 def fatal_class(text):
@@ -2564,7 +2590,8 @@ class SafetyNet(object):
             cur["traceback"], cur["closed"] = True, False
         elif cur["traceback"] and EXC_LINE.search(stripped):
             cur["closed"] = True
-        if cur["summary"] is None or (EXC_LINE.search(stripped) and TRACEBACK not in text):
+        if cur["summary"] is None or (EXC_LINE.search(stripped) and TRACEBACK not in text) \
+                or (cur["summary"][2] == "cxx-terminate" and cls != "cxx-terminate"):
             cur["summary"] = (lineno, text, cls)
             cur["ctx"] = self.ctx.around(lineno)
 
