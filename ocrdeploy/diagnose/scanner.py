@@ -52,7 +52,9 @@ ECHO = re.compile(r"\b(?:Received|Added|Finished) request\b|\bprompt(?:_token_id
 # "huggingface_hub.errors.OfflineModeIsEnabled: Cannot reach ..." print it)
 # (round scan7: and from a module named in the singular, openai-python 0.x's openai/error.py: "openai.error.Timeout:
 # Request timed out: HTTPConnectionPool(...)", "openai.error.TryAgain")
-EXC_NAME = r"(?:(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)|(?:[A-Za-z_][\w.]*\.)?(?:errors?|exceptions?)\.[A-Z]\w*)"
+# (round scan9: and a class named with its case after an underscore, pynvml's NVMLError_<Name> made from NVML's return
+# codes: "pynvml.nvml.NVMLError_NotSupported: Not Supported", "pynvml.NVMLError_InvalidArgument: Invalid Argument")
+EXC_NAME = r"(?:(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)(?:_[A-Z][A-Za-z]{1,40})?|(?:[A-Za-z_][\w.]*\.)?(?:errors?|exceptions?)\.[A-Z]\w*)"
 # The safety net: lines any failing tool prints.  A line of one of these classes that no
 # entry explains is reported as unrecognised (exit 3), so such a log is never "clean".
 GENERIC_CLASSES = (
@@ -73,6 +75,11 @@ GENERIC_CLASSES = (
     ("compiler-error", re.compile(r"(?i)(?<![\w-])(?:fatal )?error(?:\[E\d+\])?:|\bfatal error\b|\berror fatal:"
                                   r"|\bschwerwiegender Fehler:|\berreur fatale ?:|致命错误[:：]")),
     ("failed", re.compile(r"(?<![\w-])(?:FAILED|FATAL|Fatal error):")),
+    # (round scan9) TensorRT's own error report ("Error Code %d: %s (%s)" with its ErrorCode's name: "[TRT] [E] 1:
+    # [defaultAllocator.cpp::deallocate::35] Error Code 1: Cuda Runtime (invalid argument)", "Error Code 2: OutOfMemory (no
+    # further information)", "Error Code 4: Internal Error (Engine deserialization failed.)"), under a "[E]" level of its
+    # logger that LEVEL does not read, with no "error:" of its own
+    ("tensorrt-error", re.compile(r"\bError Code \d{1,3}: [A-Z][A-Za-z]{1,30}(?: [A-Z][A-Za-z]{1,30}){0,2} \(")),
     # (round scan9) GNU make's own fatal line, "make: *** [Makefile:47: build/x.o] Error 1", "make[2]: *** [...] Error 2",
     # "make: *** No rule to make target 'x', needed by 'y'.  Stop." (a recipe's error it ignored prints "make: [...] Error
     # 1 (ignored)", without the stars): the build stopped, the compiler's own message above it cut or quiet
@@ -389,7 +396,7 @@ GENERIC_HINTS = {
     # (each a text that every match holds, lowered: "error" alone let every "ERROR 12 ..." line reach the regex,
     # which (?i) and its look-behind make a try at every position, ~100 us a 1 KB line)
     "compiler-error": ("error:", "error[", "fatal error", "error fatal:", "fehler:", "erreur fatale", "致命错误"),
-    "failed": ("FAILED:", "FATAL:", "Fatal error:"), "make-error": ("ake: *** ", "]: *** "), "git-fatal": ("fatal: ",), "curl-error": ("curl: (", "Download error (", "gnutls_handshake() failed", "IncompleteRead("), "validation-error": ("Value error, ",), "http-error": ("Error code: ",),
+    "failed": ("FAILED:", "FATAL:", "Fatal error:"), "make-error": ("ake: *** ", "]: *** "), "tensorrt-error": ("Error Code ",), "git-fatal": ("fatal: ",), "curl-error": ("curl: (", "Download error (", "gnutls_handshake() failed", "IncompleteRead("), "validation-error": ("Value error, ",), "http-error": ("Error code: ",),
     "connection-refused": ("ECONNREFUSED", "onnection refused", "ConnectionRefusedError", "WinError 10061"),
     "no-gpu-found": ("No devices were found",), "uv-error": ("× ", "x Failed to "), "cmake-not-found": ("Could NOT find ",), "daemon-error": ("Error response from daemon",),
     # (cuda-error's hints are lowercase: the check macro's words and the runtime's messages)
