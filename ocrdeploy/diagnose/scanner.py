@@ -70,11 +70,22 @@ GENERIC_CLASSES = (
     # page saved as .gguf, a cut download), Ollama's "Error: invalid file magic", a Rust reader's "invalid GGUF magic
     # number": the model never loads, and no error word of its own stands on ggml's line.  Before compiler-error: the
     # format is the cause, "Error:" only its prefix
-    ("model-format", re.compile(r"(?i)\binvalid (?:gguf |file )?magic (?:number|characters)\b|(?<![\w-])invalid file magic\b")),
+    # (round scan9: and ggml's older loader, "llama_model_load: invalid model file 'models/7B/ggml-model-q4_0.bin' (bad
+    # magic)", "...: invalid model file (bad magic [got 0x67676d66 want 0x67676a74])": a model of another ggml version)
+    ("model-format", re.compile(r"(?i)\binvalid (?:gguf |file )?magic (?:number|characters)\b|(?<![\w-])invalid file magic\b"
+                                r"|\binvalid model file\b[^\n]{0,400}?\(bad magic\b")),
     # (gcc's other languages: "error fatal:", "schwerwiegender Fehler:", "erreur fatale :", "致命错误：")
     ("compiler-error", re.compile(r"(?i)(?<![\w-])(?:fatal )?error(?:\[E\d+\])?:|\bfatal error\b|\berror fatal:"
                                   r"|\bschwerwiegender Fehler:|\berreur fatale ?:|致命错误[:：]")),
     ("failed", re.compile(r"(?<![\w-])(?:FAILED|FATAL|Fatal error):")),
+    # (round scan9) a Go command line refusing an option it does not know, in pflag's (cobra's) own words, "unknown flag:
+    # --gpus" then "See 'docker run --help'." (docker, kubectl, helm, ollama, nerdctl), "unknown shorthand flag: 'g' in -g":
+    # the command never ran (an old client, a misspelt or misplaced option); with "Error: " before it, compiler-error
+    ("cli-flag", re.compile(r"(?<![\w-])unknown (?:shorthand )?flag: (?:--?[\w-]{1,60}|'[^'\n]{1,4}')")),
+    # (round scan9) a Kubernetes container restarted again and again after it exited, the kubelet's back-off state as
+    # kubectl prints it (the STATUS column of "kubectl get pods", "Init:CrashLoopBackOff", describe's "Reason:
+    # CrashLoopBackOff"): the server never stays up, its own error in the container's log, not shown
+    ("pod-crashloop", re.compile(r"\bCrashLoopBackOff\b")),
     # (round scan9) TensorRT's own error report ("Error Code %d: %s (%s)" with its ErrorCode's name: "[TRT] [E] 1:
     # [defaultAllocator.cpp::deallocate::35] Error Code 1: Cuda Runtime (invalid argument)", "Error Code 2: OutOfMemory (no
     # further information)", "Error Code 4: Internal Error (Engine deserialization failed.)"), under a "[E]" level of its
@@ -396,7 +407,7 @@ GENERIC_HINTS = {
     # (each a text that every match holds, lowered: "error" alone let every "ERROR 12 ..." line reach the regex,
     # which (?i) and its look-behind make a try at every position, ~100 us a 1 KB line)
     "compiler-error": ("error:", "error[", "fatal error", "error fatal:", "fehler:", "erreur fatale", "致命错误"),
-    "failed": ("FAILED:", "FATAL:", "Fatal error:"), "make-error": ("ake: *** ", "]: *** "), "tensorrt-error": ("Error Code ",), "git-fatal": ("fatal: ",), "curl-error": ("curl: (", "Download error (", "gnutls_handshake() failed", "IncompleteRead("), "validation-error": ("Value error, ",), "http-error": ("Error code: ",),
+    "failed": ("FAILED:", "FATAL:", "Fatal error:"), "make-error": ("ake: *** ", "]: *** "), "tensorrt-error": ("Error Code ",), "cli-flag": ("unknown ",), "pod-crashloop": ("CrashLoopBackOff",), "git-fatal": ("fatal: ",), "curl-error": ("curl: (", "Download error (", "gnutls_handshake() failed", "IncompleteRead("), "validation-error": ("Value error, ",), "http-error": ("Error code: ",),
     "connection-refused": ("ECONNREFUSED", "onnection refused", "ConnectionRefusedError", "WinError 10061"),
     "no-gpu-found": ("No devices were found",), "uv-error": ("× ", "x Failed to "), "cmake-not-found": ("Could NOT find ",), "daemon-error": ("Error response from daemon",),
     # (cuda-error's hints are lowercase: the check macro's words and the runtime's messages)
@@ -493,7 +504,9 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     " not found for url: ",
                     # (round scan9: C++'s terminate, a scheduler's kill, openai-node's status without a body, make's stop)
                     "terminate called", "cancelled at ", "walltime limit", "wallclock limit",
-                    "wall clock limit", "status code (no body)", "make: *** ")
+                    "wall clock limit", "status code (no body)", "make: *** ",
+                    # (round scan9: pflag's unknown option, the kubelet's back-off, ggml's old loader's bad magic)
+                    "unknown flag: ", "unknown shorthand flag: ", "crashloopbackoff", "bad magic")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
