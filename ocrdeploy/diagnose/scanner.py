@@ -218,7 +218,11 @@ GENERIC_CLASSES = (
     # an HTTP API's error body as a client prints it: the OpenAI-compatible servers' `{"object":"error","message":...}`
     # (vLLM, SGLang, LMDeploy, FastChat; a Python client's repr with single quotes) and OpenAI's `{"error":{"message":...`;
     # the entries name the bodies they know (a model name not served, a 401)
-    ("api-error-body", re.compile(r"""["']object["']: ?["']error["'], ?["']message["']: ?|\{["']error["']: ?\{["']message["']: ?""")),
+    # (round scan9: and the whole line an object whose first key is "error" with the message as its string, the body of
+    # an Express or Go server's refusal as curl or a client prints it: LM Studio's '{"error":"Unexpected endpoint or method.
+    # (POST /chat/completions)"}' (answered with a 200), Ollama's '{"error":"..."}')
+    ("api-error-body", re.compile(r"""["']object["']: ?["']error["'], ?["']message["']: ?|\{["']error["']: ?\{["']message["']: ?"""
+                                  r"""|^\s{0,8}\{["']error["']: ?["'][^"'\n]{2,}""")),
     ("bind-failed", re.compile(r"(?i)\b(?:couldn[\'’]?t|could not|cannot|can[\'’]?t|failed to|unable to) bind\b[^\n]{0,40}?\b(?:socket|port|address)")),
     # (round 16) a tool giving up in its own words at the end of its line ("Couldn't init a GPU test: Low mem for result.
     # aborting.", gpu-burn's "No clients are alive!  Aborting"), with no error word of its own; and gpu-burn's
