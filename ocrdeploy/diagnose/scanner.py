@@ -218,11 +218,7 @@ GENERIC_CLASSES = (
     # an HTTP API's error body as a client prints it: the OpenAI-compatible servers' `{"object":"error","message":...}`
     # (vLLM, SGLang, LMDeploy, FastChat; a Python client's repr with single quotes) and OpenAI's `{"error":{"message":...`;
     # the entries name the bodies they know (a model name not served, a 401)
-    # (round scan9: and the whole line an object whose first key is "error" with the message as its string, the body of
-    # an Express or Go server's refusal as curl or a client prints it: LM Studio's '{"error":"Unexpected endpoint or method.
-    # (POST /chat/completions)"}' (answered with a 200), Ollama's '{"error":"..."}')
-    ("api-error-body", re.compile(r"""["']object["']: ?["']error["'], ?["']message["']: ?|\{["']error["']: ?\{["']message["']: ?"""
-                                  r"""|^\s{0,8}\{["']error["']: ?["'][^"'\n]{2,}""")),
+    ("api-error-body", re.compile(r"""["']object["']: ?["']error["'], ?["']message["']: ?|\{["']error["']: ?\{["']message["']: ?""")),
     ("bind-failed", re.compile(r"(?i)\b(?:couldn[\'’]?t|could not|cannot|can[\'’]?t|failed to|unable to) bind\b[^\n]{0,40}?\b(?:socket|port|address)")),
     # (round 16) a tool giving up in its own words at the end of its line ("Couldn't init a GPU test: Low mem for result.
     # aborting.", gpu-burn's "No clients are alive!  Aborting"), with no error word of its own; and gpu-burn's
@@ -312,6 +308,11 @@ GENERIC_CLASSES = (
     # ("onnxruntime::BFCArena::AllocateRawInternal Failed to allocate memory for requested buffer of size 285081600", on CPU
     # as on a GPU), a C++ runtime's "failed to allocate memory"
     ("alloc-failed", re.compile(r"(?i)\b(?:failed|unable) to allocate (?:device |gpu |host |pinned |cuda |cpu )?memory\b")),
+    # (round scan9) the whole line a JSON object whose first key is "error" with the message as its string: the body of an
+    # Express or Go server's refusal as curl or a client prints it (LM Studio's '{"error":"Unexpected endpoint or method.
+    # (POST /chat/completions)"}', answered with a 200; Ollama's '{"error":"..."}').  Last: a class that names the message
+    # itself (memory-refused for Ollama's "model requires more system memory ...") is the telling one
+    ("error-body", re.compile(r"""^\s{0,8}\{["']error["']: ?["'][^"'\n]{2,}""")),
 )
 # Fatal ends whatever the tool: signals, non-zero exit statuses, the kernel's GPU and OOM-killer lines.
 # They count at WARNING level too (a supervisor logs a child's death as a warning), and a harmless entry
@@ -428,7 +429,7 @@ GENERIC_HINTS = {
                    "Mismatch in versions between nvidia-smi", "NVRM: No NVIDIA", "NVRM: The NVIDIA probe", "NVRM: None of the NVIDIA"),
     "assert-failed": ("ASSERT FAILED", "Assertion ", "Check failed: "),
     "pip-no-distribution": ("No matching distribution found", "Could not find a version that satisfies"),
-    "api-error-body": ('"error"', "'error'"),
+    "api-error-body": ('"error"', "'error'"), "error-body": ('"error"', "'error'"),
     "bind-failed": ("t bind", "not bind", "to bind"),
     "aborted": ("abort", "couldn't init a gpu test"),
     "load-failed": ("load", "launch"),
