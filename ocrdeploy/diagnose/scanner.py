@@ -52,7 +52,9 @@ ECHO = re.compile(r"\b(?:Received|Added|Finished) request\b|\bprompt(?:_token_id
 # "huggingface_hub.errors.OfflineModeIsEnabled: Cannot reach ..." print it)
 # (round scan7: and from a module named in the singular, openai-python 0.x's openai/error.py: "openai.error.Timeout:
 # Request timed out: HTTPConnectionPool(...)", "openai.error.TryAgain")
-EXC_NAME = r"(?:(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)|(?:[A-Za-z_][\w.]*\.)?(?:errors?|exceptions?)\.[A-Z]\w*)"
+# (round scan9: and a class named with its case after an underscore, pynvml's NVMLError_<Name> made from NVML's return
+# codes: "pynvml.nvml.NVMLError_NotSupported: Not Supported", "pynvml.NVMLError_InvalidArgument: Invalid Argument")
+EXC_NAME = r"(?:(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)(?:_[A-Z][A-Za-z]{1,40})?|(?:[A-Za-z_][\w.]*\.)?(?:errors?|exceptions?)\.[A-Z]\w*)"
 # The safety net: lines any failing tool prints.  A line of one of these classes that no
 # entry explains is reported as unrecognised (exit 3), so such a log is never "clean".
 GENERIC_CLASSES = (
@@ -68,11 +70,31 @@ GENERIC_CLASSES = (
     # page saved as .gguf, a cut download), Ollama's "Error: invalid file magic", a Rust reader's "invalid GGUF magic
     # number": the model never loads, and no error word of its own stands on ggml's line.  Before compiler-error: the
     # format is the cause, "Error:" only its prefix
-    ("model-format", re.compile(r"(?i)\binvalid (?:gguf |file )?magic (?:number|characters)\b|(?<![\w-])invalid file magic\b")),
+    # (round scan9: and ggml's older loader, "llama_model_load: invalid model file 'models/7B/ggml-model-q4_0.bin' (bad
+    # magic)", "...: invalid model file (bad magic [got 0x67676d66 want 0x67676a74])": a model of another ggml version)
+    ("model-format", re.compile(r"(?i)\binvalid (?:gguf |file )?magic (?:number|characters)\b|(?<![\w-])invalid file magic\b"
+                                r"|\binvalid model file\b[^\n]{0,400}?\(bad magic\b")),
     # (gcc's other languages: "error fatal:", "schwerwiegender Fehler:", "erreur fatale :", "致命错误：")
     ("compiler-error", re.compile(r"(?i)(?<![\w-])(?:fatal )?error(?:\[E\d+\])?:|\bfatal error\b|\berror fatal:"
                                   r"|\bschwerwiegender Fehler:|\berreur fatale ?:|致命错误[:：]")),
     ("failed", re.compile(r"(?<![\w-])(?:FAILED|FATAL|Fatal error):")),
+    # (round scan9) a Go command line refusing an option it does not know, in pflag's (cobra's) own words, "unknown flag:
+    # --gpus" then "See 'docker run --help'." (docker, kubectl, helm, ollama, nerdctl), "unknown shorthand flag: 'g' in -g":
+    # the command never ran (an old client, a misspelt or misplaced option); with "Error: " before it, compiler-error
+    ("cli-flag", re.compile(r"(?<![\w-])unknown (?:shorthand )?flag: (?:--?[\w-]{1,60}|'[^'\n]{1,4}')")),
+    # (round scan9) a Kubernetes container restarted again and again after it exited, the kubelet's back-off state as
+    # kubectl prints it (the STATUS column of "kubectl get pods", "Init:CrashLoopBackOff", describe's "Reason:
+    # CrashLoopBackOff"): the server never stays up, its own error in the container's log, not shown
+    ("pod-crashloop", re.compile(r"\bCrashLoopBackOff\b")),
+    # (round scan9) TensorRT's own error report ("Error Code %d: %s (%s)" with its ErrorCode's name: "[TRT] [E] 1:
+    # [defaultAllocator.cpp::deallocate::35] Error Code 1: Cuda Runtime (invalid argument)", "Error Code 2: OutOfMemory (no
+    # further information)", "Error Code 4: Internal Error (Engine deserialization failed.)"), under a "[E]" level of its
+    # logger that LEVEL does not read, with no "error:" of its own
+    ("tensorrt-error", re.compile(r"\bError Code \d{1,3}: [A-Z][A-Za-z]{1,30}(?: [A-Z][A-Za-z]{1,30}){0,2} \(")),
+    # (round scan9) GNU make's own fatal line, "make: *** [Makefile:47: build/x.o] Error 1", "make[2]: *** [...] Error 2",
+    # "make: *** No rule to make target 'x', needed by 'y'.  Stop." (a recipe's error it ignored prints "make: [...] Error
+    # 1 (ignored)", without the stars): the build stopped, the compiler's own message above it cut or quiet
+    ("make-error", re.compile(r"\b(?:g?make|mingw32-make)(?:\.exe)?(?:\[\d{1,4}\])?: \*\*\* \S")),
     # git's own fatal line ("fatal: unable to access 'https://host/x.git/': OpenSSL SSL_connect: ...", "fatal: clone of
     # ... failed"), also inside backticks or after a CI prefix; lowercase with a space, never "non-fatal:"
     ("git-fatal", re.compile(r"(?<![\w-])fatal: \S")),
@@ -246,7 +268,9 @@ GENERIC_CLASSES = (
     # (round 45s) an HTTP error status as a client reports the request it made: "Ollama API request failed: 403
     # Forbidden, Detail: Forbidden"; and a proxy's error page as the client prints its body ("<title>413 Request Entity
     # Too Large</title>", "<h1>502 Bad Gateway</h1>"); a server's access log ("GET /x HTTP/1.1" 404) is neither
-    ("http-status", re.compile(r"\brequest failed: (?:HTTP )?[45]\d\d [A-Z][a-z]"
+    # (round scan9: and openai-node's APIError for an answer with no body, "400 status code (no body)" (core.ts
+    # makeMessage), which every Node client on it relays as its own message: Cline, Roo Code, pi, Continue)
+    ("http-status", re.compile(r"\brequest failed: (?:HTTP )?[45]\d\d [A-Z][a-z]|\b[45]\d\d status code \(no body\)"
                                r"|<(?:title|h1)>[45]\d\d [A-Z][\w ]{2,60}</(?:title|h1)>")),
     # (lead, after round 45s) a pod no node can take, in the scheduler's words: the FailedScheduling event's "0/6 nodes
     # are available: 6 Insufficient nvidia.com/gpu." (kubectl describe, kubectl get events), an extended resource short
@@ -284,6 +308,11 @@ GENERIC_CLASSES = (
     # ("onnxruntime::BFCArena::AllocateRawInternal Failed to allocate memory for requested buffer of size 285081600", on CPU
     # as on a GPU), a C++ runtime's "failed to allocate memory"
     ("alloc-failed", re.compile(r"(?i)\b(?:failed|unable) to allocate (?:device |gpu |host |pinned |cuda |cpu )?memory\b")),
+    # (round scan9) the whole line a JSON object whose first key is "error" with the message as its string: the body of an
+    # Express or Go server's refusal as curl or a client prints it (LM Studio's '{"error":"Unexpected endpoint or method.
+    # (POST /chat/completions)"}', answered with a 200; Ollama's '{"error":"..."}').  Last: a class that names the message
+    # itself (memory-refused for Ollama's "model requires more system memory ...") is the telling one
+    ("error-body", re.compile(r"""^\s{0,8}\{["']error["']: ?["'][^"'\n]{2,}""")),
 )
 # Fatal ends whatever the tool: signals, non-zero exit statuses, the kernel's GPU and OOM-killer lines.
 # They count at WARNING level too (a supervisor logs a child's death as a warning), and a harmless entry
@@ -307,6 +336,21 @@ FATAL_CLASSES = (
                                 # before the worker dies; /dev/shm too small in a container), with no ERROR: before it;
                                 # and the shell's "Bus error (core dump)" as retyped without the "ed"
                                 r"|\bUnexpected bus error encountered\b|(?-i:\bBus error \(core dump\))")),
+    # (round scan9) SIGABRT's own prelude in a C++ program (libstdc++'s verbose terminate handler: "terminate called after
+    # throwing an instance of 'std::runtime_error'", "... without an active exception", "... recursively"), then abort(),
+    # whose shell report may be cut or missing.  A header like Traceback's: the "  what():  ..." line under it, when it is
+    # an error line of its own class, names the block (Block.generic)
+    ("cxx-terminate", re.compile(r"\bterminate called (?:after throwing an instance of '|without an active exception\b|recursively\b)")),
+    # (round scan9) a batch scheduler killing the job at one of its limits, in the scheduler's own words and with no error
+    # word of its own (the run's output simply stops): PBS/Torque's MOM ("=>> PBS: job killed: walltime 86415 exceeded
+    # limit 86400", "... mem ... exceeded limit ..."), Torque's abort mail and Moab ("Job exceeded its walltime limit. Job was
+    # aborted", "MOAB_INFO:  job exceeded wallclock limit"), LSF's TERM_ reason ("TERM_RUNLIMIT: job killed after reaching
+    # LSF run time limit."), Slurm's slurmstepd ("*** JOB 494583 ON node CANCELLED AT 2024-04-20T09:09:37 DUE TO TIME
+    # LIMIT ***", "*** STEP 1.0 ...", the old "*** JOB 830329 CANCELLED AT ... DUE TO TIME LIMIT on n447 ***")
+    ("job-killed", re.compile(r"\bPBS: job killed: [^\n]{1,80}? exceeded limit\b"
+                              r"|(?i:\bjob exceeded (?:its )?wall ?(?:time|clock)(?: time)? limit\b)"
+                              r"|\bTERM_[A-Z]{3,20}: job killed after reaching LSF\b"
+                              r"|\*\*\* (?:JOB|STEP) \d[\d._]{0,20}(?: ON \S{1,100})? CANCELLED AT \S{1,40}")),
     ("exit-status", re.compile(r"(?i)\bexit(?:ed)? (?:status|code)\s*[:=]?\s*(?!0\b)-?\d+\b"
                                r"|\breturned non-zero exit status\b|\bexited with (?:code|status) (?!0\b)-?\d+\b"
                                # a launcher's report of a child (deepspeed's "exits with return code = -11", torch
@@ -368,7 +412,7 @@ GENERIC_HINTS = {
     # (each a text that every match holds, lowered: "error" alone let every "ERROR 12 ..." line reach the regex,
     # which (?i) and its look-behind make a try at every position, ~100 us a 1 KB line)
     "compiler-error": ("error:", "error[", "fatal error", "error fatal:", "fehler:", "erreur fatale", "致命错误"),
-    "failed": ("FAILED:", "FATAL:", "Fatal error:"), "git-fatal": ("fatal: ",), "curl-error": ("curl: (", "Download error (", "gnutls_handshake() failed", "IncompleteRead("), "validation-error": ("Value error, ",), "http-error": ("Error code: ",),
+    "failed": ("FAILED:", "FATAL:", "Fatal error:"), "make-error": ("ake: *** ", "]: *** "), "tensorrt-error": ("Error Code ",), "cli-flag": ("unknown ",), "pod-crashloop": ("CrashLoopBackOff",), "git-fatal": ("fatal: ",), "curl-error": ("curl: (", "Download error (", "gnutls_handshake() failed", "IncompleteRead("), "validation-error": ("Value error, ",), "http-error": ("Error code: ",),
     "connection-refused": ("ECONNREFUSED", "onnection refused", "ConnectionRefusedError", "WinError 10061"),
     "no-gpu-found": ("No devices were found",), "uv-error": ("× ", "x Failed to "), "cmake-not-found": ("Could NOT find ",), "daemon-error": ("Error response from daemon",),
     # (cuda-error's hints are lowercase: the check macro's words and the runtime's messages)
@@ -385,7 +429,7 @@ GENERIC_HINTS = {
                    "Mismatch in versions between nvidia-smi", "NVRM: No NVIDIA", "NVRM: The NVIDIA probe", "NVRM: None of the NVIDIA"),
     "assert-failed": ("ASSERT FAILED", "Assertion ", "Check failed: "),
     "pip-no-distribution": ("No matching distribution found", "Could not find a version that satisfies"),
-    "api-error-body": ('"error"', "'error'"),
+    "api-error-body": ('"error"', "'error'"), "error-body": ('"error"', "'error'"),
     "bind-failed": ("t bind", "not bind", "to bind"),
     "aborted": ("abort", "couldn't init a gpu test"),
     "load-failed": ("load", "launch"),
@@ -399,7 +443,7 @@ GENERIC_HINTS = {
     "wheel-hash": ("Hash mismatch for file", "Bad hash for file"),
     "httpx-error": ("httpx.", "httpcore."),
     "tls-error": ("ERR_SSL_", "[SSL: "),
-    "http-status": ("request failed: ", "<title>", "<h1>"),
+    "http-status": ("request failed: ", "<title>", "<h1>", "status code (no body)"),
     "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",),
     "installer-failed": ("): Failed", " failed"), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
 }
@@ -462,7 +506,12 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "cannot solve the request", "): failed", "x install ", "x update ", "x remove ", "✖ install ",
                     "✖ update ", "✖ remove ", "✖️ install ", "credentials validation failed",
                     # (round scan7: the Hub's 404 texts)
-                    " not found for url: ")
+                    " not found for url: ",
+                    # (round scan9: C++'s terminate, a scheduler's kill, openai-node's status without a body, make's stop)
+                    "terminate called", "cancelled at ", "walltime limit", "wallclock limit",
+                    "wall clock limit", "status code (no body)", "make: *** ",
+                    # (round scan9: pflag's unknown option, the kubelet's back-off, ggml's old loader's bad magic)
+                    "unknown flag: ", "unknown shorthand flag: ", "crashloopbackoff", "bad magic")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
@@ -676,7 +725,7 @@ _GENERIC_GATED = tuple((name, rx, GENERIC_HINTS[name], name in GENERIC_LOWER) fo
 
 # The fatal classes that name what killed the process: reported before an "error:" class on the same line
 # (a scheduler's "error: Detected 1 oom-kill event"); an exit status is reported after it.
-KILL_CLASSES = ("fatal-signal", "kernel-gpu")
+KILL_CLASSES = ("fatal-signal", "kernel-gpu", "job-killed")
 
 
 # a word one of which every FATAL_CLASSES match holds: most error lines skip the regexes
@@ -687,7 +736,9 @@ FATAL_HINTS = ("restarting (", "segmentation", "segfault at", "core dumped", "�
                # (round 45s)
                "bus error", "xid ", "nvrm: ", "no candidates were found", "version solving failed", "because ",
                # (round scan7)
-               "conflicting dependencies", "unsatisfiable", "cannot solve the request")
+               "conflicting dependencies", "unsatisfiable", "cannot solve the request",
+               # (round scan9: C++'s terminate, a scheduler's kill)
+               "terminate called", "pbs: job killed", "wall", "job killed after reaching", "cancelled at ")
 
 
 def fatal_class(text):
@@ -2564,7 +2615,8 @@ class SafetyNet(object):
             cur["traceback"], cur["closed"] = True, False
         elif cur["traceback"] and EXC_LINE.search(stripped):
             cur["closed"] = True
-        if cur["summary"] is None or (EXC_LINE.search(stripped) and TRACEBACK not in text):
+        if cur["summary"] is None or (EXC_LINE.search(stripped) and TRACEBACK not in text) \
+                or (cur["summary"][2] == "cxx-terminate" and cls != "cxx-terminate"):
             cur["summary"] = (lineno, text, cls)
             cur["ctx"] = self.ctx.around(lineno)
 
