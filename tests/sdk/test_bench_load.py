@@ -117,7 +117,11 @@ def test_failed_requests_are_errors_by_kind_not_pages(sample_pages):
     lv = doc["levels"][0]
     assert lv["requests"] == 9 and lv["errors"] == 3 and lv["pages"] == 6
     assert lv["errors_by_kind"] == {"HTTP 500": 3} and "stand-in failure" in lv["error_examples"]["HTTP 500"]
-    assert abs(lv["pages_per_min"] - 6 / lv["wall_s"] * 60) < 0.01 * lv["pages_per_min"]
+    # pages/min counts the 6 good pages, not the 9 requests, over the wall time; wall_s is rounded to 1 ms in the
+    # report, which on a stand-in answering in ~40 ms moves 6/wall by over 1% (CI, 2026-12-05: 8282 vs 8372), so
+    # the bound is the rounding interval, not a percentage
+    lo, hi = 6 * 60 / (lv["wall_s"] + 0.0005), 6 * 60 / max(lv["wall_s"] - 0.0005, 1e-9)
+    assert lo - 0.001 <= lv["pages_per_min"] <= hi + 0.001, (lo, lv["pages_per_min"], hi)
 
 
 def test_accept_length_from_the_runs_deltas_not_the_totals(sample_pages):
