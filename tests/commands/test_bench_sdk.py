@@ -21,6 +21,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 sys.path.insert(0, str(Path(__file__).parent))
+from rates import assert_pages_per_min  # noqa: E402
 from ocrserver import OcrServer, sha  # noqa: E402
 from test_services import FIX, cli, free_port, provision, site  # noqa: E402,F401 - `site` is a shared fixture
 from test_verify import FAITHFUL, sdk_env  # noqa: E402
@@ -84,7 +85,7 @@ def test_through_sdk_runs_the_sdk_per_page_at_each_level(site, answers):
     assert doc["through"] == "sdk" and doc["prompt"] is None
     for lv in doc["levels"]:
         assert lv["pages"] == lv["requests"] == 3 and lv["errors"] == 0 and lv["accuracy"] == 1.0
-        assert abs(lv["pages_per_min"] - 3 / lv["wall_s"] * 60) <= 0.01 * lv["pages_per_min"]
+        assert_pages_per_min(lv, 3)
         assert lv["ttft_ms"]["p50"] is None and lv["e2el_ms"]["p50"] > 0 and lv["output_tokens_per_s"] is None
         assert set(lv["sdk_timing_s"]) == {"layout", "ocr"} and lv["sdk_timing_s"]["ocr"] < 60
     assert [lv["client_in_flight_max"] for lv in doc["levels"]] == [2, 1]
@@ -109,7 +110,7 @@ def test_a_failed_sdk_run_is_an_error_not_a_page(site, answers):
     lv = doc["levels"][0]
     assert lv["pages"] == 2 and lv["errors"] == 1 and list(lv["errors_by_kind"]) == ["minicpmvocr exit 1"]
     assert "told to fail" in lv["error_examples"]["minicpmvocr exit 1"]
-    assert abs(lv["pages_per_min"] - 2 / lv["wall_s"] * 60) <= 0.01 * lv["pages_per_min"]
+    assert_pages_per_min(lv, 2)
 
 
 def test_through_sdk_says_why_it_cannot_run(site):

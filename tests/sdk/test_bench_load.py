@@ -11,6 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parents[1]))
 sys.path.insert(0, str(Path(__file__).parents[1] / "commands"))
 
+from rates import assert_pages_per_min  # noqa: E402
 from ocrserver import ACCEPTED, DRAFTS, START_ACCEPTED, START_DRAFTS, OcrServer, sha  # noqa: E402
 from test_verify import FAITHFUL  # noqa: E402  - what the SDK writes for the sample pages read right
 
@@ -117,11 +118,7 @@ def test_failed_requests_are_errors_by_kind_not_pages(sample_pages):
     lv = doc["levels"][0]
     assert lv["requests"] == 9 and lv["errors"] == 3 and lv["pages"] == 6
     assert lv["errors_by_kind"] == {"HTTP 500": 3} and "stand-in failure" in lv["error_examples"]["HTTP 500"]
-    # pages/min counts the 6 good pages, not the 9 requests, over the wall time; wall_s is rounded to 1 ms in the
-    # report, which on a stand-in answering in ~40 ms moves 6/wall by over 1% (CI, 2026-12-05: 8282 vs 8372), so
-    # the bound is the rounding interval, not a percentage
-    lo, hi = 6 * 60 / (lv["wall_s"] + 0.0005), 6 * 60 / max(lv["wall_s"] - 0.0005, 1e-9)
-    assert lo - 0.001 <= lv["pages_per_min"] <= hi + 0.001, (lo, lv["pages_per_min"], hi)
+    assert_pages_per_min(lv, 6)         # the 6 good pages, not the 9 requests
 
 
 def test_accept_length_from_the_runs_deltas_not_the_totals(sample_pages):
