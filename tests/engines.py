@@ -78,12 +78,11 @@ def tiny_model() -> Path:
     return dest
 
 
-def _ephemeral() -> tuple[int, int]:
-    try:
-        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
-        return low, high
-    except (OSError, ValueError):
-        return 32768, 60999          # Linux's default range
+def ephemeral() -> tuple[int, int]:
+    """The kernel's ephemeral port range as the host side reads it (Linux's default where it cannot)."""
+    from ocrdeploy.services.hostside import ephemeral_range
+
+    return ephemeral_range() or (32768, 60999)
 
 
 def free_port(span: int = 1) -> int:
@@ -93,7 +92,7 @@ def free_port(span: int = 1) -> int:
     the second of `serve --instances 2 --port 33031` found 33032 taken by the first instance's engine."""
     import random
 
-    low = _ephemeral()[0]
+    low = ephemeral()[0]
     floor = 20000 if low > 21000 else 1024
     rng = random.Random(os.getpid() ^ int.from_bytes(os.urandom(4), "big"))
     for _ in range(2000):

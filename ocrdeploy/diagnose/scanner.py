@@ -2870,17 +2870,16 @@ def run_request(req):
     # only when it is not the one already in use
     if req.get("ansi") and (ANSI is None or ANSI.pattern != req["ansi"]):
         ANSI = re.compile(req["ansi"])
-    paths = list(req.get("paths") or [])
+    jobs = [(path, None) for path in req.get("paths") or []]      # (log, its service's port or None)
     out = []
     if req.get("services"):
         state_dir, logs = service_logs(req["services"], req.get("service_name"))
         if not logs:
             out.append({"file": state_dir, "error": "no service log found: nothing started by `inv serve` "
                                                      "is recorded in %s" % state_dir})
-        paths.extend(logs)
+        jobs.extend(logs)
     args = (req["rules"], req.get("context", 2), req.get("engine", "auto"))
-    for path in paths:
-        path, port = path if isinstance(path, tuple) else (path, None)
+    for path, port in jobs:
         if path == "-":
             try:
                 spooled = _spool_stdin()

@@ -145,10 +145,10 @@ def test_a_port_in_the_ephemeral_range_is_warned_about(site):
     """A port the kernel can hand to anyone (bind(0), outgoing connections, a starting engine's own sockets) is
     said once per instance, on a ready start and on a failed one; a port below the range is not."""
     sys.path.insert(0, str(ROOT / "tests"))
-    from engines import _ephemeral
+    from engines import ephemeral
     from engines import free_port as low_port
 
-    low, high = _ephemeral()
+    low, high = ephemeral()
     wd, inv = site
     provision(wd)
     inside = free_port()                   # bind(0): the kernel's pick, inside its range

@@ -302,17 +302,13 @@ def test_a_dead_service_on_the_port_does_not_keep_it(tmp_path):
     port = _free_port()
     dead = start(tmp_path, "minicpm-ocr-%d" % port, argv=(sys.executable, "-c", "pass"), port=port)
     _ended(dead["pid"])
-    other = start(tmp_path, "deepseek-ocr-%d" % port, port=port)
-    try:
-        assert other["ok"], other
-    finally:
-        os.killpg(other["pid"], signal.SIGKILL)
-    _ended(other["pid"])
-    again = start(tmp_path, "deepseek-ocr-%d" % port, port=port)
-    try:
-        assert again["ok"], again
-    finally:
-        os.killpg(again["pid"], signal.SIGKILL)
+    for _ in range(2):          # another service on the port, then the same one once more
+        r = start(tmp_path, "deepseek-ocr-%d" % port, port=port)
+        try:
+            assert r["ok"], r
+        finally:
+            os.killpg(r["pid"], signal.SIGKILL)
+        _ended(r["pid"])
 
 
 def test_a_start_keeps_the_newest_logs_of_the_service(tmp_path):
