@@ -98,7 +98,8 @@ def start_router(conn, host, facts, port, policy, con) -> dict:
     rdir = rt.records_dir(workdir)
     inst = Instance(name, port, None, rt.argv(exe, port, "127.0.0.1", policy=policy), {}, "router", "127.0.0.1",
                     posixpath.join(workdir, ".ocrdeploy", "router", name + ".log"),
-                    options={"policy": policy}, also_ports=((port + 1, "the router's --prometheus-port"),))
+                    options={"policy": policy}, also_ports=((port + 1, "the router's --prometheus-port"),),
+                    port_flag=("--router-port", 0))
     started = start_instance(conn, rdir, inst, served_name=None)
     if not started.get("ok"):
         raise RuntimeError(f"the router did not start: {started.get('error')}; choose another --router-port")
@@ -110,7 +111,8 @@ def start_router(conn, host, facts, port, policy, con) -> dict:
             tail = conn.run(["tail", "-n", "15", inst.log], ok_codes=range(0, 256)).stdout
             raise RuntimeError(f"the router on port {port} did not answer /liveness: {safe(tail)}")
         time.sleep(0.3)
-    return {"name": name, "pid": started.get("pid"), "port": port, "policy": policy, "started": True}
+    return {"name": name, "pid": started.get("pid"), "port": port, "policy": policy, "started": True,
+            "warnings": started.get("warnings") or []}
 
 
 def _bodies(kind, served):
@@ -243,7 +245,7 @@ def ensure_tunnel(conn, workdir, router_host, worker_host, worker_port, wait_s=3
     lport = _free_port(conn)
     inst = Instance(name, lport, None, tunnel_argv(worker_host, lport, worker_port, conn.is_local), {}, "ssh-tunnel",
                     "127.0.0.1", posixpath.join(tdir, name + ".log"),
-                    options={"host": worker_host.name, "worker_port": worker_port}, ready="health")
+                    options={"host": worker_host.name, "worker_port": worker_port}, ready="health", port_flag=None)
     started = start_instance(conn, tdir, inst, served_name=None)
     if not started.get("ok"):
         raise RuntimeError(f"the SSH tunnel to {worker_host.name}:{worker_port} did not start: {started.get('error')}")
@@ -297,6 +299,8 @@ def print_serve(con, hname, doc):
     how = "started" if doc.get("started") else "already running"
     con.print(f"[green]{hname} | {doc['name']} {how}[/green]: {doc['url']} (pid {doc['pid']}, policy "
               f"{doc['policy']}); pool: {' '.join(doc['workers']) or 'empty'}", highlight=False)
+    for w in doc.get("warnings") or []:
+        con.print(f"{hname} | {doc['name']}: warning: {w}", style="yellow", markup=False, highlight=False)
 
 
 def report_joins(con, hname, instances) -> bool:

@@ -339,7 +339,7 @@ def plan_instances(facts, host, backend, gpu, port, instances, public, api_key,
                **({"VLLM_CPU_OMP_THREADS_BIND": binds[i]} if binds[i] else {})}
         out.append(Instance(name, p, g, launch.argv(p, bind), env, backend, bind,
                             absolute(facts, wd(f".ocrdeploy/services/{name}.log")), key=api_key, served=launch.served,
-                            options=options, ready=launch.ready))
+                            options=options, ready=launch.ready, port_flag=("--port", i)))
     return out
 
 

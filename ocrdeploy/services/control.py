@@ -56,6 +56,8 @@ class Instance:
     options: dict = field(default_factory=dict)   # how serve was asked (backend, tuning): kept in the record
     run_log: str | None = None      # this start's own log (the host makes one per start)
     also_ports: tuple = ()          # (port, why) the process binds besides its own, checked free with it
+    port_flag: tuple | None = ("--port", 0)   # (the option that set the port, port minus its value): warnings'
+                                              # advice; None where the tool picked the port itself
 
     def current_log(self) -> str:
         return self.run_log or self.log
@@ -82,7 +84,8 @@ def start_instance(conn, workdir: str, inst: Instance, served_name: str) -> dict
                             "argv": [str(a) for a in inst.argv], "shown": shown, "env": inst.env,
                             "log": inst.log, "kind": inst.kind, "gpu": inst.gpu, "bind": inst.bind,
                             "served_name": served_name, "has_key": bool(inst.key), "options": inst.options,
-                            "ready": inst.ready, "also_ports": [list(x) for x in inst.also_ports]})
+                            "ready": inst.ready, "also_ports": [list(x) for x in inst.also_ports],
+                            "port_flag": list(inst.port_flag) if inst.port_flag else None})
 
 
 def wait_ready(conn, workdir, inst, served_name, timeout, show=None, unit=False) -> dict:

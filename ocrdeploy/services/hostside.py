@@ -508,7 +508,8 @@ def start(req):
                "options": req.get("options") or {}, "identity": identity(proc.pid, token),
                "ready": req.get("ready") or "models"}
         write_record(wd, name, rec)
-        return {"ok": True, "pid": proc.pid, "record": rec, "warnings": ephemeral_warnings(port)}
+        return {"ok": True, "pid": proc.pid, "record": rec, "warnings": ephemeral_warnings(
+            port, *(req.get("port_flag") or (None, 0)), also=req.get("also_ports") or ())}
     finally:
         os.close(fd)
 
@@ -523,16 +524,23 @@ def ephemeral_range():
         return None
 
 
-def ephemeral_warnings(port):
+def ephemeral_warnings(port, flag="--port", offset=0, also=()):
     """A server port inside the ephemeral range can be taken between the check and the bind, or while a
     sibling instance starts: vLLM's engine core and workers bind ephemeral ports of their own while they start
-    (vllm#43206; CI, 2026-12-05: the second of `serve --instances 2 --port 33031` lost 33032 that way)."""
+    (vllm#43206; CI, 2026-12-05: the second of `serve --instances 2 --port 33031` lost 33032 that way).
+    flag: the option the user sets this port with (None: the tool picked it, nothing to advise); offset: this
+    port minus that option's value (the n-th instance); also: (port, why) the process binds besides."""
     rng = ephemeral_range()
-    if not rng or not rng[0] <= port <= rng[1]:
+    if not rng or not flag:
         return []
-    return ["port %d lies in this host's ephemeral port range (%d-%d, net.ipv4.ip_local_port_range): an outgoing "
-            "connection or a starting engine's own sockets can take it at any time; a --port below %d (the "
-            "default 18499) avoids that" % (port, rng[0], rng[1], rng[0])]
+    out = []
+    for p, why in [(port, None)] + [(int(x), w) for x, w in also]:
+        if rng[0] <= p <= rng[1]:
+            out.append("port %d%s lies in this host's ephemeral port range (%d-%d, net.ipv4.ip_local_port_range): "
+                       "an outgoing connection or a starting engine's own sockets can take it at any time; a %s "
+                       "below %d avoids that" % (p, " (%s)" % why if why else "", rng[0], rng[1], flag,
+                                                 rng[0] - offset - (p - port)))
+    return out
 
 
 def who_listens(port):

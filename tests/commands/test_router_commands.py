@@ -290,6 +290,25 @@ def test_serve_refuses_a_router_port_whose_prometheus_port_is_taken(site):
     assert serve_router(site, [], port)["started"]             # the same port, once its neighbour is free
 
 
+def test_a_router_port_whose_metrics_port_is_ephemeral_is_warned_about(site, capsys):
+    """--router-port one below the kernel's ephemeral range: the router's own port is outside it but its
+    --prometheus-port (port + 1) is the range's first port, which anything may take; serve says so, with the
+    --router-port that avoids it.  A port well below the range is not warned about."""
+    from engines import ephemeral
+
+    low, high = ephemeral()
+    doc = serve_router(site, [], low - 1)
+    assert [w.split(":")[0] for w in doc["warnings"]] == [
+        f"port {low} (the router's --prometheus-port) lies in this host's ephemeral port range ({low}-{high}, "
+        f"net.ipv4.ip_local_port_range)"]
+    assert doc["warnings"][0].endswith(f"a --router-port below {low - 1} avoids that")
+    router_cmd.print_serve(console(), "localhost", {**doc, "url": "u", "workers": []})
+    said = " ".join(capsys.readouterr().out.split())           # the console wraps at its width
+    assert f"localhost | {doc['name']}: warning: port {low} (the router's --prometheus-port)" in said
+    cli("stop", ["--name", doc["name"]], site["inv"])
+    assert serve_router(site, [], router_port())["warnings"] == []
+
+
 def test_a_keyed_fleet_works_through_the_router_and_one_router_takes_one_key(site):
     """Workers started with an API key behind the real router: the client's key travels through the router to
     the worker it picks (without it the worker's 401 comes back); a worker with another key, or none, is

@@ -275,6 +275,19 @@ def test_the_ephemeral_warning_covers_both_ends_of_the_range():
         assert service_host.ephemeral_warnings(high + 1) == []
 
 
+def test_the_ephemeral_advice_names_the_option_and_the_value_that_leaves_the_range():
+    """The advice is about the option the user sets (--port, --router-port) and its value: the n-th instance
+    of --port P listens on P+n, and the router's --prometheus-port is its port + 1.  A port the tool picked
+    itself (a tunnel's) has no option to advise on."""
+    low, _ = service_host.ephemeral_range()
+    (w,) = service_host.ephemeral_warnings(low + 2, "--port", 2)
+    assert w.startswith(f"port {low + 2} lies in") and w.endswith(f"a --port below {low - 2} avoids that")
+    (w,) = service_host.ephemeral_warnings(low - 1, "--router-port", 0, also=[(low, "its metrics port")])
+    assert w.startswith(f"port {low} (its metrics port) lies in") and f"a --router-port below {low - 1} " in w
+    assert service_host.ephemeral_warnings(low - 2, "--router-port", 0, also=[(low - 1, "m")]) == []
+    assert service_host.ephemeral_warnings(low, None) == []
+
+
 def test_a_record_from_an_earlier_boot_is_stale_even_when_the_start_time_matches(tmp_path, procs):
     """After a reboot pids and start ticks begin again: a record from the last boot can name a process of
     this one with the very same pid and start time.  The boot id tells them apart: it is not called alive."""
