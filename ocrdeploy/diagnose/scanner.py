@@ -2306,7 +2306,11 @@ PAGE_FORECAST = re.compile(r"(?i)\b(?:will|may|might) (?:\w+ly )?(?:fail|exit|re
 # in use. To resolve this, ...", a troubleshooting page under the message it quotes; "The 401 error means Unauthorized."): the
 # error is the sentence's subject and the verb says what it means; a report quotes what its run printed and asks, and a tool's
 # line with a log level is not taken (round 17's PROSE clears such a line alone; here it makes the text a page)
-PAGE_EXPLAIN = re.compile(r"(?i)\b(?:this|the|that) (?:[\w-]+ )?error(?: message| code)? (?:indicates|means|signals|tells you)\b")
+PAGE_EXPLAIN = re.compile(r"(?i)\b(?:this|the|that) (?:[\w-]+ )?error(?: message| code)? (?:indicates|means|signals|tells you)\b"
+                          # (round fa3) a numbered code read out ("Exit code 137 means your process didn't decide to quit
+                          # — something killed it from the outside with SIGKILL", a runbook's "Exit code 137 means the
+                          # container received SIGKILL from the kernel OOM killer"): an explainer decoding the number
+                          r"|\b(?:exit|error|status|return) code \d{1,4} (?:means|indicates|signals|tells you)\b")
 # (round scan6) the reader addressed with the condition of meeting the error ("If you run into `torch.OutOfMemoryError: CUDA
 # out of memory.` while deploying the model, this is most likely due to ...", "If you see an error like `...`, it means"): a
 # troubleshooting page's or a doc's entry; a report tells what its own run printed (round 16's PROSE clears the line alone
@@ -2329,7 +2333,7 @@ PAGE_ZH = re.compile(r"^(?![^\n]*我)[^\n]*?(?:(?:经常|常常|往往|很容易
 # reason, a failure foretold, the quoted error read out, the reader's condition of meeting it, a Chinese explainer's voice,
 # the change's promise
 PAGE_MARKERS = ((("this ",), PAGE_VOICE, False), (("this ",), PAGE_PR_MID, True),
-                ((" will ", " may ", " might "), PAGE_FORECAST, True), ((" error",), PAGE_EXPLAIN, True),
+                ((" will ", " may ", " might "), PAGE_FORECAST, True), ((" error", " code "), PAGE_EXPLAIN, True),
                 (("if you ",), PAGE_READER, True), (("遇到", "错误"), PAGE_ZH, True),
                 (("this will ", "this should "), PAGE_PROMISE, True))
 REPORT_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:describe the bug|bug description|steps to reproduce|to reproduce|reproduction"
