@@ -777,9 +777,9 @@ ROUND45D_PAIRS = [
      "I set `PYTORCH_ALLOC_CONF` to avoid OOM but still get:\n\n> torch.OutOfMemoryError: CUDA out of memory. Tried to "
      "allocate 2.60 GiB.\n", "cuda-oom"),
     # (round fa3) an explainer decoding the exit code (the nomadlab page's); a user's report of the same exit is a report
-    ("Exit code 137 means your process was killed from the outside with SIGKILL, usually by the Linux OOM killer "
-     "reclaiming memory.\n",
-     "My container exited with code 137, killed from the outside with SIGKILL by the Linux OOM killer reclaiming memory.\n",
+    ("docker ps -a shows it exited with code 137. No stack trace.\n\nExit code 137 means your process was killed from the "
+     "outside with SIGKILL.\n",
+     "docker ps -a shows it exited with code 137. No stack trace.\n\nI think exit code 137 is a SIGKILL from outside.\n",
      "host-oom-killed"),
 ]
 
