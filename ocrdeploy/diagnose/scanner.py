@@ -2306,7 +2306,11 @@ PAGE_FORECAST = re.compile(r"(?i)\b(?:will|may|might) (?:\w+ly )?(?:fail|exit|re
 # in use. To resolve this, ...", a troubleshooting page under the message it quotes; "The 401 error means Unauthorized."): the
 # error is the sentence's subject and the verb says what it means; a report quotes what its run printed and asks, and a tool's
 # line with a log level is not taken (round 17's PROSE clears such a line alone; here it makes the text a page)
-PAGE_EXPLAIN = re.compile(r"(?i)\b(?:this|the|that) (?:[\w-]+ )?error(?: message| code)? (?:indicates|means|signals|tells you)\b")
+PAGE_EXPLAIN = re.compile(r"(?i)\b(?:this|the|that) (?:[\w-]+ )?error(?: message| code)? (?:indicates|means|signals|tells you)\b"
+                          # (round fa3) a numbered code read out ("Exit code 137 means your process didn't decide to quit
+                          # — something killed it from the outside with SIGKILL", a runbook's "Exit code 137 means the
+                          # container received SIGKILL from the kernel OOM killer"): an explainer decoding the number
+                          r"|\b(?:exit|error|status|return) code \d{1,4} (?:means|indicates|signals|tells you)\b")
 # (round scan6) the reader addressed with the condition of meeting the error ("If you run into `torch.OutOfMemoryError: CUDA
 # out of memory.` while deploying the model, this is most likely due to ...", "If you see an error like `...`, it means"): a
 # troubleshooting page's or a doc's entry; a report tells what its own run printed (round 16's PROSE clears the line alone
@@ -2324,14 +2328,25 @@ PAGE_PROMISE = re.compile(r"(?i)\bthis (?:will|should) (?:get rid of|fix|resolve
 # generalises over its readers' runs; a user's report tells its own ("我运行时遇到", "报如下错误"), and a line with a first
 # person is not taken
 PAGE_ZH = re.compile(r"^(?![^\n]*我)[^\n]*?(?:(?:经常|常常|往往|很容易|容易|常|可能)会?遇到|错误(?:信息|提示)?(?:表明|意味着))")
+# (round fa3) a change told by its purpose against the error it names: "to prevent / avoid / work around / get around / get
+# past" with the error as the object, quoted, named by its exception class, or as OOM ("Added cleanup steps ... to prevent
+# System.IO.IOException: "No space left on device" errors", "Set CI `PYTORCH_ALLOC_CONF` env variable to avoid OOM:", "Free
+# Disk Space on pod_dev CI to avoid an OSError: `[Errno 28] ...`"): a pull request's or a commit's description, a maintainer's
+# note; the error is what the change keeps from happening, not what a run printed. A user's attempt that did not hold ("I
+# set ... to avoid OOM but still get"), a question, or a line in the first person is not taken (a user's own workaround is
+# told as theirs); PyTorch's own "to avoid fragmentation" names no error
+PAGE_PURPOSE = re.compile(r"(?i)^(?![^\n]*(?:\?|\b(?:but|still|not|never|no longer|my|me)\b|n(?:'|’)t\b|(?-i:\bI\b)))[^\n]*?"
+                          r"\bto (?:prevent|avoid|work around|get around|get past) (?:the |an? |these |this |any )?(?:[\w.]+: )?"
+                          r"(?:[`\"“']|oom\b|[\w.]*(?:error|exception)\b(?!s? (?:handling|messages?)))")
 # the page sentences about_errors looks for on any line: (words one of which the line holds, a cheap gate before the
 # regex; the marker; whether a tool's line with a log level is left out): an explainer's voice, the change told after its
 # reason, a failure foretold, the quoted error read out, the reader's condition of meeting it, a Chinese explainer's voice,
 # the change's promise
 PAGE_MARKERS = ((("this ",), PAGE_VOICE, False), (("this ",), PAGE_PR_MID, True),
-                ((" will ", " may ", " might "), PAGE_FORECAST, True), ((" error",), PAGE_EXPLAIN, True),
+                ((" will ", " may ", " might "), PAGE_FORECAST, True), ((" error", " code "), PAGE_EXPLAIN, True),
                 (("if you ",), PAGE_READER, True), (("遇到", "错误"), PAGE_ZH, True),
-                (("this will ", "this should "), PAGE_PROMISE, True))
+                (("this will ", "this should "), PAGE_PROMISE, True),
+                (("to prevent ", "to avoid ", "to work around ", "to get around ", "to get past "), PAGE_PURPOSE, True))
 REPORT_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:describe the bug|bug description|steps to reproduce|to reproduce|reproduction"
                             r"|expected behaviou?r|actual behaviou?r|environment|system info(?:rmation)?|your environment"
                             r"|logs?|error logs?|pytorch version:|collecting environment information)\W{0,6}$")

@@ -771,6 +771,16 @@ ROUND45D_PAIRS = [
     ("Add REUSEPORT for linux. This will get rid of error \"address already in use\" upon binding.\n",
      "I set SO_REUSEPORT. This should fix the error, but I still get OSError: [Errno 98] Address already in use\n",
      "address-in-use"),
+    # (round fa3) a change told by its purpose against the error (trl#5197's); a user's own attempt that did not hold is a report
+    ("Set CI `PYTORCH_ALLOC_CONF` env variable to avoid OOM:\n\n> torch.OutOfMemoryError: CUDA out of memory. Tried to "
+     "allocate 2.60 GiB.\n",
+     "I set `PYTORCH_ALLOC_CONF` to avoid OOM but still get:\n\n> torch.OutOfMemoryError: CUDA out of memory. Tried to "
+     "allocate 2.60 GiB.\n", "cuda-oom"),
+    # (round fa3) an explainer decoding the exit code (the nomadlab page's); a user's report of the same exit is a report
+    ("docker ps -a shows it exited with code 137. No stack trace.\n\nExit code 137 means your process was killed from the "
+     "outside with SIGKILL.\n",
+     "docker ps -a shows it exited with code 137. No stack trace.\n\nI think exit code 137 is a SIGKILL from outside.\n",
+     "host-oom-killed"),
 ]
 
 
