@@ -75,7 +75,8 @@ TRAINED_ITEMS = {
     # 44's, 46's and 47's other false alarms stay open (heldout/README.md says which)
     44: ("theneuralbase.com/vllm/errors/vllm-server-port-already-in-use",),
     # (round rndfa) a Chinese list head, "常见的报错如:" (common errors such as:), over the quoted messages (DOC_HEADING)
-    46: ("nshx.cn/game/20130.html",),
+    46: ("nshx.cn/game/20130.html",
+         "BerriAI/litellm/pull/3142"),  # (round t84c) a PR's fenced example of LiteLLM's short invalid-model 400
     47: ("theneuralbase.com/vllm/errors/vllm-cuda-out-of-memory-gpu-memory-utilization-error",
          "vllm-project/vllm/pull/14200"),   # (round scan6) "If you see an error like `...`": scanner.PAGE_READER
     # (round 49) a change's "This fixes the following runtime issue:" over the fenced NVENC lines it removes: driver-too-old's
@@ -126,6 +127,9 @@ TRAINED_ITEMS = {
     # System.IO.IOException: "No space left on device" errors"): scanner.PAGE_PURPOSE, proved by huggingface/trl#5197;
     # batch 83's other false alarms stay open (heldout/README.md)
     83: ("echostack-org/echopype/pull/1556",),
+    # (round t84c) a PR description quoting SGLang's warmup assertion in backticks: local-proxy-failed's pattern 17 takes the
+    # assertion only unquoted
+    84: ("sgl-project/sglang/pull/7341",),
 }
 
 
