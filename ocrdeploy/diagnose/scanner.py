@@ -127,6 +127,11 @@ GENERIC_CLASSES = (
     ("daemon-error", re.compile(r"\bError response from daemon\b")),
     # a system call's failure by its number, as Python ("[Errno 49] Can't assign requested address") and Windows print it
     ("os-error", re.compile(r"\[(?:Errno|WinError) -?\d{1,6}\]")),
+    # (round scan10) the kernel refusing to execute a file whose format it does not know (execve's ENOEXEC, strerror's
+    # "Exec format error"), in runc's and the shells' words without an errno: "standard_init_linux.go:211: exec user
+    # process caused "exec format error"", "exec /usr/local/bin/python3: exec format error" (an image built for another
+    # CPU architecture, a binary for another OS, a script without its #! line): the program never starts
+    ("exec-format", re.compile(r"(?i)\bexec format error\b")),
     # a CUDA runtime call failing in a C/C++ program's own check macro (llama.cpp's "CUDA error 217 at ggml-cuda.cu:6292:
     # peer access is not supported", a CUDACHECK's "Failed: Cuda error /path.cuh:307 '...'"): no exception, no "error:"
     # (and PyTorch 0.x's THC check, "THCudaCheck FAIL file=... line=66 error=46 : all CUDA-capable devices are busy or
@@ -368,7 +373,12 @@ FATAL_CLASSES = (
                                r"|\bFailed with result '(?!success')[\w-]{2,32}'"
                                # (round 15) a launcher's or supervisor's words for a child that died ("Server process
                                # terminated unexpectedly", "worker exited unexpectedly"), no status given
-                               r"|\b(?:process|server|worker|engine|subprocess|child)\b[^\n]{0,40}?\b(?:terminated|exited|died|crashed) unexpectedly\b")),
+                               r"|\b(?:process|server|worker|engine|subprocess|child)\b[^\n]{0,40}?\b(?:terminated|exited|died|crashed) unexpectedly\b"
+                               # (round scan10) Node's exit code of a child killed by a signal, null (child_process'
+                               # 'exit' event: code null, the signal beside it), as a launcher or app relays it without
+                               # the signal: "Electron exited with code null", LM Studio's "The model has crashed without
+                               # additional information. (Exit code: null)"; "exitCode": null (not yet exited) is not it
+                               r"|\bexit(?:ed with| with)? code:? null\b")),
     # (a cgroup's OOM killer as a scheduler reports it: slurmstepd's "Detected 1 oom-kill event(s)")
     ("kernel-gpu", re.compile(r"\bNVRM: Xid\b|\bXid \(PCI:|(?i:\bout of memory: kill(?:ed)? process\b|\boom-kill:"
                               r"|\binvoked oom-killer\b|\bfallen off (?:of )?the bus\b|\boom[-_]kill events?\b"
@@ -403,6 +413,13 @@ FATAL_CLASSES = (
                                      # (round scan7) rattler's solver under pixi and rattler-build (rattler_solve lib.rs:
                                      # "Cannot solve the request because of: {}", resolvo's report after it)
                                      r"|\bCannot solve the request because of: ")),
+    # (round scan10) a CI runner's own error annotation, the step or the job failed as the runner reports it: GitHub
+    # Actions' and Azure Pipelines' "##[error]..." log command ("2022-12-07T10:18:10.5771753Z ##[error]The runner has
+    # received a shutdown signal. ...", "##[error]Bash exited with code '1'."), whatever tool's words follow it.  Last:
+    # every other fatal class names more ("##[error]Process completed with exit code 1." stays exit-status, an oom-kill
+    # line kernel-gpu) and a generic class comes first ("##[error]fatal: ..." is git-fatal); at a warning level too, as
+    # the runner raises a tool's warning to an error
+    ("ci-error", re.compile(r"##\[error\] {0,4}\S")),
 )
 # A word every match of a class holds (lowercase: searched in the lowered line, else as written): an error-dense
 # log (a crash loop's 1 KB ERROR lines) runs only the class regexes whose word is on the line.
@@ -416,7 +433,7 @@ GENERIC_HINTS = {
     "connection-refused": ("ECONNREFUSED", "onnection refused", "ConnectionRefusedError", "WinError 10061"),
     "no-gpu-found": ("No devices were found",), "uv-error": ("├Ч ", "x Failed to "), "cmake-not-found": ("Could NOT find ",), "daemon-error": ("Error response from daemon",),
     # (cuda-error's hints are lowercase: the check macro's words and the runtime's messages)
-    "os-error": ("[Errno ", "[WinError "), "cuda-error": ("cuda error", "thcudacheck fail", "cuda-capable devices are busy",
+    "os-error": ("[Errno ", "[WinError "), "exec-format": ("exec format error",), "cuda-error": ("cuda error", "thcudacheck fail", "cuda-capable devices are busy",
                                                          "illegal memory access", "unspecified launch failure",
                                                          "device-side assert", "failed to initiali",
                                                          "cuda runtime error (", "no cuda-capable device is detected",
@@ -447,7 +464,7 @@ GENERIC_HINTS = {
     "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",),
     "installer-failed": ("): Failed", " failed"), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
 }
-GENERIC_LOWER = ("alloc-failed", "nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused",
+GENERIC_LOWER = ("exec-format", "alloc-failed", "nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused",
                  "credentials-failed")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
                     "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused",
@@ -738,7 +755,9 @@ FATAL_HINTS = ("restarting (", "segmentation", "segfault at", "core dumped", "цо
                # (round scan7)
                "conflicting dependencies", "unsatisfiable", "cannot solve the request",
                # (round scan9: C++'s terminate, a scheduler's kill)
-               "terminate called", "pbs: job killed", "wall", "job killed after reaching", "cancelled at ")
+               "terminate called", "pbs: job killed", "wall", "job killed after reaching", "cancelled at ",
+               # (round scan10: a CI runner's error annotation)
+               "##[error]")
 
 
 def fatal_class(text):
