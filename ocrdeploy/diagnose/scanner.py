@@ -418,8 +418,9 @@ FATAL_CLASSES = (
     # received a shutdown signal. ...", "##[error]Bash exited with code '1'."), whatever tool's words follow it.  Last:
     # every other fatal class names more ("##[error]Process completed with exit code 1." stays exit-status, an oom-kill
     # line kernel-gpu) and a generic class comes first ("##[error]fatal: ..." is git-fatal); at a warning level too, as
-    # the runner raises a tool's warning to an error
-    ("ci-error", re.compile(r"##\[error\] {0,4}\S")),
+    # the runner raises a tool's warning to an error; and Jenkins' own line for a build step that failed ("Build step
+    # 'Execute shell' marked build as failure", before its "Finished: FAILURE")
+    ("ci-error", re.compile(r"##\[error\] {0,4}\S|\bBuild step '[^'\n]{1,100}' marked build as failure\b")),
 )
 # A word every match of a class holds (lowercase: searched in the lowered line, else as written): an error-dense
 # log (a crash loop's 1 KB ERROR lines) runs only the class regexes whose word is on the line.
@@ -528,7 +529,10 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "terminate called", "cancelled at ", "walltime limit", "wallclock limit",
                     "wall clock limit", "status code (no body)", "make: *** ",
                     # (round scan9: pflag's unknown option, the kubelet's back-off, ggml's old loader's bad magic)
-                    "unknown flag: ", "unknown shorthand flag: ", "crashloopbackoff", "bad magic")
+                    "unknown flag: ", "unknown shorthand flag: ", "crashloopbackoff", "bad magic",
+                    # (round scan10: Jenkins' failed build step; "##[error]", "exec format error" and "exit code: null"
+                    # hold "error" and "exit code")
+                    "marked build as failure")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
@@ -756,8 +760,8 @@ FATAL_HINTS = ("restarting (", "segmentation", "segfault at", "core dumped", "цо
                "conflicting dependencies", "unsatisfiable", "cannot solve the request",
                # (round scan9: C++'s terminate, a scheduler's kill)
                "terminate called", "pbs: job killed", "wall", "job killed after reaching", "cancelled at ",
-               # (round scan10: a CI runner's error annotation)
-               "##[error]")
+               # (round scan10: a CI runner's error annotation, Jenkins' failed build step)
+               "##[error]", "marked build as failure")
 
 
 def fatal_class(text):
