@@ -167,7 +167,15 @@ GENERIC_CLASSES = (
                               r"|(?-i:\bfailed call to cu[A-Z]\w{2,40}: CUDA_ERROR_[A-Z_]{3,40})"
                               # (round scan7) Ollama's discovery (discover/gpu_info_nvcuda.c, 0.1.x-0.11: "cuda driver
                               # library init failure: %d" with cuInit's CUresult): 999, 802, 205, 3, ... and the GPU unused
-                              r"|\bcuda driver library init failure: -?\d{1,4}\b")),
+                              r"|\bcuda driver library init failure: -?\d{1,4}\b"
+                              # (round scan10) two more of cudaGetErrorString's catalogue, wherever a program's own
+                              # check prints them without an error word the net reads: 802 cudaErrorSystemNotReady
+                              # "system not yet initialized" (an NVSwitch machine whose fabric manager is not running:
+                              # gpu_burn's "Couldn't init CUDA: Error (gpu_burn-drv.cpp:304): ...", a title's "Error 802:
+                              # ..."), 701 cudaErrorLaunchOutOfResources "too many resources requested for launch" (a
+                              # kernel launched with more registers or threads than the GPU has: TensorFlow's "F ...]
+                              # Non-OK-status: CudaLaunchKernel(...) status: Internal: ...", a TensorRT wrapper's check)
+                              r"|\bsystem not yet initialized\b|\btoo many resources requested for launch\b")),
     # the dynamic loader not finding a library (a wheel shipping no build for this CUDA, a missing driver library):
     # "libX.so: cannot open shared object file: No such file or directory", without any error word of its own
     # (and Windows' loader as torch words it, torch/__init__.py: 'Error loading "...\\torch\\lib\\x.dll" or one of its
@@ -439,7 +447,8 @@ GENERIC_HINTS = {
                                                          "device-side assert", "failed to initiali",
                                                          "cuda runtime error (", "no cuda-capable device is detected",
                                                          "code=", " err: ", "failed: res = ", "cuda failure",
-                                                         "failed call to cu", "driver library init failure"),
+                                                         "failed call to cu", "driver library init failure",
+                                                         "system not yet initialized", "too many resources requested"),
     "model-format": ("magic",),
     "library-missing": ("cannot open shared object file", "error while loading shared libraries", "or one of its dependencies", "ailed to load", "ailed Loading", "ailed loading", "' not found (required by ",
                         ": undefined symbol: "), "command-not-found": (": not found", "command not found"),
@@ -532,7 +541,9 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "unknown flag: ", "unknown shorthand flag: ", "crashloopbackoff", "bad magic",
                     # (round scan10: Jenkins' failed build step; "##[error]", "exec format error" and "exit code: null"
                     # hold "error" and "exit code")
-                    "marked build as failure")
+                    "marked build as failure",
+                    # (round scan10: two of the CUDA runtime's error texts, 802 and 701)
+                    "system not yet initialized", "too many resources requested for launch")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
