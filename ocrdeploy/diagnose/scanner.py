@@ -386,7 +386,12 @@ FATAL_CLASSES = (
                                # 'exit' event: code null, the signal beside it), as a launcher or app relays it without
                                # the signal: "Electron exited with code null", LM Studio's "The model has crashed without
                                # additional information. (Exit code: null)"; "exitCode": null (not yet exited) is not it
-                               r"|\bexit(?:ed with| with)? code:? null\b")),
+                               r"|\bexit(?:ed with| with)? code:? null\b"
+                               # (round scan10) systemctl's own report of a unit it could not start, whatever the reason
+                               # ("Job for nvidia-fabricmanager.service failed because the control process exited with
+                               # error code.", "... because a timeout was exceeded.", systemd before 226's "Job for
+                               # mysql.service failed. See 'systemctl status mysql.service' ..."): the service never came up
+                               r"|\bJob for [\w@.:-]{1,200} failed(?: because |\. See )")),
     # (a cgroup's OOM killer as a scheduler reports it: slurmstepd's "Detected 1 oom-kill event(s)")
     ("kernel-gpu", re.compile(r"\bNVRM: Xid\b|\bXid \(PCI:|(?i:\bout of memory: kill(?:ed)? process\b|\boom-kill:"
                               r"|\binvoked oom-killer\b|\bfallen off (?:of )?the bus\b|\boom[-_]kill events?\b"
@@ -543,7 +548,9 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     # hold "error" and "exit code")
                     "marked build as failure",
                     # (round scan10: two of the CUDA runtime's error texts, 802 and 701)
-                    "system not yet initialized", "too many resources requested for launch")
+                    "system not yet initialized", "too many resources requested for launch",
+                    # (round scan10: systemctl's failed start job, both forms)
+                    " failed because ", " failed. see ")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
@@ -772,7 +779,9 @@ FATAL_HINTS = ("restarting (", "segmentation", "segfault at", "core dumped", "цо
                # (round scan9: C++'s terminate, a scheduler's kill)
                "terminate called", "pbs: job killed", "wall", "job killed after reaching", "cancelled at ",
                # (round scan10: a CI runner's error annotation, Jenkins' failed build step)
-               "##[error]", "marked build as failure")
+               "##[error]", "marked build as failure",
+               # (round scan10: systemctl's failed start job; "because " above holds its newer form)
+               " failed. see ")
 
 
 def fatal_class(text):
