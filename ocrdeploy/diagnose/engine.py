@@ -120,7 +120,10 @@ def _words(text: str) -> set:
 
 
 def _entry_words(rule: Rule) -> set:
-    out = set()
+    # (round scan10) and the words of the entry's own name, which says what failed in the table's words ("busy" of
+    # gpu-busy-memory for "all CUDA-capable devices are busy or unavailable", "address" of bind-address-unavailable)
+    # where its patterns spell another wording of the same failure
+    out = _words(rule.id.replace("-", " "))
     for lit in rule.literals:
         out |= _words(lit)
     for pattern in rule.patterns:

@@ -127,6 +127,11 @@ GENERIC_CLASSES = (
     ("daemon-error", re.compile(r"\bError response from daemon\b")),
     # a system call's failure by its number, as Python ("[Errno 49] Can't assign requested address") and Windows print it
     ("os-error", re.compile(r"\[(?:Errno|WinError) -?\d{1,6}\]")),
+    # (round scan10) the kernel refusing to execute a file whose format it does not know (execve's ENOEXEC, strerror's
+    # "Exec format error"), in runc's and the shells' words without an errno: "standard_init_linux.go:211: exec user
+    # process caused "exec format error"", "exec /usr/local/bin/python3: exec format error" (an image built for another
+    # CPU architecture, a binary for another OS, a script without its #! line): the program never starts
+    ("exec-format", re.compile(r"(?i)\bexec format error\b")),
     # a CUDA runtime call failing in a C/C++ program's own check macro (llama.cpp's "CUDA error 217 at ggml-cuda.cu:6292:
     # peer access is not supported", a CUDACHECK's "Failed: Cuda error /path.cuh:307 '...'"): no exception, no "error:"
     # (and PyTorch 0.x's THC check, "THCudaCheck FAIL file=... line=66 error=46 : all CUDA-capable devices are busy or
@@ -162,7 +167,15 @@ GENERIC_CLASSES = (
                               r"|(?-i:\bfailed call to cu[A-Z]\w{2,40}: CUDA_ERROR_[A-Z_]{3,40})"
                               # (round scan7) Ollama's discovery (discover/gpu_info_nvcuda.c, 0.1.x-0.11: "cuda driver
                               # library init failure: %d" with cuInit's CUresult): 999, 802, 205, 3, ... and the GPU unused
-                              r"|\bcuda driver library init failure: -?\d{1,4}\b")),
+                              r"|\bcuda driver library init failure: -?\d{1,4}\b"
+                              # (round scan10) two more of cudaGetErrorString's catalogue, wherever a program's own
+                              # check prints them without an error word the net reads: 802 cudaErrorSystemNotReady
+                              # "system not yet initialized" (an NVSwitch machine whose fabric manager is not running:
+                              # gpu_burn's "Couldn't init CUDA: Error (gpu_burn-drv.cpp:304): ...", a title's "Error 802:
+                              # ..."), 701 cudaErrorLaunchOutOfResources "too many resources requested for launch" (a
+                              # kernel launched with more registers or threads than the GPU has: TensorFlow's "F ...]
+                              # Non-OK-status: CudaLaunchKernel(...) status: Internal: ...", a TensorRT wrapper's check)
+                              r"|\bsystem not yet initialized\b|\btoo many resources requested for launch\b")),
     # the dynamic loader not finding a library (a wheel shipping no build for this CUDA, a missing driver library):
     # "libX.so: cannot open shared object file: No such file or directory", without any error word of its own
     # (and Windows' loader as torch words it, torch/__init__.py: 'Error loading "...\\torch\\lib\\x.dll" or one of its
@@ -368,7 +381,17 @@ FATAL_CLASSES = (
                                r"|\bFailed with result '(?!success')[\w-]{2,32}'"
                                # (round 15) a launcher's or supervisor's words for a child that died ("Server process
                                # terminated unexpectedly", "worker exited unexpectedly"), no status given
-                               r"|\b(?:process|server|worker|engine|subprocess|child)\b[^\n]{0,40}?\b(?:terminated|exited|died|crashed) unexpectedly\b")),
+                               r"|\b(?:process|server|worker|engine|subprocess|child)\b[^\n]{0,40}?\b(?:terminated|exited|died|crashed) unexpectedly\b"
+                               # (round scan10) Node's exit code of a child killed by a signal, null (child_process'
+                               # 'exit' event: code null, the signal beside it), as a launcher or app relays it without
+                               # the signal: "Electron exited with code null", LM Studio's "The model has crashed without
+                               # additional information. (Exit code: null)"; "exitCode": null (not yet exited) is not it
+                               r"|\bexit(?:ed with| with)? code:? null\b"
+                               # (round scan10) systemctl's own report of a unit it could not start, whatever the reason
+                               # ("Job for nvidia-fabricmanager.service failed because the control process exited with
+                               # error code.", "... because a timeout was exceeded.", systemd before 226's "Job for
+                               # mysql.service failed. See 'systemctl status mysql.service' ..."): the service never came up
+                               r"|\bJob for [\w@.:-]{1,200} failed(?: because |\. See )")),
     # (a cgroup's OOM killer as a scheduler reports it: slurmstepd's "Detected 1 oom-kill event(s)")
     ("kernel-gpu", re.compile(r"\bNVRM: Xid\b|\bXid \(PCI:|(?i:\bout of memory: kill(?:ed)? process\b|\boom-kill:"
                               r"|\binvoked oom-killer\b|\bfallen off (?:of )?the bus\b|\boom[-_]kill events?\b"
@@ -403,6 +426,14 @@ FATAL_CLASSES = (
                                      # (round scan7) rattler's solver under pixi and rattler-build (rattler_solve lib.rs:
                                      # "Cannot solve the request because of: {}", resolvo's report after it)
                                      r"|\bCannot solve the request because of: ")),
+    # (round scan10) a CI runner's own error annotation, the step or the job failed as the runner reports it: GitHub
+    # Actions' and Azure Pipelines' "##[error]..." log command ("2022-12-07T10:18:10.5771753Z ##[error]The runner has
+    # received a shutdown signal. ...", "##[error]Bash exited with code '1'."), whatever tool's words follow it.  Last:
+    # every other fatal class names more ("##[error]Process completed with exit code 1." stays exit-status, an oom-kill
+    # line kernel-gpu) and a generic class comes first ("##[error]fatal: ..." is git-fatal); at a warning level too, as
+    # the runner raises a tool's warning to an error; and Jenkins' own line for a build step that failed ("Build step
+    # 'Execute shell' marked build as failure", before its "Finished: FAILURE")
+    ("ci-error", re.compile(r"##\[error\] {0,4}\S|\bBuild step '[^'\n]{1,100}' marked build as failure\b")),
 )
 # A word every match of a class holds (lowercase: searched in the lowered line, else as written): an error-dense
 # log (a crash loop's 1 KB ERROR lines) runs only the class regexes whose word is on the line.
@@ -416,12 +447,13 @@ GENERIC_HINTS = {
     "connection-refused": ("ECONNREFUSED", "onnection refused", "ConnectionRefusedError", "WinError 10061"),
     "no-gpu-found": ("No devices were found",), "uv-error": ("├Ч ", "x Failed to "), "cmake-not-found": ("Could NOT find ",), "daemon-error": ("Error response from daemon",),
     # (cuda-error's hints are lowercase: the check macro's words and the runtime's messages)
-    "os-error": ("[Errno ", "[WinError "), "cuda-error": ("cuda error", "thcudacheck fail", "cuda-capable devices are busy",
+    "os-error": ("[Errno ", "[WinError "), "exec-format": ("exec format error",), "cuda-error": ("cuda error", "thcudacheck fail", "cuda-capable devices are busy",
                                                          "illegal memory access", "unspecified launch failure",
                                                          "device-side assert", "failed to initiali",
                                                          "cuda runtime error (", "no cuda-capable device is detected",
                                                          "code=", " err: ", "failed: res = ", "cuda failure",
-                                                         "failed call to cu", "driver library init failure"),
+                                                         "failed call to cu", "driver library init failure",
+                                                         "system not yet initialized", "too many resources requested"),
     "model-format": ("magic",),
     "library-missing": ("cannot open shared object file", "error while loading shared libraries", "or one of its dependencies", "ailed to load", "ailed Loading", "ailed loading", "' not found (required by ",
                         ": undefined symbol: "), "command-not-found": (": not found", "command not found"),
@@ -447,7 +479,7 @@ GENERIC_HINTS = {
     "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",),
     "installer-failed": ("): Failed", " failed"), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
 }
-GENERIC_LOWER = ("alloc-failed", "nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused",
+GENERIC_LOWER = ("exec-format", "alloc-failed", "nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused",
                  "credentials-failed")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
                     "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused",
@@ -511,7 +543,14 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "terminate called", "cancelled at ", "walltime limit", "wallclock limit",
                     "wall clock limit", "status code (no body)", "make: *** ",
                     # (round scan9: pflag's unknown option, the kubelet's back-off, ggml's old loader's bad magic)
-                    "unknown flag: ", "unknown shorthand flag: ", "crashloopbackoff", "bad magic")
+                    "unknown flag: ", "unknown shorthand flag: ", "crashloopbackoff", "bad magic",
+                    # (round scan10: Jenkins' failed build step; "##[error]", "exec format error" and "exit code: null"
+                    # hold "error" and "exit code")
+                    "marked build as failure",
+                    # (round scan10: two of the CUDA runtime's error texts, 802 and 701)
+                    "system not yet initialized", "too many resources requested for launch",
+                    # (round scan10: systemctl's failed start job, both forms)
+                    " failed because ", " failed. see ")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
@@ -738,7 +777,11 @@ FATAL_HINTS = ("restarting (", "segmentation", "segfault at", "core dumped", "цо
                # (round scan7)
                "conflicting dependencies", "unsatisfiable", "cannot solve the request",
                # (round scan9: C++'s terminate, a scheduler's kill)
-               "terminate called", "pbs: job killed", "wall", "job killed after reaching", "cancelled at ")
+               "terminate called", "pbs: job killed", "wall", "job killed after reaching", "cancelled at ",
+               # (round scan10: a CI runner's error annotation, Jenkins' failed build step)
+               "##[error]", "marked build as failure",
+               # (round scan10: systemctl's failed start job; "because " above holds its newer form)
+               " failed. see ")
 
 
 def fatal_class(text):

@@ -148,6 +148,8 @@ NEAR = table(
     {"id": "fi-three", "patterns": ["flashinfer jit cache stale"]},
     # three letters are too short to be a key token
     {"id": "gpu-oom", "patterns": ["gpu oom at startup"]},
+    # (round scan10) a word spelt only by the entry's name: its patterns word the failure otherwise
+    {"id": "device-busy", "patterns": ["occupied by other processes"]},
 )
 
 
@@ -158,7 +160,8 @@ NEAR = table(
     ("flashinfer went wrong", []),
     ("flashinfer sampler went wrong", ["fi-one"]),
     ("gpu oom", []),
-], ids=["literal word", "pattern word", "exit status", "a word three share", "a rarer word", "short words"])
+    ("all devices are busy or unavailable", ["device-busy"]),
+], ids=["literal word", "pattern word", "exit status", "a word three share", "a rarer word", "short words", "the entry's name"])
 def test_looks_like_weighs_the_key_tokens(line, near):
     from ocrdeploy.diagnose.engine import looks_like
 
