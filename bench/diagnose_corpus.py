@@ -86,7 +86,15 @@ def score(data, scan, engine, stages, any_pattern=False):
     for item in data["near_misses"]:
         r = row(stage_of(item, stages))
         r["alarm_items"] += 1
-        why = corpus.judge_near_miss(item, scan.scan(item, engine))
+        rep = scan.scan(item, engine)
+        why = corpus.judge_near_miss(item, rep)
+        # stricter than the `not` list: a near-miss is not a run, so an error finding of ANY entry misleads too
+        # (a `not` list written before an entry existed cannot name it)
+        err = any(f["severity"] == "error" for f in rep["findings"])
+        r["strict"] = r.get("strict", 0) + err
+        if err and not why:
+            r["misses"].append(f"near-miss {item['source']}: error finding of an entry outside its `not` list: "
+                               f"{sorted(f['id'] for f in rep['findings'])}")
         if why:
             r["alarms"] += 1
             r["misses"].append(f"near-miss {item['source']}: {why}")
@@ -130,6 +138,10 @@ def print_score(title, by):
             print(f"      {m}")
     pct = 100.0 * ok / real if real else 0.0
     print(f"  all        recall {ok}/{real} ({pct:.1f}%)   false alarms {alarms}/{items}")
+    near = sum(r["alarm_items"] for s, r in by.items() if s != "benign")
+    if near:
+        print(f"  strict     {sum(r.get('strict', 0) for r in by.values())}/{near} near-misses produce an error "
+              "finding of any entry")
     unrec = sum(r.get("unrec", 0) for r in by.values())
     if unrec:
         print(f"  leads      {sum(r.get('led', 0) for r in by.values())}/{unrec} misses reported unrecognised have the"
