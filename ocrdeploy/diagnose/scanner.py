@@ -2381,6 +2381,19 @@ PAGE_ZH = re.compile(r"^(?![^\n]*我)[^\n]*?(?:(?:经常|常常|往往|很容易
 PAGE_PURPOSE = re.compile(r"(?i)^(?![^\n]*(?:\?|\b(?:but|still|not|never|no longer|my|me)\b|n(?:'|’)t\b|(?-i:\bI\b)))[^\n]*?"
                           r"\bto (?:prevent|avoid|work around|get around|get past) (?:the |an? |these |this |any )?(?:[\w.]+: )?"
                           r"(?:[`\"“']|oom\b|[\w.]*(?:error|exception)\b(?!s? (?:handling|messages?)))")
+# (round fa4) a change told by what it does to the message it quotes: it makes the error message clearer or more
+# descriptive ("While starting the server, an error "[Errno 111] Connection refused" is thrown without specifying any
+# reason. This commit makes the error message more descriptive."): a pull request's or a commit's description, whose
+# subject is the change ("This", "This commit/change/PR/patch/fix"); the error is the one it rewords, no run printed it. A
+# commit message is wrapped at about 72 columns, so the sentence is also looked for across the line above and the line
+# (about_errors). A line with a question, "but/still/not/never/no longer" or "n't" is not taken (a user's "This makes the
+# message clearer, but I still get ..." tells a run). Not taken: "This turns a cryptic `IndexError: ...` into a clear,
+# actionable error message." (batch 87's optillm#310): no uncited thread of its own found to prove that branch.
+PAGE_BETTER = re.compile(r"(?i)^(?![^\n]*(?:\?|\b(?:but|still|not|never|no longer)\b|n(?:'|’)t\b))[^\n]*?"
+                         r"\bthis (?:(?:change|commit|pr|pull request|patch|fix) )?(?:now |also )?(?:makes|renders) "
+                         r"[^\n]{0,160}?\b(?:errors?|messages?)\b[^\n]{0,60}?\b(?:more (?:descriptive|helpful|informative|useful"
+                         r"|readable|actionable|explicit|meaningful|specific|user-friendly|understandable)|clearer|friendlier)\b")
+PAGE_BETTER_WORDS = ("more ", "clearer", "friendlier")
 # the page sentences about_errors looks for on any line: (words one of which the line holds, a cheap gate before the
 # regex; the marker; whether a tool's line with a log level is left out): an explainer's voice, the change told after its
 # reason, a failure foretold, the quoted error read out, the reader's condition of meeting it, a Chinese explainer's voice,
@@ -2414,10 +2427,13 @@ def about_errors(path):
     headings = 0
     page = False
     first = True
+    above = ""      # the non-blank line above, in the same paragraph (PAGE_BETTER's wrapped sentence)
     for raw in data.decode("utf-8", "replace").splitlines():
         line = _unwrapped(raw).strip() if raw else ""
         if not line or len(line) > PAGE_LINE * 4:
+            above = ""
             continue
+        prev_line, above = above, line
         if len(line) <= PAGE_LINE and REPORT_HEADING.match(line) is not None:
             return False
         if first:
@@ -2432,6 +2448,9 @@ def about_errors(path):
         elif any(any(w in low for w in words) and marker.search(line) is not None and not (plain and line_level(line) is not None)
                  for words, marker, plain in PAGE_MARKERS):
             page = True     # (rounds scan5, scan6) a page's own sentence anywhere in the text (see PAGE_MARKERS)
+        elif (any(w in low for w in PAGE_BETTER_WORDS) and "this " in (prev_line.lower() + " " + low)
+              and line_level(line) is None and PAGE_BETTER.search(prev_line + " " + line if prev_line else line) is not None):
+            page = True     # (round fa4) the change makes the quoted error's message clearer (see PAGE_BETTER)
         elif len(line) <= PAGE_LINE and line[-1:] not in (".", ":", "：", ",", ";") and PAGE_HEADING.match(line) is not None:
             headings += 1
             page = headings >= 2

@@ -781,6 +781,12 @@ ROUND45D_PAIRS = [
      "outside with SIGKILL.\n",
      "docker ps -a shows it exited with code 137. No stack trace.\n\nI think exit code 137 is a SIGKILL from outside.\n",
      "host-oom-killed"),
+    # (round fa4) the change makes the message it quotes clearer, wrapped as a commit message (specter-desktop#1332's); a
+    # user's line that says it still gets the error is a report
+    ("While starting the server, an error \"[Errno 111] Connection refused\" is\nthrown without specifying any reason. "
+     "This commit makes the error\nmessage more descriptive.\n",
+     "While starting the server, an error \"[Errno 111] Connection refused\" is\nthrown without specifying any reason. "
+     "This commit makes the error\nmessage more descriptive, but I still get it.\n", "service-unreachable"),
 ]
 
 
