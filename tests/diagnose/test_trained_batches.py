@@ -162,7 +162,8 @@ def test_a_trained_batch_near_miss_stays_clean(item, engine):
 # material, and the round's widenings (job-killed, cxx-terminate, make-error, tensorrt-error, cli-flag, pod-crashloop,
 # error-body, http-status's "(no body)", model-format's "(bad magic)", EXC_NAME's NVMLError_<Name>) add items of 51-82;
 # (round scan10) batches 1-84, its widenings (exec-format, ci-error, exit-status's null code, cuda-error's 802 and 701
-# texts) add items of 44, 53, 83 and 84
+# texts) add items of 44, 53, 83 and 84; (round scan11) batches 1-89, its widenings (decode-error, js-typeerror,
+# assert-failed's backticks, http-status's axios and Go client wordings, cuda-error's call with its enum) add items of 85-88
 TRAINED_UNNAMED = {
     42: ("ollama/ollama/issues/12173",),
     44: ("shouxieai/infer/issues/39",),
@@ -189,6 +190,11 @@ TRAINED_UNNAMED = {
     82: ("cline/cline/issues/396",),
     83: ("RattyDAVE/docker-ubuntu-hercules-mvs/issues/1", "actions/runner/issues/2427"),
     84: ("lmstudio-ai/lmstudio-bug-tracker/issues/1755",),
+    85: ("coldfunction/qCUDA/issues/9",),
+    86: ("continuedev/continue/issues/10286", "agentgateway/agentgateway/issues/2371", "sashabaranov/go-openai/issues/165",
+         "sugarforever/chat-ollama/issues/567"),
+    87: ("datalab-to/marker/issues/262",),
+    88: ("icereed/paperless-gpt/issues/46",),
 }
 UNNAMED = picked(TRAINED_UNNAMED, "unrecognised")
 
