@@ -318,6 +318,12 @@ GENERIC_CLASSES = (
     # the program crashed on a value it did not get
     ("js-typeerror", re.compile(r"\bCannot (?:read|set) properties of (?:undefined|null) \((?:reading|setting) '"
                                 r"|\bCannot (?:read|set) property '[^'\n]{1,80}' of (?:undefined|null)\b")),
+    # (round scan11) Python's own message for a call or an import that failed, printed without its exception's class (a
+    # title, an app's or a UI's "error:" box, a server's report): TypeError's "AsyncEngineArgs.__init__() got an
+    # unexpected keyword argument 'limit-mm-per-prompt'" (a library of another version than the caller was written for),
+    # ImportError's "cannot import name 'LlamaFlashAttention2' from 'transformers.models.llama.modeling_llama' (...)"
+    ("py-message", re.compile(r"(?<![\w.])[\w.]{1,120}\(\) got an unexpected keyword argument '"
+                              r"|\bcannot import name '[\w.]{1,120}' from '[\w.]{1,200}'")),
     # (lead, after round 45s) a pod no node can take, in the scheduler's words: the FailedScheduling event's "0/6 nodes
     # are available: 6 Insufficient nvidia.com/gpu." (kubectl describe, kubectl get events), an extended resource short
     # on every node (nvidia.com/gpu, amd.com/gpu, tencent.com/vcuda-core) also in the autoscaler's NotTriggerScaleUp;
@@ -512,6 +518,7 @@ GENERIC_HINTS = {
     "http-status": ("request failed: ", "<title>", "<h1>", "status code (no body)", "failed with status code ", "unexpected status code"),
     "decode-error": ("not valid JSON", " in JSON at position ", "looking for beginning of ", " at line ", ", line: "),
     "js-typeerror": ("Cannot read propert", "Cannot set propert"),
+    "py-message": ("unexpected keyword argument", "cannot import name"),
     "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",),
     "installer-failed": ("): Failed", " failed"), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
 }
@@ -592,7 +599,9 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "failed with status code ", "unexpected status code", "is not valid json", " in json at position ",
                     "looking for beginning of ", "missing field `", "unknown field `", "unknown variant `",
                     "duplicate field `", "duplicate variant `", "missing variant `", "invalid type: ", "invalid value: ",
-                    "invalid length: ", "\", line: ", "cannot read propert", "cannot set propert")
+                    "invalid length: ", "\", line: ", "cannot read propert", "cannot set propert",
+                    # (round scan11: Python's TypeError and ImportError messages without their class)
+                    "unexpected keyword argument", "cannot import name")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
