@@ -175,7 +175,13 @@ GENERIC_CLASSES = (
                               # ..."), 701 cudaErrorLaunchOutOfResources "too many resources requested for launch" (a
                               # kernel launched with more registers or threads than the GPU has: TensorFlow's "F ...]
                               # Non-OK-status: CudaLaunchKernel(...) status: Internal: ...", a TensorRT wrapper's check)
-                              r"|\bsystem not yet initialized\b|\btoo many resources requested for launch\b")),
+                              r"|\bsystem not yet initialized\b|\btoo many resources requested for launch\b"
+                              # (round scan11) a CUDA call named with the error enum it returned, in a binding's or a
+                              # remoting layer's words and no error word the net reads: numba's "[100] Call to cuInit
+                              # results in CUDA_ERROR_NO_DEVICE:" (its CudaSupportError's class on the line before, cut),
+                              # qCUDA's "cuInit(0) return code:100 indicating CUDA_ERROR_NO_DEVICE in ..."; the enum alone
+                              # (a catalogue, a doc quote) is still not taken
+                              r"|(?-i:\bcu(?:da)?[A-Z]\w{2,40}(?:\([^()\n]{0,60}\))? [^\n]{0,40}?\b(?:CUDA_ERROR_[A-Z_]{3,40}|cudaError[A-Z]\w{2,40})\b)")),
     # the dynamic loader not finding a library (a wheel shipping no build for this CUDA, a missing driver library):
     # "libX.so: cannot open shared object file: No such file or directory", without any error word of its own
     # (and Windows' loader as torch words it, torch/__init__.py: 'Error loading "...\\torch\\lib\\x.dll" or one of its
@@ -217,7 +223,10 @@ GENERIC_CLASSES = (
     # a failed assertion in any runtime's words: torch's TORCH_INTERNAL_ASSERT ("NVML_SUCCESS == r INTERNAL ASSERT FAILED
     # at \"../c10/cuda/CUDACachingAllocator.cpp\":838, please report a bug to PyTorch."), glibc's assert ("python3:
     # x.c:12: f: Assertion `n > 0' failed."), glog's CHECK outside a glog line ("Check failed: error == cudaSuccess")
-    ("assert-failed", re.compile(r"\bINTERNAL ASSERT FAILED\b|\bAssertion [`'][^\n]{1,400}' failed\b|\bCheck failed: ")),
+    # (round scan11: and the assertion as CUDA's device-side assert() prints it, the expression between backticks: "...
+    # Indexing.cu:1284: indexSelectLargeIndex: block: [486,0,0], thread: [0,0,0] Assertion `srcIndex < srcSelectDimSize`
+    # failed.", "ClassNLLCriterion.cu:106: ... Assertion `t >= 0 && t < n_classes` failed.")
+    ("assert-failed", re.compile(r"\bINTERNAL ASSERT FAILED\b|\bAssertion [`'][^\n]{1,400}[`'] failed\b|\bCheck failed: ")),
     # pip finding no release of a requirement, as quoted without its "ERROR: " (or by pip < 10, which printed none)
     # (round scan7) a wheel whose RECORD does not match its files, in the wheel package's own words (wheelfile.py's
     # WheelError "Hash mismatch for file '...'", wheel < 0.31's install.BadWheelFile "Bad hash for file '...'"): wheel
@@ -283,8 +292,38 @@ GENERIC_CLASSES = (
     # Too Large</title>", "<h1>502 Bad Gateway</h1>"); a server's access log ("GET /x HTTP/1.1" 404) is neither
     # (round scan9: and openai-node's APIError for an answer with no body, "400 status code (no body)" (core.ts
     # makeMessage), which every Node client on it relays as its own message: Cline, Roo Code, pi, Continue)
+    # (round scan11: and a client's own words for an answer with an error status, whatever its language: axios' "Request
+    # failed with status code 429" (AxiosError's message, relayed by Node apps and LangChain.js without the class), Go
+    # clients' "unexpected status code: 400" / "unexpected status code 429" (langchaingo's "API returned unexpected status
+    # code: 400: ...", Sourcegraph's SSC client); 1xx-3xx are not taken)
     ("http-status", re.compile(r"\brequest failed: (?:HTTP )?[45]\d\d [A-Z][a-z]|\b[45]\d\d status code \(no body\)"
-                               r"|<(?:title|h1)>[45]\d\d [A-Z][\w ]{2,60}</(?:title|h1)>")),
+                               r"|<(?:title|h1)>[45]\d\d [A-Z][\w ]{2,60}</(?:title|h1)>"
+                               r"|\bRequest failed with status code [45]\d\d\b|\bunexpected status code:? [45]\d\d\b")),
+    # (round scan11) a decoder refusing a document that is not what the program expected (an HTML error page, a proxy's
+    # text, a body of another shape), in the decoder's own words and with no error word of its own: JavaScript's JSON.parse
+    # (V8: "Unexpected token '<', "<!DOCTYPE "... is not valid JSON", the older "Unexpected token < in JSON at position 0"),
+    # Go's encoding/json ("invalid character '<' looking for beginning of value"), Rust's serde_json by its Display ("missing
+    # field `index` at line 1 column 223", "invalid type: map, expected a sequence at line 7 column 18") and its Debug form
+    # ('Error("missing field `updateId`", line: 1, column: 121)'); a named entry takes the bodies it knows (a completion
+    # without its fields: reading-choices)
+    ("decode-error", re.compile(r"\bUnexpected token [^\n]{1,60}? is not valid JSON\b|\bUnexpected token \S{1,4} in JSON at position \d"
+                                r"|\binvalid character '[^'\n]{1,4}' looking for beginning of (?:value|object key string)\b"
+                                # (serde's message, then the position serde_json adds to it)
+                                r"|\b(?:(?:missing|unknown|duplicate) (?:field|variant) `[^`\n]{1,80}`|invalid (?:type|value|length): )"
+                                r"[^\n]{0,300}? at line \d{1,9} column \d{1,9}\b"
+                                r"|\bError\(\"[^\"\n]{1,200}\", line: \d{1,9}, column: \d{1,9}\)")),
+    # (round scan11) V8's TypeError for a property read or set on undefined or null, printed without its class: a Nuxt/
+    # Nitro server's "[nuxt] [request error] [unhandled] [500] Cannot read properties of undefined (reading 'find')", the
+    # older "Cannot read property 'likes' of undefined" (V8 before 9.x), "Cannot set properties of undefined (setting 'x')":
+    # the program crashed on a value it did not get
+    ("js-typeerror", re.compile(r"\bCannot (?:read|set) properties of (?:undefined|null) \((?:reading|setting) '"
+                                r"|\bCannot (?:read|set) property '[^'\n]{1,80}' of (?:undefined|null)\b")),
+    # (round scan11) Python's own message for a call or an import that failed, printed without its exception's class (a
+    # title, an app's or a UI's "error:" box, a server's report): TypeError's "AsyncEngineArgs.__init__() got an
+    # unexpected keyword argument 'limit-mm-per-prompt'" (a library of another version than the caller was written for),
+    # ImportError's "cannot import name 'LlamaFlashAttention2' from 'transformers.models.llama.modeling_llama' (...)"
+    ("py-message", re.compile(r"(?<![\w.])[\w.]{1,120}\(\) got an unexpected keyword argument '"
+                              r"|\bcannot import name '[\w.]{1,120}' from '[\w.]{1,200}'")),
     # (lead, after round 45s) a pod no node can take, in the scheduler's words: the FailedScheduling event's "0/6 nodes
     # are available: 6 Insufficient nvidia.com/gpu." (kubectl describe, kubectl get events), an extended resource short
     # on every node (nvidia.com/gpu, amd.com/gpu, tencent.com/vcuda-core) also in the autoscaler's NotTriggerScaleUp;
@@ -453,7 +492,8 @@ GENERIC_HINTS = {
                                                          "cuda runtime error (", "no cuda-capable device is detected",
                                                          "code=", " err: ", "failed: res = ", "cuda failure",
                                                          "failed call to cu", "driver library init failure",
-                                                         "system not yet initialized", "too many resources requested"),
+                                                         "system not yet initialized", "too many resources requested",
+                                                         "cuda_error_", "cudaerror"),
     "model-format": ("magic",),
     "library-missing": ("cannot open shared object file", "error while loading shared libraries", "or one of its dependencies", "ailed to load", "ailed Loading", "ailed loading", "' not found (required by ",
                         ": undefined symbol: "), "command-not-found": (": not found", "command not found"),
@@ -475,7 +515,10 @@ GENERIC_HINTS = {
     "wheel-hash": ("Hash mismatch for file", "Bad hash for file"),
     "httpx-error": ("httpx.", "httpcore."),
     "tls-error": ("ERR_SSL_", "[SSL: "),
-    "http-status": ("request failed: ", "<title>", "<h1>", "status code (no body)"),
+    "http-status": ("request failed: ", "<title>", "<h1>", "status code (no body)", "failed with status code ", "unexpected status code"),
+    "decode-error": ("not valid JSON", " in JSON at position ", "looking for beginning of ", " at line ", ", line: "),
+    "js-typeerror": ("Cannot read propert", "Cannot set propert"),
+    "py-message": ("unexpected keyword argument", "cannot import name"),
     "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",),
     "installer-failed": ("): Failed", " failed"), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
 }
@@ -550,7 +593,15 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     # (round scan10: two of the CUDA runtime's error texts, 802 and 701)
                     "system not yet initialized", "too many resources requested for launch",
                     # (round scan10: systemctl's failed start job, both forms)
-                    " failed because ", " failed. see ")
+                    " failed because ", " failed. see ",
+                    # (round scan11: axios' and Go clients' status, a decoder's refusal (JSON.parse, encoding/json,
+                    # serde_json), V8's TypeError without its class; the CUDA enum holds "error")
+                    "failed with status code ", "unexpected status code", "is not valid json", " in json at position ",
+                    "looking for beginning of ", "missing field `", "unknown field `", "unknown variant `",
+                    "duplicate field `", "duplicate variant `", "missing variant `", "invalid type: ", "invalid value: ",
+                    "invalid length: ", "\", line: ", "cannot read propert", "cannot set propert",
+                    # (round scan11: Python's TypeError and ImportError messages without their class)
+                    "unexpected keyword argument", "cannot import name")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)

@@ -165,7 +165,8 @@ def test_a_trained_batch_near_miss_stays_clean(item, engine):
 # material, and the round's widenings (job-killed, cxx-terminate, make-error, tensorrt-error, cli-flag, pod-crashloop,
 # error-body, http-status's "(no body)", model-format's "(bad magic)", EXC_NAME's NVMLError_<Name>) add items of 51-82;
 # (round scan10) batches 1-84, its widenings (exec-format, ci-error, exit-status's null code, cuda-error's 802 and 701
-# texts) add items of 44, 53, 83 and 84
+# texts) add items of 44, 53, 83 and 84; (round scan11) batches 1-89, its widenings (decode-error, js-typeerror, py-message,
+# assert-failed's backticks, http-status's axios and Go client wordings, cuda-error's call with its enum) add items of 52, 55 and 85-88
 TRAINED_UNNAMED = {
     42: ("ollama/ollama/issues/12173",),
     44: ("shouxieai/infer/issues/39",),
@@ -173,9 +174,10 @@ TRAINED_UNNAMED = {
     49: ("ollama/ollama/issues/12352",),
     50: ("vllm-project/vllm/issues/917",),
     51: ("triton-inference-server/tensorrtllm_backend/issues/363", "NVIDIA/TensorRT-LLM/issues/1826"),
+    52: ("xorbitsai/inference/issues/3778",),
     53: ("ollama/ollama/issues/11319", "agentscope-ai/QwenPaw/issues/3211", "MiniMax-AI/MiniMax-M2.5/issues/9"),
     54: ("pytorch/pytorch/issues/2596",),
-    55: ("triton-inference-server/tensorrtllm_backend/issues/235", "cocktailpeanut/dalai/issues/454"),
+    55: ("triton-inference-server/tensorrtllm_backend/issues/235", "cocktailpeanut/dalai/issues/454", "gpustack/gpustack/issues/3683"),
     57: ("NVIDIA/TensorRT/issues/2195", "vllm-project/vllm/issues/9865"),
     58: ("pypa/pipenv/issues/5240",),
     60: ("langgenius/dify/issues/16738", "langgenius/dify/issues/3720", "lmstudio-ai/lmstudio-bug-tracker/issues/908"),
@@ -192,6 +194,11 @@ TRAINED_UNNAMED = {
     82: ("cline/cline/issues/396",),
     83: ("RattyDAVE/docker-ubuntu-hercules-mvs/issues/1", "actions/runner/issues/2427"),
     84: ("lmstudio-ai/lmstudio-bug-tracker/issues/1755",),
+    85: ("coldfunction/qCUDA/issues/9",),
+    86: ("continuedev/continue/issues/10286", "agentgateway/agentgateway/issues/2371", "sashabaranov/go-openai/issues/165",
+         "sugarforever/chat-ollama/issues/567"),
+    87: ("datalab-to/marker/issues/262",),
+    88: ("icereed/paperless-gpt/issues/46",),
 }
 UNNAMED = picked(TRAINED_UNNAMED, "unrecognised")
 
