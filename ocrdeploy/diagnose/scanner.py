@@ -2422,6 +2422,15 @@ PAGE_PROMISE = re.compile(r"(?i)\bthis (?:will|should) (?:get rid of|fix|resolve
 # generalises over its readers' runs; a user's report tells its own ("我运行时遇到", "报如下错误"), and a line with a first
 # person is not taken
 PAGE_ZH = re.compile(r"^(?![^\n]*我)[^\n]*?(?:(?:经常|常常|往往|很容易|容易|常|可能)会?遇到|错误(?:信息|提示)?(?:表明|意味着))")
+def _not_on_doubt(first_person=False):
+    """The start of a page sentence that is not taken on a line with a question, a doubt ("but", "still", "not",
+    "never", "no longer", "n't": a user's attempt that did not hold) or, with first_person, "I"/"my"/"me" (a user's
+    own account)."""
+    words = "but|still|not|never|no longer" + ("|my|me" if first_person else "")
+    return (r"(?i)^(?![^\n]*(?:\?|\b(?:" + words + r")\b|n(?:'|’)t\b" + (r"|(?-i:\bI\b)" if first_person else "")
+            + r"))[^\n]*?")
+
+
 # (round fa3) a change told by its purpose against the error it names: "to prevent / avoid / work around / get around / get
 # past" with the error as the object, quoted, named by its exception class, or as OOM ("Added cleanup steps ... to prevent
 # System.IO.IOException: "No space left on device" errors", "Set CI `PYTORCH_ALLOC_CONF` env variable to avoid OOM:", "Free
@@ -2429,7 +2438,7 @@ PAGE_ZH = re.compile(r"^(?![^\n]*我)[^\n]*?(?:(?:经常|常常|往往|很容易
 # note; the error is what the change keeps from happening, not what a run printed. A user's attempt that did not hold ("I
 # set ... to avoid OOM but still get"), a question, or a line in the first person is not taken (a user's own workaround is
 # told as theirs); PyTorch's own "to avoid fragmentation" names no error
-PAGE_PURPOSE = re.compile(r"(?i)^(?![^\n]*(?:\?|\b(?:but|still|not|never|no longer|my|me)\b|n(?:'|’)t\b|(?-i:\bI\b)))[^\n]*?"
+PAGE_PURPOSE = re.compile(_not_on_doubt(first_person=True) +
                           r"\bto (?:prevent|avoid|work around|get around|get past) (?:the |an? |these |this |any )?(?:[\w.]+: )?"
                           r"(?:[`\"“']|oom\b|[\w.]*(?:error|exception)\b(?!s? (?:handling|messages?)))")
 # (round fa4) a change told by what it does to the message it quotes: it makes the error message clearer or more
@@ -2440,7 +2449,7 @@ PAGE_PURPOSE = re.compile(r"(?i)^(?![^\n]*(?:\?|\b(?:but|still|not|never|no long
 # (about_errors). A line with a question, "but/still/not/never/no longer" or "n't" is not taken (a user's "This makes the
 # message clearer, but I still get ..." tells a run). Not taken: "This turns a cryptic `IndexError: ...` into a clear,
 # actionable error message." (batch 87's optillm#310): no uncited thread of its own found to prove that branch.
-PAGE_BETTER = re.compile(r"(?i)^(?![^\n]*(?:\?|\b(?:but|still|not|never|no longer)\b|n(?:'|’)t\b))[^\n]*?"
+PAGE_BETTER = re.compile(_not_on_doubt() +
                          r"\bthis (?:(?:change|commit|pr|pull request|patch|fix) )?(?:now |also )?(?:makes|renders) "
                          r"[^\n]{0,160}?\b(?:errors?|messages?)\b[^\n]{0,60}?\b(?:more (?:descriptive|helpful|informative|useful"
                          r"|readable|actionable|explicit|meaningful|specific|user-friendly|understandable)|clearer|friendlier)\b")
