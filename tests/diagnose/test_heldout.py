@@ -32,3 +32,31 @@ def test_the_real_corpus_and_table_are_cited():
     some = next(c for c in data["cases"] if "github.com" in str(c.get("source")))
     assert corpus.thread_of(some) in cited
     assert all("/" in t for t in cited)
+
+
+def test_the_strict_count_takes_an_error_finding_of_an_entry_outside_the_not_list(capsys):
+    """A near-miss is not a run: an error finding of ANY entry misleads, though its `not` list (written before that
+    entry existed) cannot name it.  The `not`-list count stays as it was; the strict line counts both kinds."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).parents[2] / "bench" / "diagnose_corpus.py"
+    spec = importlib.util.spec_from_file_location("diagnose_corpus_bench", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    oom = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of "
+           "23.65 GiB of which 3.06 MiB is free.\n")
+    data = {"cases": [], "benign": [], "unrecognised": [], "near_misses": [
+        {"not": ["address-in-use"], "source": "https://github.com/a/b/pull/1 (a PR quoting an OOM)", "log": oom},
+        {"not": ["cuda-oom"], "source": "https://github.com/a/b/pull/2 (the same, its not list naming it)", "log": oom},
+        {"not": ["cuda-oom"], "source": "https://github.com/a/b/pull/3 (no error in it)", "log": "Docs: how to serve.\n"}]}
+    scan = corpus.Scanner()
+    try:
+        by = bench.score(data, scan, corpus.ENGINES[-1], {r.id: r.stage for r in scan.rules})
+    finally:
+        scan.close()
+    assert sum(r["alarms"] for r in by.values()) == 1 and sum(r.get("strict", 0) for r in by.values()) == 2
+    bench.print_score("t", by)
+    out = capsys.readouterr().out
+    assert "false alarms 1/3" in out and "strict     2/3 near-misses produce an error finding of any entry" in out
+    assert "pull/1 (a PR quoting an OOM): error finding of an entry outside its `not` list: ['cuda-oom']" in out

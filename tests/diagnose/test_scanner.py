@@ -857,3 +857,21 @@ def test_round46_an_http_error_body_is_seen_whole(tmp_path, engine):
                   '{"severity":"ERROR","message":"Killed"}', '{"message":"Killed","service_name":"x"}',
                   '{"msg":"Killed","code":1}', '{"log":"Killed\\n","stream":"stderr"}'):
         assert scanner.unwrap(event) == "Killed", event
+
+
+def test_a_page_sentence_is_not_taken_on_a_line_of_doubt_or_in_the_first_person():
+    """The change's purpose or promise is a page's sentence; the same words with a question, a doubt or, for a
+    purpose, the user's own "I"/"my" tell a run (rounds fa3, fa4: scanner._not_on_doubt)."""
+    said = "Set CI `PYTORCH_ALLOC_CONF` env variable to avoid OOM:"
+    assert scanner.PAGE_PURPOSE.search(said)
+    for told in ("I set CI `PYTORCH_ALLOC_CONF` to avoid OOM:", "Set it in my CI to avoid OOM:",
+                 "Set CI `PYTORCH_ALLOC_CONF` to avoid OOM, still:", "Does setting it help to avoid OOM?",
+                 "Setting it did not help to avoid OOM:", "It doesn't set anything to avoid OOM:"):
+        assert not scanner.PAGE_PURPOSE.search(told), told
+    assert scanner.PAGE_BETTER.search("This commit makes the error message more descriptive.")
+    for told in ("This commit makes the error message more descriptive, but I still get it.",
+                 "This commit makes the error message more descriptive, still.",
+                 "This commit makes the error message no longer more descriptive.",
+                 "Does this commit make the error message more descriptive?"):
+        assert not scanner.PAGE_BETTER.search(told), told
+    assert scanner.PAGE_BETTER.search("I think this commit makes the error message more descriptive.")
