@@ -2454,6 +2454,18 @@ PAGE_BETTER = re.compile(_not_on_doubt() +
                          r"[^\n]{0,160}?\b(?:errors?|messages?)\b[^\n]{0,60}?\b(?:more (?:descriptive|helpful|informative|useful"
                          r"|readable|actionable|explicit|meaningful|specific|user-friendly|understandable)|clearer|friendlier)\b")
 PAGE_BETTER_WORDS = ("more ", "clearer", "friendlier")
+# (round fa5) an explainer generalising over its readers' runs: a generic subject (developers, users, people, you, one)
+# that may, often or commonly meets the error ("developers frequently encounter the [Errno 111] Connection refused error",
+# "you may encounter the error message “Errno 98: Address already in use”", "users may encounter the frustrating
+# “RuntimeError: CUDA out of Memory” error"), PAGE_ZH's English: a page tells what happens to its readers in general; a
+# user's report tells its own run ("I get", "my server fails"), and a line in the first person ("I", "my", "me", "we",
+# "our") or with a question is not taken. Not "see"/"get"/"hit" ("as you can see", "you can hit Ctrl+C" are a report's
+# words); "you will encounter" is PAGE_FORECAST's already
+PAGE_COMMON = re.compile(r"(?i)^(?![^\n]*(?:\?|\b(?:my|me|we|our)\b|(?-i:\bI\b)))[^\n]*?"
+                         r"\b(?:developers|users|programmers|engineers|people|beginners|newcomers|many|you|one)"
+                         r"(?: (?:may|might|can|could|will|would|often|frequently|commonly|sometimes|typically|usually"
+                         r"|occasionally|routinely|most commonly))+ (?:encounter|run into|come across|face|stumble (?:upon|on|across)"
+                         r"|bump into)\b")
 # the page sentences about_errors looks for on any line: (words one of which the line holds, a cheap gate before the
 # regex; the marker; whether a tool's line with a log level is left out): an explainer's voice, the change told after its
 # reason, a failure foretold, the quoted error read out, the reader's condition of meeting it, a Chinese explainer's voice,
@@ -2462,7 +2474,8 @@ PAGE_MARKERS = ((("this ",), PAGE_VOICE, False), (("this ",), PAGE_PR_MID, True)
                 ((" will ", " may ", " might "), PAGE_FORECAST, True), ((" error", " code "), PAGE_EXPLAIN, True),
                 (("if you ",), PAGE_READER, True), (("遇到", "错误"), PAGE_ZH, True),
                 (("this will ", "this should "), PAGE_PROMISE, True),
-                (("to prevent ", "to avoid ", "to work around ", "to get around ", "to get past "), PAGE_PURPOSE, True))
+                (("to prevent ", "to avoid ", "to work around ", "to get around ", "to get past "), PAGE_PURPOSE, True),
+                (("encounter", "run into", "come across", " face", "stumble ", "bump into"), PAGE_COMMON, True))
 REPORT_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:describe the bug|bug description|steps to reproduce|to reproduce|reproduction"
                             r"|expected behaviou?r|actual behaviou?r|environment|system info(?:rmation)?|your environment"
                             r"|logs?|error logs?|pytorch version:|collecting environment information)\W{0,6}$")
