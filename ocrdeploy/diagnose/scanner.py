@@ -2454,6 +2454,40 @@ PAGE_BETTER = re.compile(_not_on_doubt() +
                          r"[^\n]{0,160}?\b(?:errors?|messages?)\b[^\n]{0,60}?\b(?:more (?:descriptive|helpful|informative|useful"
                          r"|readable|actionable|explicit|meaningful|specific|user-friendly|understandable)|clearer|friendlier)\b")
 PAGE_BETTER_WORDS = ("more ", "clearer", "friendlier")
+# (round fa5) an explainer generalising over its readers' runs: a generic subject (developers, users, people, you, one)
+# that may, often or commonly meets the error ("developers frequently encounter the [Errno 111] Connection refused error",
+# "you may encounter the error message “Errno 98: Address already in use”", "users may encounter the frustrating
+# “RuntimeError: CUDA out of Memory” error"), PAGE_ZH's English: a page tells what happens to its readers in general; a
+# user's report tells its own run ("I get", "my server fails"), and a line in the first person ("I", "my", "me", "we",
+# "our") or with a question is not taken. Not "see"/"get"/"hit" ("as you can see", "you can hit Ctrl+C" are a report's
+# words); "you will encounter" is PAGE_FORECAST's already
+PAGE_COMMON = re.compile(r"(?i)^(?![^\n]*(?:\?|\b(?:my|me|we|our)\b|(?-i:\bI\b)))[^\n]*?"
+                         r"\b(?:developers|users|programmers|engineers|people|beginners|newcomers|many|you|one)"
+                         r"(?: (?:may|might|can|could|will|would|often|frequently|commonly|sometimes|typically|usually"
+                         r"|occasionally|routinely|most commonly))+ (?:encounter|run into|come across|face|stumble (?:upon|on|across)"
+                         r"|bump into)\b")
+# (round fa5) a request about the message itself: the error message could use improvement / should be clearer, the tool
+# should give a better or more helpful error, it might be possible to improve it (mitmproxy's title '"OSError: [Errno 48]
+# Address already in use" -- error message could use improvement', webtorrent's "I know that this is because the port is
+# used, but I think we should give it a better error message."): a feature request or a change's summary, whose subject
+# is the wording the user met, not a run to diagnose; the error it quotes is the one to be reworded. A report's own run
+# keeps its findings (in_run_output), and a report's sections keep it a report (REPORT_HEADING). No doubt guard: the
+# request is often a user's ("I think we should ...", "so I thought it might be possible to improve it")
+PAGE_WISH = re.compile(r"(?i)\berror messages? (?:could|should|can|would|might) (?:really )?(?:use (?:some |an? )?improvement"
+                       r"|be improved|be (?:more \w+|clearer|better|friendlier|nicer))"
+                       r"|\b(?:give|present|show|print|provide|return|raise|emit) (?:it |them |us |users |the user )?(?:a |an )?(?:much )?"
+                       r"(?:better|clearer|friendlier|nicer|more (?:helpful|descriptive|informative|user-friendly|meaningful|useful))"
+                       r" error(?: message)?\b|\bpossible to improve (?:it|the (?:error )?message|this)\b")
+# (round fa5) a change told as raising a resource's limit or request against the failure it names ("bump memory limits",
+# "increase memory limits and requests ... to 10G to resolve OOMKilled", "- Bumped requests 256Mi→512Mi, limits
+# 512Mi→1536Mi."): a pull request's title or summary, an operator's note; the OOMKilled it quotes is the reason, no run
+# printed it. A user's attempt is told with its doubt ("I increased the memory limit but it is still OOMKilled", "even
+# after raising the limit", "Should I increase the limit?"): a line with a question, a first person ("I", "my", "me"),
+# "but/still/not/never/no longer/n't", "again", "even", "after", "despite" or "tried" is not taken
+PAGE_RAISE = re.compile(r"(?i)^(?![^\n]*(?:\?|\b(?:my|me|but|still|not|never|no longer|again|even|after|despite|tried)\b"
+                        r"|n(?:'|’)t\b|(?-i:\bI\b)))[^\n]*?"
+                        r"\b(?:bump(?:ed|s|ing)?|increas(?:e|ed|es|ing)|rais(?:e|ed|es|ing)|doubl(?:e|ed|es|ing)|jacks?)"
+                        r" (?:up )?(?:the )?(?:memory |mem |cpu )?(?:requests?|limits?)\b")
 # the page sentences about_errors looks for on any line: (words one of which the line holds, a cheap gate before the
 # regex; the marker; whether a tool's line with a log level is left out): an explainer's voice, the change told after its
 # reason, a failure foretold, the quoted error read out, the reader's condition of meeting it, a Chinese explainer's voice,
@@ -2462,7 +2496,10 @@ PAGE_MARKERS = ((("this ",), PAGE_VOICE, False), (("this ",), PAGE_PR_MID, True)
                 ((" will ", " may ", " might "), PAGE_FORECAST, True), ((" error", " code "), PAGE_EXPLAIN, True),
                 (("if you ",), PAGE_READER, True), (("遇到", "错误"), PAGE_ZH, True),
                 (("this will ", "this should "), PAGE_PROMISE, True),
-                (("to prevent ", "to avoid ", "to work around ", "to get around ", "to get past "), PAGE_PURPOSE, True))
+                (("to prevent ", "to avoid ", "to work around ", "to get around ", "to get past "), PAGE_PURPOSE, True),
+                (("encounter", "run into", "come across", " face", "stumble ", "bump into"), PAGE_COMMON, True),
+                (("better", "clearer", "friendl", "nicer", "more ", "improve"), PAGE_WISH, True),
+                (("bump", "increas", "rais", "doubl", "jack"), PAGE_RAISE, True))
 REPORT_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:describe the bug|bug description|steps to reproduce|to reproduce|reproduction"
                             r"|expected behaviou?r|actual behaviou?r|environment|system info(?:rmation)?|your environment"
                             r"|logs?|error logs?|pytorch version:|collecting environment information)\W{0,6}$")

@@ -787,6 +787,18 @@ ROUND45D_PAIRS = [
      "This commit makes the error\nmessage more descriptive.\n",
      "While starting the server, an error \"[Errno 111] Connection refused\" is\nthrown without specifying any reason. "
      "This commit makes the error\nmessage more descriptive, but I still get it.\n", "service-unreachable"),
+    # (round fa5) an explainer's generic reader who may meet the error (dnmtechs' page); the user's own "I often" is a report
+    ("When working with sockets, developers may encounter this error:\n\nOSError: [Errno 98] Address already in use\n",
+     "When working with sockets, I often encounter this error:\n\nOSError: [Errno 98] Address already in use\n",
+     "address-in-use"),
+    # (round fa5) a request for a better message (webtorrent#339's); without the request, the same lines are a report
+    ("listen EADDRINUSE\n\nI know the port is used, but I think we should give it a better error message.\n",
+     "listen EADDRINUSE\n\nI know the port is used, but I think it is a bug.\n", "address-in-use"),
+    # (round fa5) a change raising the limit against the OOMKilled it names (openshift/release#67394's); a user's raise that
+    # did not hold is a report
+    ("bump memory limits\n\nseeing golangci-lint get OOMKilled consistently\n",
+     "I bumped the memory limits, but it is still the same\n\nseeing golangci-lint get OOMKilled consistently\n",
+     "host-oom-killed"),
 ]
 
 
@@ -875,3 +887,15 @@ def test_a_page_sentence_is_not_taken_on_a_line_of_doubt_or_in_the_first_person(
                  "Does this commit make the error message more descriptive?"):
         assert not scanner.PAGE_BETTER.search(told), told
     assert scanner.PAGE_BETTER.search("I think this commit makes the error message more descriptive.")
+    # (round fa5) the generic reader's and the raised limit's guards
+    assert scanner.PAGE_COMMON.search("developers frequently encounter the [Errno 111] Connection refused error.")
+    for told in ("I often encounter the [Errno 111] Connection refused error.", "my users often encounter it:",
+                 "we often run into it:", "do users often encounter this error?", "As you can see, it fails:"):
+        assert not scanner.PAGE_COMMON.search(told), told
+    assert scanner.PAGE_RAISE.search("- Bumped requests 256Mi→512Mi, limits 512Mi→1536Mi.")
+    for told in ("I bumped the memory limits:", "Bumped my memory limits:", "Bumped the limits but it is OOMKilled:",
+                 "Bumped the limits, still OOMKilled:", "Bumped the limits, not enough:", "Bumped the limits again:",
+                 "Even after raising the limits:", "Should we raise the limits?", "Raised the limits, didn't help:",
+                 "Despite raising the limits:", "Tried raising the limits:", "Bumped the limits, never enough:",
+                 "Bumped the limits, it is no longer enough:"):
+        assert not scanner.PAGE_RAISE.search(told), told
