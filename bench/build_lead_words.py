@@ -7,8 +7,9 @@ entry's patterns spell one or two wordings of its failure; the logs of its corpu
 corpus) spell the words that stand around it in real runs (the tool, the library, the model's family, the call
 that failed). The lead runs on the controller without the corpus, so this script ships those words as a compact
 table: for each entry, the words (engine._words, four letters or more, or a number of three digits or more) that
-two or more of its cases' logs hold, each with the share of its cases that hold it. --check exits 1 when the
-shipped table is not the one the corpus gives (tests/diagnose/test_engine_edges.py runs the same comparison).
+two or more of its cases' logs hold, each with the share of its cases that hold it (against a prior, PRIOR).
+--check exits 1 when the shipped table is not the one the corpus gives (tests/diagnose/test_engine_edges.py runs
+the same comparison).
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ sys.path.insert(0, str(ROOT))
 TABLE = ROOT / "ocrdeploy" / "diagnose" / "lead_words.json"
 CORPUS = ROOT / "tests" / "fixtures" / "diagnose" / "corpus"
 MIN_CASES = 2       # a word one case alone holds is that case's, not the entry's
+# the share of an entry's cases that hold a word, as if it had PRIOR more cases that do not: two cases that both hold a
+# word say less about the entry than forty of which half do
+PRIOR = 8
 
 
 def build() -> dict:
@@ -42,7 +46,7 @@ def build() -> dict:
             words[case["entry"]].update(w for w in _words(case["log"]) if _lead_word(w))
     out = {}
     for entry in sorted(words):
-        kept = {w: round(n / cases[entry], 2) for w, n in sorted(words[entry].items()) if n >= MIN_CASES}
+        kept = {w: round(n / (cases[entry] + PRIOR), 2) for w, n in sorted(words[entry].items()) if n >= MIN_CASES}
         if kept:
             out[entry] = kept
     return out
