@@ -444,7 +444,12 @@ FATAL_CLASSES = (
                                # ("Job for nvidia-fabricmanager.service failed because the control process exited with
                                # error code.", "... because a timeout was exceeded.", systemd before 226's "Job for
                                # mysql.service failed. See 'systemctl status mysql.service' ..."): the service never came up
-                               r"|\bJob for [\w@.:-]{1,200} failed(?: because |\. See )")),
+                               r"|\bJob for [\w@.:-]{1,200} failed(?: because |\. See )"
+                               # (round scan12) PBS/Torque's job mail, "Aborted by PBS Server ... Exit_status=-9",
+                               # "Exit_status=-10" (a job the server aborted at a limit or could not run; a negative
+                               # status is the server's JOB_EXEC code), "Exit_status=271" (killed by a signal): the
+                               # mail's own spelling only, not a snake_case field of code ("exit_status=-1" in a test)
+                               r"|(?-i:\bExit_status=)(?!0\b)-?\d{1,4}\b")),
     # (a cgroup's OOM killer as a scheduler reports it: slurmstepd's "Detected 1 oom-kill event(s)")
     ("kernel-gpu", re.compile(r"\bNVRM: Xid\b|\bXid \(PCI:|(?i:\bout of memory: kill(?:ed)? process\b|\boom-kill:"
                               r"|\binvoked oom-killer\b|\bfallen off (?:of )?the bus\b|\boom[-_]kill events?\b"
@@ -618,7 +623,9 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     # (round scan11: Python's TypeError and ImportError messages without their class)
                     "unexpected keyword argument", "cannot import name",
                     # (round scan12: zsh's names for SIGILL and SIGFPE, a launcher's start timeout)
-                    "illegal hardware instruction", "floating point exception", "timed out waiting for ")
+                    "illegal hardware instruction", "floating point exception", "timed out waiting for ",
+                    # (round scan12: PBS's job mail)
+                    "exit_status=")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
