@@ -60,6 +60,14 @@ def lead_of(rep, rules):
     return sorted({rid for u in rep["unrecognised"] for rid in unrecognised_lead(u, leadable)})
 
 
+def lead_top(rep, rules):
+    """(round scan12) The lead's top entry: the first entry of the first unrecognised line that has a lead."""
+    from ocrdeploy.diagnose.engine import unrecognised_lead
+
+    leadable = [r for r in rules if r.severity != "harmless"]
+    return next((near[0] for u in rep["unrecognised"] for near in [unrecognised_lead(u, leadable)] if near), None)
+
+
 def score(data, scan, engine, stages, any_pattern=False):
     """Per stage: real cases recognised / real cases, false alarms / near-misses and benign logs."""
     by = {}
@@ -81,6 +89,7 @@ def score(data, scan, engine, stages, any_pattern=False):
                 # a miss reported as unrecognised (exit 3): does its "looks like" lead name the right entry?
                 r["unrec"] = r.get("unrec", 0) + 1
                 r["led"] = r.get("led", 0) + (case["entry"] in leads)
+                r["top"] = r.get("top", 0) + (lead_top(rep, scan.rules) == case["entry"])
                 why += f"; looks like {leads}"
             r["misses"].append(f"{case.get('source')}: {why}")
     for item in data["near_misses"]:
@@ -145,7 +154,8 @@ def print_score(title, by):
     unrec = sum(r.get("unrec", 0) for r in by.values())
     if unrec:
         print(f"  leads      {sum(r.get('led', 0) for r in by.values())}/{unrec} misses reported unrecognised have the"
-              " right entry in their 'looks like' lead")
+              f" right entry in their 'looks like' lead ({sum(r.get('top', 0) for r in by.values())}/{unrec} as its top"
+              " entry)")
 
 
 def main():

@@ -119,6 +119,10 @@ def _words(text: str) -> set:
     return {w.lower().strip("-+_") for w in _WORD.findall(text)} - _COMMON - {""}
 
 
+def _lead_word(w: str) -> bool:
+    return len(w) >= 4 or w.isdigit()
+
+
 def _entry_words(rule: Rule) -> set:
     # (round scan10) and the words of the entry's own name, which says what failed in the table's words ("busy" of
     # gpu-busy-memory for "all CUDA-capable devices are busy or unavailable", "address" of bind-address-unavailable)
@@ -128,12 +132,37 @@ def _entry_words(rule: Rule) -> set:
         out |= _words(lit)
     for pattern in rule.patterns:
         out |= _words(re.sub(r"\\[A-Za-z]|\(\?[A-Za-z]+\)", " ", pattern))
-    return {w for w in out if len(w) >= 4 or w.isdigit()}
+    return {w for w in out if _lead_word(w)}
 
 
-def lead_index(rules: list[Rule]) -> tuple[dict, dict]:
-    """Each entry's key tokens and how many entries share each token: built once per scan, not per line."""
-    vocab = {r.id: _entry_words(r) for r in rules}
+# (round scan12) the words of each entry's real corpus cases (bench/build_lead_words.py: the words two or more of its
+# cases' logs hold, with the share of its cases that hold them, against a prior of eight cases), shipped beside
+# rules.yaml: the lead runs on the controller without the corpus.  A word that many of an entry's real logs hold
+# weighs up to CASE_WEIGHT times a pattern word: it is specific to the entry as the tool, library or call of its
+# real runs are.  (Tuned on the misses of batches 1-84: CASE_WEIGHT 4-12 and a prior of 6-12 give the same top-1.)
+LEAD_WORDS = Path(__file__).with_name("lead_words.json")
+CASE_WEIGHT = 8.0
+LEAD_MIN = 0.5      # the least score of a lead of one shared token (two shared tokens are a lead whatever they weigh)
+
+
+def _case_words() -> dict:
+    try:
+        return json.loads(LEAD_WORDS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def lead_index(rules: list[Rule], case_words: dict | None = None) -> tuple[dict, dict]:
+    """Each entry's key tokens with their weights (a pattern's, a literal's or the name's word 1; a word of its real
+    cases CASE_WEIGHT times the share of its cases that hold it, where that is more) and how many entries share each
+    token: built once per scan, not per line."""
+    case_words = _case_words() if case_words is None else case_words
+    vocab = {}
+    for r in rules:
+        weights = dict.fromkeys(_entry_words(r), 1.0)
+        for w, share in (case_words.get(r.id) or {}).items():
+            weights[w] = max(weights.get(w, 0.0), CASE_WEIGHT * share)
+        vocab[r.id] = weights
     df: dict = {}
     for words in vocab.values():
         for w in words:
@@ -143,14 +172,18 @@ def lead_index(rules: list[Rule]) -> tuple[dict, dict]:
 
 def looks_like(text: str, rules: list[Rule], limit: int = 3, index: tuple | None = None) -> list[str]:
     """The entries nearest to an unrecognised line by the key tokens they share (sonames, tools, enum
-    names), rarer tokens weighing more; a lead for the reader, never a finding."""
+    names), each token weighed by how much it belongs to the entry and how few entries share it; a lead for
+    the reader, never a finding."""
     vocab, df = index or lead_index(rules)
     mine = _words(text)
     scored = []
     for r in rules:
-        shared = mine & vocab[r.id]
-        score = sum(1.0 / df[w] for w in shared)
-        if score >= 1.0 or len(shared) >= 2:
+        weights = vocab[r.id]
+        shared = [w for w in mine if w in weights]
+        if not shared:
+            continue
+        score = sum(weights[w] / df[w] for w in shared)
+        if score >= LEAD_MIN or len(shared) >= 2:
             scored.append((-score, r.id))
     return [rid for _, rid in sorted(scored)[:limit]]
 

@@ -64,7 +64,10 @@ GENERIC_CLASSES = (
     ("build-killed", re.compile(r"^\s*(?:\S+:\s+)?Killed\s*$|\bninja: build stopped\b|\bninja: subcommand failed\b")),
     # (also with a space before the colon, as a retyped or cut title writes it: "ImportError : /opt/.../_C.so: undefined symbol")
     # (and a wrapper's class naming the cause's in parentheses: Ray's "ray.exceptions.RayTaskError(ValueError): ray::...")
-    ("exception", re.compile(r"(?<![\w.])" + EXC_NAME + r"(?:\([\w.]{1,80}\))?(?: ?:|\s*$)")),
+    # (round scan12: and Node's util.inspect of an error that carries a code or a name of its own, in brackets after the
+    # class: "TypeError [ERR_INVALID_ARG_TYPE]: The "path" argument must be of type string", the Vercel AI SDK's
+    # "APICallError [AI_APICallError]: Not Found")
+    ("exception", re.compile(r"(?<![\w.])" + EXC_NAME + r"(?:\([\w.]{1,80}\)| \[[A-Z][\w.]{1,80}\])?(?: ?:|\s*$)")),
     # (round rndfa) a model file whose first bytes are not the format's magic, in the loader's own words: ggml's
     # "gguf_init_from_file: invalid magic number 67676a74" / "invalid magic characters ''" (an old GGML .bin, an HTML
     # page saved as .gguf, a cut download), Ollama's "Error: invalid file magic", a Rust reader's "invalid GGUF magic
@@ -365,6 +368,11 @@ GENERIC_CLASSES = (
     # (POST /chat/completions)"}', answered with a 200; Ollama's '{"error":"..."}').  Last: a class that names the message
     # itself (memory-refused for Ollama's "model requires more system memory ...") is the telling one
     ("error-body", re.compile(r"""^\s{0,8}\{["']error["']: ?["'][^"'\n]{2,}""")),
+    # (round scan12) a launcher that gave up waiting for the process it started, in its own words and with no error word:
+    # Ollama's "timed out waiting for llama runner to start - progress 0.00 -", Protractor's "Timed out waiting for driver
+    # server to start", "... to come up", "... to become ready": the server never came up, its own cause (a load too slow
+    # for the timeout, a crash) elsewhere or not shown
+    ("start-timeout", re.compile(r"(?i)\btimed out waiting for [^\n]{1,80}? to (?:start|come up|become (?:ready|available|healthy)|be ready)\b")),
 )
 # Fatal ends whatever the tool: signals, non-zero exit statuses, the kernel's GPU and OOM-killer lines.
 # They count at WARNING level too (a supervisor logs a child's death as a warning), and a harmless entry
@@ -375,9 +383,15 @@ FATAL_CLASSES = (
     ("fatal-signal", re.compile(r"(?i)\bsegmentation fault\b|\bcore dumped\b|段错误|核心已转储|\bSIG(?:SEGV|ABRT|BUS|ILL|FPE|KILL)\b"
                                 r"|\b(?:killed|terminated) by signal\b|\bsignal (?:6|9|11)\b|\bfatal python error\b"
                                 # (the shell's job report, for SIGILL and SIGBUS too: see below)
-                                r"|(?<![\w.])\d+ (?:Killed|Aborted|Illegal instruction|Bus error) {2,}\S"
+                                # (round scan12: and zsh's job report, "[1]    348859 illegal hardware instruction  python
+                                # run.py", "[1]    2771397 floating point exception  lmdeploy serve ...": its own names for
+                                # SIGILL and SIGFPE)
+                                r"|(?<![\w.])\d+ (?:Killed|Aborted|Illegal (?:hardware )?instruction|Bus error|floating point exception) {2,}\S"
                                 # zsh's report names no job ("zsh: killed     python3 run.py", after a progress bar too)
-                                r"|\bzsh: (?:killed|segmentation fault|abort|bus error)\b"
+                                # (round scan12: SIGILL and SIGFPE in zsh's words, "zsh: illegal hardware instruction
+                                # ./app", "zsh: floating point exception  ./app": a binary built for CPU features this
+                                # host lacks (Apple silicon under Rosetta, an AVX build), a division by zero)
+                                r"|\bzsh: (?:killed|segmentation fault|abort|bus error|illegal hardware instruction|floating point exception)\b"
                                 # the kernel's own line for a crashed process (dmesg, journald): "segfault at 60 ip ... error 4 in libX.so"
                                 r"|\bsegfault at [0-9a-f]+ ip [0-9a-f]+ sp [0-9a-f]+ error -?\d+\b"
                                 # SIGILL as the shell reports it without "core dumped" (a binary built for CPU features
@@ -430,7 +444,12 @@ FATAL_CLASSES = (
                                # ("Job for nvidia-fabricmanager.service failed because the control process exited with
                                # error code.", "... because a timeout was exceeded.", systemd before 226's "Job for
                                # mysql.service failed. See 'systemctl status mysql.service' ..."): the service never came up
-                               r"|\bJob for [\w@.:-]{1,200} failed(?: because |\. See )")),
+                               r"|\bJob for [\w@.:-]{1,200} failed(?: because |\. See )"
+                               # (round scan12) PBS/Torque's job mail, "Aborted by PBS Server ... Exit_status=-9",
+                               # "Exit_status=-10" (a job the server aborted at a limit or could not run; a negative
+                               # status is the server's JOB_EXEC code), "Exit_status=271" (killed by a signal): the
+                               # mail's own spelling only, not a snake_case field of code ("exit_status=-1" in a test)
+                               r"|(?-i:\bExit_status=)(?!0\b)-?\d{1,4}\b")),
     # (a cgroup's OOM killer as a scheduler reports it: slurmstepd's "Detected 1 oom-kill event(s)")
     ("kernel-gpu", re.compile(r"\bNVRM: Xid\b|\bXid \(PCI:|(?i:\bout of memory: kill(?:ed)? process\b|\boom-kill:"
                               r"|\binvoked oom-killer\b|\bfallen off (?:of )?the bus\b|\boom[-_]kill events?\b"
@@ -520,9 +539,10 @@ GENERIC_HINTS = {
     "js-typeerror": ("Cannot read propert", "Cannot set propert"),
     "py-message": ("unexpected keyword argument", "cannot import name"),
     "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",),
+    "start-timeout": ("timed out waiting for ",),
     "installer-failed": ("): Failed", " failed"), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
 }
-GENERIC_LOWER = ("exec-format", "alloc-failed", "nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused",
+GENERIC_LOWER = ("start-timeout", "exec-format", "alloc-failed", "nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused",
                  "credentials-failed")
 GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "failed:", "fatal", "killed",
                     "ninja: build stopped", "ninja: subcommand failed", "curl: (", "value error, ", "econnrefused",
@@ -601,7 +621,11 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "duplicate field `", "duplicate variant `", "missing variant `", "invalid type: ", "invalid value: ",
                     "invalid length: ", "\", line: ", "cannot read propert", "cannot set propert",
                     # (round scan11: Python's TypeError and ImportError messages without their class)
-                    "unexpected keyword argument", "cannot import name")
+                    "unexpected keyword argument", "cannot import name",
+                    # (round scan12: zsh's names for SIGILL and SIGFPE, a launcher's start timeout)
+                    "illegal hardware instruction", "floating point exception", "timed out waiting for ",
+                    # (round scan12: PBS's job mail)
+                    "exit_status=")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
@@ -748,6 +772,9 @@ KV_LEVELS = {"error": "ERROR", "fatal": "CRITICAL", "crit": "CRITICAL", "alert":
              "emerg": "CRITICAL"}
 
 
+EXC_HEAD = re.compile(r"\s{0,8}" + EXC_NAME + r": ")
+
+
 def line_level(text):
     m = LEVEL.search(text, 0, 120)
     if not m:
@@ -757,6 +784,10 @@ def line_level(text):
         k = KV_LEVEL.search(text, 0, 120) if ("level=" in text or "] " in text) else None
         return KV_LEVELS[k.group(1) or k.group(2)] if k else None
     if RELAY.match(text, m.end()):
+        return None
+    if m.start() and EXC_HEAD.match(text, 0, m.start()):
+        # (round scan12) the level word is in an exception's message, not the line's level: vLLM's "RuntimeError:
+        # Failed to infer device type, please set the environment variable `VLLM_LOGGING_LEVEL=DEBUG` to ..."
         return None
     lv = m.group(1)
     # (logrus, as Docker's CLI and Go tools print it: "ERRO[0000] error waiting for container")
@@ -832,7 +863,9 @@ FATAL_HINTS = ("restarting (", "segmentation", "segfault at", "core dumped", "�
                # (round scan10: a CI runner's error annotation, Jenkins' failed build step)
                "##[error]", "marked build as failure",
                # (round scan10: systemctl's failed start job; "because " above holds its newer form)
-               " failed. see ")
+               " failed. see ",
+               # (round scan12: zsh's SIGILL and SIGFPE)
+               "illegal hardware", "floating point exception")
 
 
 def fatal_class(text):

@@ -236,3 +236,35 @@ def test_a_remote_scan_that_fails_gives_a_failed_step_no_findings(remote, monkey
         assert log_findings(conn, host, str(log)) == []
     finally:
         conn.close()
+
+
+def test_the_shipped_lead_words_are_the_corpus_ones():
+    """(round scan12) ocrdeploy/diagnose/lead_words.json is what bench/build_lead_words.py makes of the corpus today:
+    a case added or an entry renamed without rebuilding it fails here."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("build_lead_words", root / "bench" / "build_lead_words.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.TABLE.read_text(encoding="utf-8") == mod.dump(mod.build()), "run python bench/build_lead_words.py"
+
+
+def test_looks_like_weighs_the_words_of_an_entrys_real_cases():
+    """(round scan12) a word most of an entry's real logs hold (the tool of its runs) weighs more than a pattern
+    word another entry spells once: the lead names the entry whose runs look like the line."""
+    from ocrdeploy.diagnose.engine import lead_index, looks_like
+
+    rules = table({"id": "runner-timeout", "patterns": ["llama runner did not come up"]},
+                  {"id": "model-too-big", "patterns": ["model does not fit in memory"]},
+                  {"id": "load-slow", "patterns": ["progress stalled while loading"]})
+    line = "timed out waiting for llama runner to start - progress 0.00 -"
+    # without case words: "llama" and "runner" (1 each) lead runner-timeout, "progress" (1) load-slow
+    assert looks_like(line, rules, index=lead_index(rules, {})) == ["runner-timeout", "load-slow"]
+    # load-slow's real runs all say "timed out waiting" (CASE_WEIGHT x 1.0 each): it leads now, a pattern word of its
+    # own beside it; a few of model-too-big's runs say "waiting" (8 x 0.2, shared by two entries: 0.8)
+    words = {"load-slow": {"timed": 1.0, "waiting": 1.0}, "model-too-big": {"waiting": 0.2}}
+    assert looks_like(line, rules, index=lead_index(rules, words)) == ["load-slow", "runner-timeout", "model-too-big"]
+    # the weight is the share of the cases: a word one case in ten holds is weaker than a pattern word
+    assert looks_like(line, rules, index=lead_index(rules, {"load-slow": {"timed": 0.1}}))[0] == "runner-timeout"

@@ -175,7 +175,9 @@ def test_a_trained_batch_near_miss_stays_clean(item, engine):
 # error-body, http-status's "(no body)", model-format's "(bad magic)", EXC_NAME's NVMLError_<Name>) add items of 51-82;
 # (round scan10) batches 1-84, its widenings (exec-format, ci-error, exit-status's null code, cuda-error's 802 and 701
 # texts) add items of 44, 53, 83 and 84; (round scan11) batches 1-89, its widenings (decode-error, js-typeerror, py-message,
-# assert-failed's backticks, http-status's axios and Go client wordings, cuda-error's call with its enum) add items of 52, 55 and 85-88
+# assert-failed's backticks, http-status's axios and Go client wordings, cuda-error's call with its enum) add items of 52, 55 and 85-88;
+# (round scan12) batches 1-91, its widenings (fatal-signal's zsh names for SIGFPE and SIGILL, a level word inside an
+# exception's message no longer read as the line's level) add items of 90 and 91
 TRAINED_UNNAMED = {
     42: ("ollama/ollama/issues/12173",),
     44: ("shouxieai/infer/issues/39",),
@@ -208,6 +210,8 @@ TRAINED_UNNAMED = {
          "sugarforever/chat-ollama/issues/567"),
     87: ("datalab-to/marker/issues/262",),
     88: ("icereed/paperless-gpt/issues/46",),
+    90: ("InternLM/lmdeploy/issues/2089",),
+    91: ("zstar1003/ragflow-plus/issues/69",),
 }
 UNNAMED = picked(TRAINED_UNNAMED, "unrecognised")
 
