@@ -729,6 +729,19 @@ def _json_string(body):
         return None
 
 
+# A CJK character is a word character to re, so "\b" finds no edge where a Chinese, Japanese or Korean sentence runs
+# straight into an English word ("报错Port 5000 is in use", "出现CUDA out of memory了"): every pattern that starts or
+# ends with \b would miss the failure it names. The matched text gets a space at each such edge; the report shows the
+# line as written.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_CJK_EDGE = re.compile("(?<=[%s])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?=[%s])" % (_CJK, _CJK))
+
+
+def spaced(text):
+    """The text with a space where CJK script and an ASCII letter or digit meet (see _CJK_EDGE)."""
+    return text if text.isascii() else _CJK_EDGE.sub(" ", text)
+
+
 def unwrap(text):
     """The line without the wrappers' prefixes (see WRAPPER), and the message of a JSON log event."""
     for _ in range(MAX_WRAPPERS):
@@ -2905,7 +2918,8 @@ def scan(path, rules, context=2, engine="auto"):
             if examined > MAX_CANDIDATES:
                 continue
             written = segs
-            segs = [unwrap(seg) for seg in segs]    # what is matched: the line without its wrappers' prefixes
+            segs = [spaced(unwrap(seg)) for seg in segs]    # what is matched: the line without its wrappers'
+            # prefixes, a space where CJK script meets an English word (spaced)
             bare = " | ".join(segs) if len(segs) > 1 else segs[0]
             hits = []
             for rule, idx in match_line(index, segs):

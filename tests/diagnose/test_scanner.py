@@ -899,3 +899,23 @@ def test_a_page_sentence_is_not_taken_on_a_line_of_doubt_or_in_the_first_person(
                  "Despite raising the limits:", "Tried raising the limits:", "Bumped the limits, never enough:",
                  "Bumped the limits, it is no longer enough:"):
         assert not scanner.PAGE_RAISE.search(told), told
+
+
+def test_spaced_parts_cjk_script_from_ascii_words_only():
+    assert scanner.spaced("报错Port 5000 is in use") == "报错 Port 5000 is in use"
+    assert scanner.spaced("出现CUDA out of memory了") == "出现 CUDA out of memory 了"
+    assert scanner.spaced("メモリ不足CUDA_ERROR_OUT_OF_MEMORY") == "メモリ不足 CUDA_ERROR_OUT_OF_MEMORY"
+    assert scanner.spaced("모델Qwen") == "모델 Qwen"
+    # no edge at CJK punctuation, accented Latin, or inside ASCII
+    assert scanner.spaced("错误：Port") == "错误：Port"
+    assert scanner.spaced("Größe 5 Fehler") == "Größe 5 Fehler"
+    assert scanner.spaced("plain ascii line") == "plain ascii line"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_error_glued_to_a_cjk_sentence_is_named_and_shown_as_written(tmp_path, engine):
+    # "\b" finds no edge between a CJK character and a Latin letter (both are word characters to re)
+    line = "启动时报错Port 5000 is in use by another program. Either identify and stop that program, or start the server with a different port."
+    rep = scan_text(tmp_path, line + "\n", engine)
+    assert ids(rep) == ["address-in-use"]
+    assert rep["findings"][0]["text"] == line
