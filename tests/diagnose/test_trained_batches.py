@@ -142,6 +142,10 @@ TRAINED_ITEMS = {
     # (round fa5) a pull request raising a pod's memory limits against its OOMKilled crash loop ("- Bumped requests
     # 256Mi→512Mi, limits 512Mi→1536Mi."): scanner.PAGE_RAISE, proved by openshift/release#67394 and konflux#2924
     90: ("mitchross/talos-argocd-proxmox/pull/1766",),
+    # (round fa6) two Chinese deployment articles generalising over their readers ("很多开发者尝试直接拉取...镜像却启动失败",
+    # "很多企业服务器因业务连续性要求,不允许轻易重启或重装驱动"): scanner.PAGE_ZH_MANY, proved by mynw.cn/news/579386 and
+    # nshx.cn/Thetrip/25293
+    94: ("www.mynw.cn/news/869137", "www.nshx.cn/automobile/20664"),
 }
 
 
