@@ -2495,6 +2495,18 @@ def _not_on_doubt(first_person=False):
 PAGE_PURPOSE = re.compile(_not_on_doubt(first_person=True) +
                           r"\bto (?:prevent|avoid|work around|get around|get past) (?:the |an? |these |this |any )?(?:[\w.]+: )?"
                           r"(?:[`\"“']|oom\b|[\w.]*(?:error|exception)\b(?!s? (?:handling|messages?)))")
+# (round fa6) a change told by the fault it fixes: "<what is done> to fix / resolve / solve (the/this) <up to three words>
+# error / bug / issue / problem" ("Socket: reuse address to resolve the error "address already in use"", "So we add
+# environment `LD_LIBRARY_PATH` to fix this base image bug", "added six and pyyaml to requirements.txt to fix missing module
+# error"): a pull request's title or description, PAGE_PURPOSE's sibling; the error it names is the reason, no run of the
+# change printed it. A user asks for the fix or tells an attempt that did not hold ("How to fix this error?", "Any help to
+# fix this error", "I tried X to fix the issue but ...", "Please suggest a way to solve this problem", "attemps to fix the
+# problem:"): a line with a question, a first person ("I", "my", "me"), a doubt ("but/still/not/never/no longer/n't") or a
+# word of asking or trying is not taken
+PAGE_FIX_FOR = re.compile(r"(?i)^(?![^\n]*(?:\?|\b(?:but|still|not|never|no longer|my|me|how|try|tries|trying|tried|help|unable"
+                          r"|able|attemp\w*|want|wants|need|needs|way|please|suggest\w*|anyone|idea|appreciat\w*)\b"
+                          r"|n(?:'|’)t\b|(?-i:\bI\b)))[^\n]*?"
+                          r"\bto (?:fix|resolve|solve) (?:the |this |these |that |an? )?(?:[\w-]+ ){0,3}(?:errors?|bugs?|issues?|problems?)\b")
 # (round fa4) a change told by what it does to the message it quotes: it makes the error message clearer or more
 # descriptive ("While starting the server, an error "[Errno 111] Connection refused" is thrown without specifying any
 # reason. This commit makes the error message more descriptive."): a pull request's or a commit's description, whose
@@ -2552,6 +2564,7 @@ PAGE_MARKERS = ((("this ",), PAGE_VOICE, False), (("this ",), PAGE_PR_MID, True)
                 (("很多", "许多", "不少", "大量", "大部分", "多数", "每个", "每一个"), PAGE_ZH_MANY, True),
                 (("this will ", "this should "), PAGE_PROMISE, True),
                 (("to prevent ", "to avoid ", "to work around ", "to get around ", "to get past "), PAGE_PURPOSE, True),
+                (("to fix ", "to resolve ", "to solve "), PAGE_FIX_FOR, True),
                 (("encounter", "run into", "come across", " face", "stumble ", "bump into"), PAGE_COMMON, True),
                 (("better", "clearer", "friendl", "nicer", "more ", "improve"), PAGE_WISH, True),
                 (("bump", "increas", "rais", "doubl", "jack"), PAGE_RAISE, True))

@@ -112,7 +112,10 @@ TRAINED_ITEMS = {
     61: ("kubernetes/website/pull/53484",
          "cloud.tencent.cn/developer/article/2519693"),     # (round scan8) "就很容易遇到如下错误:": scanner.PAGE_ZH
     63: ("theneuralbase.com/nvidia-cuda-for-ai/learn/beginner/compute-capability-matching",),
-    65: ("ICB-DCM/parPE/issues/389", "argilla-io/distilabel/issues/326"),
+    65: ("ICB-DCM/parPE/issues/389", "argilla-io/distilabel/issues/326",
+         # (round fa6) a pull request's "... to resolve pip error on Ubuntu: externally-managed-environment":
+         # scanner.PAGE_FIX_FOR, proved by EiffelWebFramework/EWF#58
+         "alexdevassy/Machine_Learning_CTF_Challenges/pull/11"),
     # (round scan8, batches 70-76 trained on in stop 43) a Chinese explainer's voice: the failure told as what developers
     # often or easily run into ("在...开发过程中,经常会遇到...", "当开发者使用uvicorn.Server启动服务时,常会遇到以下典型错误:"),
     # or read out ("该错误表明..."): scanner.PAGE_ZH; these batches' other false alarms stay open (heldout/README.md says which)
