@@ -2507,6 +2507,14 @@ PAGE_FIX_FOR = re.compile(r"(?i)^(?![^\n]*(?:\?|\b(?:but|still|not|never|no long
                           r"|able|attemp\w*|want|wants|need|needs|way|please|suggest\w*|anyone|idea|appreciat\w*)\b"
                           r"|n(?:'|’)t\b|(?-i:\bI\b)))[^\n]*?"
                           r"\bto (?:fix|resolve|solve) (?:the |this |these |that |an? )?(?:[\w-]+ ){0,3}(?:errors?|bugs?|issues?|problems?)\b")
+# (round fa6) PAGE_PURPOSE's sibling: a change told as catching or handling the error it names ("- update
+# stable-diffusion-task lib to catch RuntimeError: CUDA error: out of memory"): the error is what the change now deals
+# with, no run of it printed it. pip's and poetry's own "The following error occurred when trying to handle this error:"
+# and a user's attempt ("I tried to catch the OOM but ...", "how to handle this error?") are not taken: a line with a
+# question, a doubt, a first person or "try/tried/trying"
+PAGE_CATCH = re.compile(r"(?i)^(?![^\n]*(?:\?|\b(?:but|still|not|never|no longer|my|me|try|tries|trying|tried)\b"
+                        r"|n(?:'|’)t\b|(?-i:\bI\b)))[^\n]*?\bto (?:catch|handle|gracefully handle) (?:the |an? |these |this |any )?"
+                        r"(?:[\w.]+: )?(?:[`\"“']|oom\b|[\w.]*(?:error|exception)\b(?!s? (?:handling|messages?)))")
 # (round fa4) a change told by what it does to the message it quotes: it makes the error message clearer or more
 # descriptive ("While starting the server, an error "[Errno 111] Connection refused" is thrown without specifying any
 # reason. This commit makes the error message more descriptive."): a pull request's or a commit's description, whose
@@ -2565,6 +2573,7 @@ PAGE_MARKERS = ((("this ",), PAGE_VOICE, False), (("this ",), PAGE_PR_MID, True)
                 (("this will ", "this should "), PAGE_PROMISE, True),
                 (("to prevent ", "to avoid ", "to work around ", "to get around ", "to get past "), PAGE_PURPOSE, True),
                 (("to fix ", "to resolve ", "to solve "), PAGE_FIX_FOR, True),
+                (("to catch ", "to handle ", "gracefully handle "), PAGE_CATCH, True),
                 (("encounter", "run into", "come across", " face", "stumble ", "bump into"), PAGE_COMMON, True),
                 (("better", "clearer", "friendl", "nicer", "more ", "improve"), PAGE_WISH, True),
                 (("bump", "increas", "rais", "doubl", "jack"), PAGE_RAISE, True))

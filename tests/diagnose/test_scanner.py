@@ -802,6 +802,9 @@ ROUND45D_PAIRS = [
     # (round fa6) a change told by the error it resolves (EiffelWebFramework/EWF#58's title); the user's own attempt is a report
     ("Socket: reuse address to resolve the error \"address already in use\"\n",
      "I reused the address to resolve the error \"address already in use\"\n", "address-in-use"),
+    # (round fa6) a change that catches the error it names (crynux-node#59's); a user who tried to catch it is a report
+    ("update stable-diffusion-task\n\n- update stable-diffusion-task lib to catch RuntimeError: CUDA error: out of memory\n",
+     "update stable-diffusion-task\n\n- tried to catch RuntimeError: CUDA error: out of memory\n", "cuda-oom"),
     # (round fa6) a Chinese explainer's quantified reader (mynw.cn/news/579386's); the user's own "我" is a report
     ("ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory\n"
      "这个错误几乎每个刚接触 GPU 编程的人都会遇到一次甚至多次。\n",
@@ -918,6 +921,12 @@ def test_a_page_sentence_is_not_taken_on_a_line_of_doubt_or_in_the_first_person(
                  "Anyone knows what to do to fix this error", "Would appreciate a pointer to fix the error",
                  "Any idea on what to do to fix this error", "Want to fix this error", "Never managed to fix the error"):
         assert not scanner.PAGE_FIX_FOR.search(told), told
+    assert scanner.PAGE_CATCH.search("- update stable-diffusion-task lib to catch RuntimeError: CUDA error: out of memory")
+    for told in ("The following error occurred when trying to handle this error:", "I added a handler to catch the OOM:",
+                 "Wrapped it to catch RuntimeError: CUDA error: out of memory, but it still crashes",
+                 "How do I make it to catch RuntimeError?", "It doesn't seem to catch RuntimeError:",
+                 "Tried to catch RuntimeError: CUDA error: out of memory", "My code is meant to catch the error:"):
+        assert not scanner.PAGE_CATCH.search(told), told
     assert scanner.PAGE_ZH_MANY.search("很多开发者尝试直接拉取镜像却启动失败,报错信息五花八门")
     assert scanner.PAGE_ZH_MANY.search("这个错误几乎每个刚接触 GPU 编程的人都会遇到一次甚至多次。")
     for told in ("我和很多开发者一样启动失败", "看了很多人的方法还是不行", "很多人说升级驱动,仍然报错", "很多用户也遇到了吗？",
