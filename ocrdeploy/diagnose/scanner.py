@@ -2468,6 +2468,14 @@ PAGE_PROMISE = re.compile(r"(?i)\bthis (?:will|should) (?:get rid of|fix|resolve
 # generalises over its readers' runs; a user's report tells its own ("我运行时遇到", "报如下错误"), and a line with a first
 # person is not taken
 PAGE_ZH = re.compile(r"^(?![^\n]*我)[^\n]*?(?:(?:经常|常常|往往|很容易|容易|常|可能)会?遇到|错误(?:信息|提示)?(?:表明|意味着))")
+# (round fa6) a Chinese explainer generalising over its readers: a quantified generic subject ("很多开发者尝试直接拉取...
+# 镜像却启动失败,报错信息五花八门——libcudart.so.12 not found、...", "这个错误几乎每个刚接触 GPU 编程的人都会遇到一次甚至多次",
+# "每一个做AI工程化落地的人都绕不开的“经典坑”", "很多企业服务器因业务连续性要求,不允许轻易重启或重装驱动"), PAGE_COMMON's
+# Chinese: an article tells what happens to many or to everyone; a user's report tells its own run ("我运行时遇到") or that
+# others' fixes did not hold ("看了很多人的方法还是不行"), and a line with a first person (我), "还是/仍然/依然" or a question
+# is not taken. The noun may stand up to 16 characters after the quantifier ("每个刚接触 GPU 编程的人"), never across a stop
+PAGE_ZH_MANY = re.compile(r"^(?![^\n]*(?:我|还是|仍然|依然|[?？]))[^\n]*?(?:很多|许多|不少|大量|大部分|多数|每一?个)"
+                          r"[^\n，。,.、;；:：!！]{0,16}?(?:开发者|用户|人(?!工)|朋友|同学|企业|工程师|团队|新手|初学者)")
 def _not_on_doubt(first_person=False):
     """The start of a page sentence that is not taken on a line with a question, a doubt ("but", "still", "not",
     "never", "no longer", "n't": a user's attempt that did not hold) or, with first_person, "I"/"my"/"me" (a user's
@@ -2487,6 +2495,26 @@ def _not_on_doubt(first_person=False):
 PAGE_PURPOSE = re.compile(_not_on_doubt(first_person=True) +
                           r"\bto (?:prevent|avoid|work around|get around|get past) (?:the |an? |these |this |any )?(?:[\w.]+: )?"
                           r"(?:[`\"“']|oom\b|[\w.]*(?:error|exception)\b(?!s? (?:handling|messages?)))")
+# (round fa6) a change told by the fault it fixes: "<what is done> to fix / resolve / solve (the/this) <up to three words>
+# error / bug / issue / problem" ("Socket: reuse address to resolve the error "address already in use"", "So we add
+# environment `LD_LIBRARY_PATH` to fix this base image bug", "added six and pyyaml to requirements.txt to fix missing module
+# error"): a pull request's title or description, PAGE_PURPOSE's sibling; the error it names is the reason, no run of the
+# change printed it. A user asks for the fix or tells an attempt that did not hold ("How to fix this error?", "Any help to
+# fix this error", "I tried X to fix the issue but ...", "Please suggest a way to solve this problem", "attemps to fix the
+# problem:"): a line with a question, a first person ("I", "my", "me"), a doubt ("but/still/not/never/no longer/n't") or a
+# word of asking or trying is not taken
+PAGE_FIX_FOR = re.compile(r"(?i)^(?![^\n]*(?:\?|\b(?:but|still|not|never|no longer|my|me|how|try|tries|trying|tried|help|unable"
+                          r"|able|attemp\w*|want|wants|need|needs|way|please|suggest\w*|anyone|idea|appreciat\w*)\b"
+                          r"|n(?:'|’)t\b|(?-i:\bI\b)))[^\n]*?"
+                          r"\bto (?:fix|resolve|solve) (?:the |this |these |that |an? )?(?:[\w-]+ ){0,3}(?:errors?|bugs?|issues?|problems?)\b")
+# (round fa6) PAGE_PURPOSE's sibling: a change told as catching or handling the error it names ("- update
+# stable-diffusion-task lib to catch RuntimeError: CUDA error: out of memory"): the error is what the change now deals
+# with, no run of it printed it. pip's and poetry's own "The following error occurred when trying to handle this error:"
+# and a user's attempt ("I tried to catch the OOM but ...", "how to handle this error?") are not taken: a line with a
+# question, a doubt, a first person or "try/tried/trying"
+PAGE_CATCH = re.compile(r"(?i)^(?![^\n]*(?:\?|\b(?:but|still|not|never|no longer|my|me|try|tries|trying|tried)\b"
+                        r"|n(?:'|’)t\b|(?-i:\bI\b)))[^\n]*?\bto (?:catch|handle|gracefully handle) (?:the |an? |these |this |any )?"
+                        r"(?:[\w.]+: )?(?:[`\"“']|oom\b|[\w.]*(?:error|exception)\b(?!s? (?:handling|messages?)))")
 # (round fa4) a change told by what it does to the message it quotes: it makes the error message clearer or more
 # descriptive ("While starting the server, an error "[Errno 111] Connection refused" is thrown without specifying any
 # reason. This commit makes the error message more descriptive."): a pull request's or a commit's description, whose
@@ -2541,8 +2569,11 @@ PAGE_RAISE = re.compile(r"(?i)^(?![^\n]*(?:\?|\b(?:my|me|but|still|not|never|no 
 PAGE_MARKERS = ((("this ",), PAGE_VOICE, False), (("this ",), PAGE_PR_MID, True),
                 ((" will ", " may ", " might "), PAGE_FORECAST, True), ((" error", " code "), PAGE_EXPLAIN, True),
                 (("if you ",), PAGE_READER, True), (("遇到", "错误"), PAGE_ZH, True),
+                (("很多", "许多", "不少", "大量", "大部分", "多数", "每个", "每一个"), PAGE_ZH_MANY, True),
                 (("this will ", "this should "), PAGE_PROMISE, True),
                 (("to prevent ", "to avoid ", "to work around ", "to get around ", "to get past "), PAGE_PURPOSE, True),
+                (("to fix ", "to resolve ", "to solve "), PAGE_FIX_FOR, True),
+                (("to catch ", "to handle ", "gracefully handle "), PAGE_CATCH, True),
                 (("encounter", "run into", "come across", " face", "stumble ", "bump into"), PAGE_COMMON, True),
                 (("better", "clearer", "friendl", "nicer", "more ", "improve"), PAGE_WISH, True),
                 (("bump", "increas", "rais", "doubl", "jack"), PAGE_RAISE, True))

@@ -799,6 +799,17 @@ ROUND45D_PAIRS = [
     ("bump memory limits\n\nseeing golangci-lint get OOMKilled consistently\n",
      "I bumped the memory limits, but it is still the same\n\nseeing golangci-lint get OOMKilled consistently\n",
      "host-oom-killed"),
+    # (round fa6) a change told by the error it resolves (EiffelWebFramework/EWF#58's title); the user's own attempt is a report
+    ("Socket: reuse address to resolve the error \"address already in use\"\n",
+     "I reused the address to resolve the error \"address already in use\"\n", "address-in-use"),
+    # (round fa6) a change that catches the error it names (crynux-node#59's); a user who tried to catch it is a report
+    ("update stable-diffusion-task\n\n- update stable-diffusion-task lib to catch RuntimeError: CUDA error: out of memory\n",
+     "update stable-diffusion-task\n\n- tried to catch RuntimeError: CUDA error: out of memory\n", "cuda-oom"),
+    # (round fa6) a Chinese explainer's quantified reader (mynw.cn/news/579386's); the user's own "我" is a report
+    ("ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory\n"
+     "这个错误几乎每个刚接触 GPU 编程的人都会遇到一次甚至多次。\n",
+     "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory\n"
+     "这个错误我每次刚接触新机器都会遇到一次甚至多次。\n", "libcudart-11-missing"),
 ]
 
 
@@ -899,6 +910,28 @@ def test_a_page_sentence_is_not_taken_on_a_line_of_doubt_or_in_the_first_person(
                  "Despite raising the limits:", "Tried raising the limits:", "Bumped the limits, never enough:",
                  "Bumped the limits, it is no longer enough:"):
         assert not scanner.PAGE_RAISE.search(told), told
+    # (round fa6) the fault a change fixes, and a Chinese explainer's quantified reader
+    assert scanner.PAGE_FIX_FOR.search("So we add environment `LD_LIBRARY_PATH` to fix this base image bug")
+    for told in ("I added `LD_LIBRARY_PATH` to fix this bug", "Added it to my env to fix the error",
+                 "Added it to fix the error but it is back", "Added it to fix the error, still failing",
+                 "Added it to fix the error, did not work", "Added it to fix the error, it didn't help",
+                 "How to fix this error", "Is there a way to fix this error", "Any help to fix this error",
+                 "Tried adding it to fix the error", "attemps to fix the problem:", "Please suggest how to resolve the issue",
+                 "Is it possible to fix this issue?", "Unable to resolve the issue", "Need a workaround to solve this problem",
+                 "Anyone knows what to do to fix this error", "Would appreciate a pointer to fix the error",
+                 "Any idea on what to do to fix this error", "Want to fix this error", "Never managed to fix the error"):
+        assert not scanner.PAGE_FIX_FOR.search(told), told
+    assert scanner.PAGE_CATCH.search("- update stable-diffusion-task lib to catch RuntimeError: CUDA error: out of memory")
+    for told in ("The following error occurred when trying to handle this error:", "I added a handler to catch the OOM:",
+                 "Wrapped it to catch RuntimeError: CUDA error: out of memory, but it still crashes",
+                 "How do I make it to catch RuntimeError?", "It doesn't seem to catch RuntimeError:",
+                 "Tried to catch RuntimeError: CUDA error: out of memory", "My code is meant to catch the error:"):
+        assert not scanner.PAGE_CATCH.search(told), told
+    assert scanner.PAGE_ZH_MANY.search("很多开发者尝试直接拉取镜像却启动失败,报错信息五花八门")
+    assert scanner.PAGE_ZH_MANY.search("这个错误几乎每个刚接触 GPU 编程的人都会遇到一次甚至多次。")
+    for told in ("我和很多开发者一样启动失败", "看了很多人的方法还是不行", "很多人说升级驱动,仍然报错", "很多用户也遇到了吗？",
+                 "依然有很多人报错", "每个节点,都报错", "很多人工智能应用启动失败"):
+        assert not scanner.PAGE_ZH_MANY.search(told), told
 
 
 def test_spaced_parts_cjk_script_from_ascii_words_only():

@@ -112,7 +112,10 @@ TRAINED_ITEMS = {
     61: ("kubernetes/website/pull/53484",
          "cloud.tencent.cn/developer/article/2519693"),     # (round scan8) "就很容易遇到如下错误:": scanner.PAGE_ZH
     63: ("theneuralbase.com/nvidia-cuda-for-ai/learn/beginner/compute-capability-matching",),
-    65: ("ICB-DCM/parPE/issues/389", "argilla-io/distilabel/issues/326"),
+    65: ("ICB-DCM/parPE/issues/389", "argilla-io/distilabel/issues/326",
+         # (round fa6) a pull request's "... to resolve pip error on Ubuntu: externally-managed-environment":
+         # scanner.PAGE_FIX_FOR, proved by EiffelWebFramework/EWF#58
+         "alexdevassy/Machine_Learning_CTF_Challenges/pull/11"),
     # (round scan8, batches 70-76 trained on in stop 43) a Chinese explainer's voice: the failure told as what developers
     # often or easily run into ("在...开发过程中,经常会遇到...", "当开发者使用uvicorn.Server启动服务时,常会遇到以下典型错误:"),
     # or read out ("该错误表明..."): scanner.PAGE_ZH; these batches' other false alarms stay open (heldout/README.md says which)
@@ -142,6 +145,10 @@ TRAINED_ITEMS = {
     # (round fa5) a pull request raising a pod's memory limits against its OOMKilled crash loop ("- Bumped requests
     # 256Mi→512Mi, limits 512Mi→1536Mi."): scanner.PAGE_RAISE, proved by openshift/release#67394 and konflux#2924
     90: ("mitchross/talos-argocd-proxmox/pull/1766",),
+    # (round fa6) two Chinese deployment articles generalising over their readers ("很多开发者尝试直接拉取...镜像却启动失败",
+    # "很多企业服务器因业务连续性要求,不允许轻易重启或重装驱动"): scanner.PAGE_ZH_MANY, proved by mynw.cn/news/579386 and
+    # nshx.cn/Thetrip/25293
+    94: ("www.mynw.cn/news/869137", "www.nshx.cn/automobile/20664"),
 }
 
 
