@@ -301,7 +301,11 @@ GENERIC_CLASSES = (
     # code: 400: ...", Sourcegraph's SSC client); 1xx-3xx are not taken)
     ("http-status", re.compile(r"\brequest failed: (?:HTTP )?[45]\d\d [A-Z][a-z]|\b[45]\d\d status code \(no body\)"
                                r"|<(?:title|h1)>[45]\d\d [A-Z][\w ]{2,60}</(?:title|h1)>"
-                               r"|\bRequest failed with status code [45]\d\d\b|\bunexpected status code:? [45]\d\d\b")),
+                               r"|\bRequest failed with status code [45]\d\d\b|\bunexpected status code:? [45]\d\d\b"
+                               # (round scan13) a Python HTTP client's answer with a server-side status as its repr
+                               # prints it (requests' "<Response [500]>", httpx's "<Response [502 Bad Gateway]>"), a REPL's
+                               # or a print's output with no error word: 5xx only (a 4xx repr is often a probe's answer)
+                               r"|<Response \[5\d\d(?: [A-Z][A-Za-z]{1,20}(?: [A-Z][A-Za-z]{1,20}){0,3})?\]>")),
     # (round scan11) a decoder refusing a document that is not what the program expected (an HTML error page, a proxy's
     # text, a body of another shape), in the decoder's own words and with no error word of its own: JavaScript's JSON.parse
     # (V8: "Unexpected token '<', "<!DOCTYPE "... is not valid JSON", the older "Unexpected token < in JSON at position 0"),
@@ -421,7 +425,9 @@ FATAL_CLASSES = (
                                r"|\breturned non-zero exit status\b|\bexited with (?:code|status) (?!0\b)-?\d+\b"
                                # a launcher's report of a child (deepspeed's "exits with return code = -11", torch
                                # elastic's "failed (exitcode: 1)"); a negative return code is a signal however worded
-                               r"|\bexit(?:s|ed)? with (?:return )?code\s?=?\s?(?!0\b)-?\d+\b|\bexitcode\s{0,3}[:=]?\s{0,3}(?!0\b)-?\d+\b"
+                               # (round scan13: and a supervisor's "exited with status code 127", Tabby's llama-server
+                               # under its WARN level: "status" before "code")
+                               r"|\bexit(?:s|ed)? with (?:return |status )?code\s?=?\s?(?!0\b)-?\d+\b|\bexitcode\s{0,3}[:=]?\s{0,3}(?!0\b)-?\d+\b"
                                r"|\breturn ?code\s?[:=]?\s?-\d+\b"
                                # systemd's report of a unit's main process ("Main process exited, code=exited,
                                # status=1/FAILURE", "code=killed, status=9/KILL") and of the unit ("Failed with result
@@ -534,7 +540,8 @@ GENERIC_HINTS = {
     "wheel-hash": ("Hash mismatch for file", "Bad hash for file"),
     "httpx-error": ("httpx.", "httpcore."),
     "tls-error": ("ERR_SSL_", "[SSL: "),
-    "http-status": ("request failed: ", "<title>", "<h1>", "status code (no body)", "failed with status code ", "unexpected status code"),
+    "http-status": ("request failed: ", "<title>", "<h1>", "status code (no body)", "failed with status code ", "unexpected status code",
+                    "<Response [5"),
     "decode-error": ("not valid JSON", " in JSON at position ", "looking for beginning of ", " at line ", ", line: "),
     "js-typeerror": ("Cannot read propert", "Cannot set propert"),
     "py-message": ("unexpected keyword argument", "cannot import name"),
@@ -625,7 +632,10 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     # (round scan12: zsh's names for SIGILL and SIGFPE, a launcher's start timeout)
                     "illegal hardware instruction", "floating point exception", "timed out waiting for ",
                     # (round scan12: PBS's job mail)
-                    "exit_status=")
+                    "exit_status=",
+                    # (round scan13: a Python HTTP client's Response repr with a 5xx status; "exited with status code"
+                    # holds "exited with")
+                    "<response [5")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
