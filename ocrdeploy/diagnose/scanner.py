@@ -207,7 +207,13 @@ GENERIC_CLASSES = (
                                    # version after ", version "), after the library that needs it: "libcusparse.so.12:
                                    # undefined symbol: __nvJitLinkComplete_12_4, version libnvJitLink.so.12", a title
                                    # without Python's "ImportError:"
-                                   r"|\.so(?:\.[\d.]{1,16})?: undefined symbol: \S")),
+                                   r"|\.so(?:\.[\d.]{1,16})?: undefined symbol: \S"
+                                   # (round scan13) and that lookup quoted without the library, a C++ symbol by its
+                                   # mangled name ("undefined symbol: _ZN3c105ErrorC1ENS_14SourceLocationERKSs" as a
+                                   # title, "`undefined symbol: _ZNK3c105Error4whatEv`"): an extension built against
+                                   # another libtorch / libstdc++ than the one loaded
+                                   # (at the line's start or after a colon or an arrow: not one name of a list in a sentence)
+                                   r"|(?:^[\s`'\"]{0,4}|[:>] {0,3})undefined symbol: _Z\w{4,}")),
     # a shell that cannot find the program (sh's "/bin/sh: 1: nvcc: not found", bash's "bash: x: command not found",
     # a container's entry script "exec: line 9: exec: nvidia-smi: not found"): the command never ran
     ("command-not-found", re.compile(r":\s(?:line \d{1,6}: |\d{1,6}: )?(?:exec: )?[\w./+-]{1,128}: (?:command )?not found\s*$")),
@@ -521,7 +527,7 @@ GENERIC_HINTS = {
                                                          "cuda_error_", "cudaerror"),
     "model-format": ("magic",),
     "library-missing": ("cannot open shared object file", "error while loading shared libraries", "or one of its dependencies", "ailed to load", "ailed Loading", "ailed loading", "' not found (required by ",
-                        ": undefined symbol: "), "command-not-found": (": not found", "command not found"),
+                        ": undefined symbol: ", "undefined symbol: _Z"), "command-not-found": (": not found", "command not found"),
     "nvml-error": ("Failed to initialize NVML", "NVIDIA-SMI has failed", "Unable to determine the device handle",
                    "Mismatch in versions between nvidia-smi", "NVRM: No NVIDIA", "NVRM: The NVIDIA probe", "NVRM: None of the NVIDIA"),
     "assert-failed": ("ASSERT FAILED", "Assertion ", "Check failed: "),
@@ -635,7 +641,9 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "exit_status=",
                     # (round scan13: a Python HTTP client's Response repr with a 5xx status; "exited with status code"
                     # holds "exited with")
-                    "<response [5")
+                    "<response [5",
+                    # (round scan13: ld.so's symbol lookup quoted without its library, a mangled C++ name)
+                    "undefined symbol: _z")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
