@@ -875,6 +875,14 @@ def _generic(text, only=None):
 _GENERIC_GATED = tuple((name, rx, GENERIC_HINTS[name], name in GENERIC_LOWER) for name, rx in GENERIC_CLASSES)
 
 
+# (round scan13) ninja's report that a step failed ("FAILED: cpu_adam.so"), which heads the command and the lines that say
+# why: a line of another class after it in the same block names the block ("cc: error: x.c: No such file or directory",
+# "/usr/bin/ld: cannot find -lcurand"); the lines that only say the build stopped do not.  (make's "make[2]: *** [x.o]
+# Error 139" before the "Segmentation fault" of a parallel job would be the same shape, but no uncited thread proves it)
+REPORT_CLASSES = ("failed",)
+QUIET_CLASSES = ("build-killed", "exit-status", "error-level", "ci-error")
+
+
 # The fatal classes that name what killed the process: reported before an "error:" class on the same line
 # (a scheduler's "error: Detected 1 oom-kill event"); an exit status is reported after it.
 KILL_CLASSES = ("fatal-signal", "kernel-gpu", "job-killed")
@@ -2854,7 +2862,8 @@ class SafetyNet(object):
         elif cur["traceback"] and EXC_LINE.search(stripped):
             cur["closed"] = True
         if cur["summary"] is None or (EXC_LINE.search(stripped) and TRACEBACK not in text) \
-                or (cur["summary"][2] == "cxx-terminate" and cls != "cxx-terminate"):
+                or (cur["summary"][2] == "cxx-terminate" and cls != "cxx-terminate") \
+                or (cur["summary"][2] in REPORT_CLASSES and cls not in REPORT_CLASSES + QUIET_CLASSES):
             cur["summary"] = (lineno, text, cls)
             cur["ctx"] = self.ctx.around(lineno)
 
