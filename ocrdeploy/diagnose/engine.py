@@ -142,7 +142,15 @@ def _entry_words(rule: Rule) -> set:
 # real runs are.  (Tuned on the misses of batches 1-84: CASE_WEIGHT 4-12 and a prior of 6-12 give the same top-1.)
 LEAD_WORDS = Path(__file__).with_name("lead_words.json")
 CASE_WEIGHT = 8.0
-LEAD_MIN = 0.5      # the least score of a lead of one shared token (two shared tokens are a lead whatever they weigh)
+LEAD_MIN = 0.6      # the least score of a lead of one shared token (two shared tokens are a lead whatever they weigh)
+# (round scan13) how a token's weight falls with the number of entries that share it: weight / df ** DF_POWER.  A token
+# that two or three entries share (a soname, a tool of a few entries) still says much about each of them; dividing by
+# the whole count (1.0) let one rare word of a wrong entry outweigh three shared words of the right one.  And the words
+# of the lines shown around an unrecognised line (its context) weigh CONTEXT_WEIGHT of the line's own: the line says
+# what failed, its neighbours may be another step's.  (Tuned on the named misses of batches 1-84 reported unrecognised:
+# DF_POWER 0.5-0.7 with CONTEXT_WEIGHT 0.5-1.0 is a plateau of 127-132 right top entries of 247, against 123 at 1.0/1.0.)
+DF_POWER = 0.6
+CONTEXT_WEIGHT = 0.75
 
 
 def _case_words() -> dict:
@@ -170,20 +178,23 @@ def lead_index(rules: list[Rule], case_words: dict | None = None) -> tuple[dict,
     return vocab, df
 
 
-def looks_like(text: str, rules: list[Rule], limit: int = 3, index: tuple | None = None) -> list[str]:
+def looks_like(text: str, rules: list[Rule], limit: int = 3, index: tuple | None = None, around: str = "") -> list[str]:
     """The entries nearest to an unrecognised line by the key tokens they share (sonames, tools, enum
-    names), each token weighed by how much it belongs to the entry and how few entries share it; a lead for
-    the reader, never a finding."""
+    names), each token weighed by how much it belongs to the entry and how few entries share it (the words of
+    `around`, the lines shown about it, less than its own); a lead for the reader, never a finding."""
     vocab, df = index or lead_index(rules)
     mine = _words(text)
+    near = _words(around) - mine if around else set()
     scored = []
     for r in rules:
         weights = vocab[r.id]
         shared = [w for w in mine if w in weights]
-        if not shared:
+        shared_near = [w for w in near if w in weights]
+        if not shared and not shared_near:
             continue
-        score = sum(weights[w] / df[w] for w in shared)
-        if score >= LEAD_MIN or len(shared) >= 2:
+        score = sum(weights[w] / df[w] ** DF_POWER for w in shared) \
+            + CONTEXT_WEIGHT * sum(weights[w] / df[w] ** DF_POWER for w in shared_near)
+        if score >= LEAD_MIN or len(shared) + len(shared_near) >= 2:
             scored.append((-score, r.id))
     return [rid for _, rid in sorted(scored)[:limit]]
 
@@ -193,7 +204,7 @@ def unrecognised_lead(u: dict, rules: list[Rule], index: tuple | None = None) ->
     ("failed to load all models" names no library, the allocator's line above it does). `rules` are the
     entries a lead may name (not the harmless ones)."""
     around = " ".join(str(c[1]) for c in u.get("context") or [] if isinstance(c, (list, tuple)) and len(c) > 1)
-    return looks_like(u["text"] + " " + around, rules, index=index)
+    return looks_like(u["text"], rules, index=index, around=around)
 
 
 def annotate(reports: list[dict], rules: list[Rule], ctx: dict) -> list[dict]:

@@ -207,7 +207,13 @@ GENERIC_CLASSES = (
                                    # version after ", version "), after the library that needs it: "libcusparse.so.12:
                                    # undefined symbol: __nvJitLinkComplete_12_4, version libnvJitLink.so.12", a title
                                    # without Python's "ImportError:"
-                                   r"|\.so(?:\.[\d.]{1,16})?: undefined symbol: \S")),
+                                   r"|\.so(?:\.[\d.]{1,16})?: undefined symbol: \S"
+                                   # (round scan13) and that lookup quoted without the library, a C++ symbol by its
+                                   # mangled name ("undefined symbol: _ZN3c105ErrorC1ENS_14SourceLocationERKSs" as a
+                                   # title, "`undefined symbol: _ZNK3c105Error4whatEv`"): an extension built against
+                                   # another libtorch / libstdc++ than the one loaded
+                                   # (at the line's start or after a colon or an arrow: not one name of a list in a sentence)
+                                   r"|(?:^[\s`'\"]{0,4}|[:>] {0,3})undefined symbol: _Z\w{4,}")),
     # a shell that cannot find the program (sh's "/bin/sh: 1: nvcc: not found", bash's "bash: x: command not found",
     # a container's entry script "exec: line 9: exec: nvidia-smi: not found"): the command never ran
     ("command-not-found", re.compile(r":\s(?:line \d{1,6}: |\d{1,6}: )?(?:exec: )?[\w./+-]{1,128}: (?:command )?not found\s*$")),
@@ -301,7 +307,11 @@ GENERIC_CLASSES = (
     # code: 400: ...", Sourcegraph's SSC client); 1xx-3xx are not taken)
     ("http-status", re.compile(r"\brequest failed: (?:HTTP )?[45]\d\d [A-Z][a-z]|\b[45]\d\d status code \(no body\)"
                                r"|<(?:title|h1)>[45]\d\d [A-Z][\w ]{2,60}</(?:title|h1)>"
-                               r"|\bRequest failed with status code [45]\d\d\b|\bunexpected status code:? [45]\d\d\b")),
+                               r"|\bRequest failed with status code [45]\d\d\b|\bunexpected status code:? [45]\d\d\b"
+                               # (round scan13) a Python HTTP client's answer with a server-side status as its repr
+                               # prints it (requests' "<Response [500]>", httpx's "<Response [502 Bad Gateway]>"), a REPL's
+                               # or a print's output with no error word: 5xx only (a 4xx repr is often a probe's answer)
+                               r"|<Response \[5\d\d(?: [A-Z][A-Za-z]{1,20}(?: [A-Z][A-Za-z]{1,20}){0,3})?\]>")),
     # (round scan11) a decoder refusing a document that is not what the program expected (an HTML error page, a proxy's
     # text, a body of another shape), in the decoder's own words and with no error word of its own: JavaScript's JSON.parse
     # (V8: "Unexpected token '<', "<!DOCTYPE "... is not valid JSON", the older "Unexpected token < in JSON at position 0"),
@@ -421,7 +431,9 @@ FATAL_CLASSES = (
                                r"|\breturned non-zero exit status\b|\bexited with (?:code|status) (?!0\b)-?\d+\b"
                                # a launcher's report of a child (deepspeed's "exits with return code = -11", torch
                                # elastic's "failed (exitcode: 1)"); a negative return code is a signal however worded
-                               r"|\bexit(?:s|ed)? with (?:return )?code\s?=?\s?(?!0\b)-?\d+\b|\bexitcode\s{0,3}[:=]?\s{0,3}(?!0\b)-?\d+\b"
+                               # (round scan13: and a supervisor's "exited with status code 127", Tabby's llama-server
+                               # under its WARN level: "status" before "code")
+                               r"|\bexit(?:s|ed)? with (?:return |status )?code\s?=?\s?(?!0\b)-?\d+\b|\bexitcode\s{0,3}[:=]?\s{0,3}(?!0\b)-?\d+\b"
                                r"|\breturn ?code\s?[:=]?\s?-\d+\b"
                                # systemd's report of a unit's main process ("Main process exited, code=exited,
                                # status=1/FAILURE", "code=killed, status=9/KILL") and of the unit ("Failed with result
@@ -515,7 +527,7 @@ GENERIC_HINTS = {
                                                          "cuda_error_", "cudaerror"),
     "model-format": ("magic",),
     "library-missing": ("cannot open shared object file", "error while loading shared libraries", "or one of its dependencies", "ailed to load", "ailed Loading", "ailed loading", "' not found (required by ",
-                        ": undefined symbol: "), "command-not-found": (": not found", "command not found"),
+                        ": undefined symbol: ", "undefined symbol: _Z"), "command-not-found": (": not found", "command not found"),
     "nvml-error": ("Failed to initialize NVML", "NVIDIA-SMI has failed", "Unable to determine the device handle",
                    "Mismatch in versions between nvidia-smi", "NVRM: No NVIDIA", "NVRM: The NVIDIA probe", "NVRM: None of the NVIDIA"),
     "assert-failed": ("ASSERT FAILED", "Assertion ", "Check failed: "),
@@ -534,7 +546,8 @@ GENERIC_HINTS = {
     "wheel-hash": ("Hash mismatch for file", "Bad hash for file"),
     "httpx-error": ("httpx.", "httpcore."),
     "tls-error": ("ERR_SSL_", "[SSL: "),
-    "http-status": ("request failed: ", "<title>", "<h1>", "status code (no body)", "failed with status code ", "unexpected status code"),
+    "http-status": ("request failed: ", "<title>", "<h1>", "status code (no body)", "failed with status code ", "unexpected status code",
+                    "<Response [5"),
     "decode-error": ("not valid JSON", " in JSON at position ", "looking for beginning of ", " at line ", ", line: "),
     "js-typeerror": ("Cannot read propert", "Cannot set propert"),
     "py-message": ("unexpected keyword argument", "cannot import name"),
@@ -625,7 +638,12 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     # (round scan12: zsh's names for SIGILL and SIGFPE, a launcher's start timeout)
                     "illegal hardware instruction", "floating point exception", "timed out waiting for ",
                     # (round scan12: PBS's job mail)
-                    "exit_status=")
+                    "exit_status=",
+                    # (round scan13: a Python HTTP client's Response repr with a 5xx status; "exited with status code"
+                    # holds "exited with")
+                    "<response [5",
+                    # (round scan13: ld.so's symbol lookup quoted without its library, a mangled C++ name)
+                    "undefined symbol: _z")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
@@ -855,6 +873,14 @@ def _generic(text, only=None):
 
 
 _GENERIC_GATED = tuple((name, rx, GENERIC_HINTS[name], name in GENERIC_LOWER) for name, rx in GENERIC_CLASSES)
+
+
+# (round scan13) ninja's report that a step failed ("FAILED: cpu_adam.so"), which heads the command and the lines that say
+# why: a line of another class after it in the same block names the block ("cc: error: x.c: No such file or directory",
+# "/usr/bin/ld: cannot find -lcurand"); the lines that only say the build stopped do not.  (make's "make[2]: *** [x.o]
+# Error 139" before the "Segmentation fault" of a parallel job would be the same shape, but no uncited thread proves it)
+REPORT_CLASSES = ("failed",)
+QUIET_CLASSES = ("build-killed", "exit-status", "error-level", "ci-error")
 
 
 # The fatal classes that name what killed the process: reported before an "error:" class on the same line
@@ -2867,7 +2893,8 @@ class SafetyNet(object):
         elif cur["traceback"] and EXC_LINE.search(stripped):
             cur["closed"] = True
         if cur["summary"] is None or (EXC_LINE.search(stripped) and TRACEBACK not in text) \
-                or (cur["summary"][2] == "cxx-terminate" and cls != "cxx-terminate"):
+                or (cur["summary"][2] == "cxx-terminate" and cls != "cxx-terminate") \
+                or (cur["summary"][2] in REPORT_CLASSES and cls not in REPORT_CLASSES + QUIET_CLASSES):
             cur["summary"] = (lineno, text, cls)
             cur["ctx"] = self.ctx.around(lineno)
 

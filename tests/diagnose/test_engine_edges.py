@@ -268,3 +268,28 @@ def test_looks_like_weighs_the_words_of_an_entrys_real_cases():
     assert looks_like(line, rules, index=lead_index(rules, words)) == ["load-slow", "runner-timeout", "model-too-big"]
     # the weight is the share of the cases: a word one case in ten holds is weaker than a pattern word
     assert looks_like(line, rules, index=lead_index(rules, {"load-slow": {"timed": 0.1}}))[0] == "runner-timeout"
+
+
+def test_tokens_a_few_entries_share_outweigh_one_token_of_one_entry():
+    """(round scan13) weight / df ** DF_POWER: two words three entries share say more than one word of one entry (at a
+    power of 1 the lone word led: 2/3 < 1)."""
+    from ocrdeploy.diagnose.engine import looks_like
+
+    rules = table({"id": "a-launch-stall", "patterns": ["ptxjit launcher stalled"]},
+                  {"id": "b-launch-hang", "patterns": ["ptxjit launcher hung"]},
+                  {"id": "c-launch-slow", "patterns": ["ptxjit launcher slowed"]},
+                  {"id": "zeppelin-crash", "patterns": ["zeppelin crashed"]})
+    near = looks_like("ptxjit launcher zeppelin", rules, limit=4)
+    assert near == ["a-launch-stall", "b-launch-hang", "c-launch-slow", "zeppelin-crash"]
+
+
+def test_the_lines_around_weigh_less_than_the_unrecognised_line_itself():
+    """(round scan13) CONTEXT_WEIGHT: a word of the unrecognised line leads over the same weight of a word of the
+    lines shown around it (at an equal weight the tie went to the entry first by name, the context's)."""
+    from ocrdeploy.diagnose.engine import unrecognised_lead
+
+    rules = table({"id": "a-context-entry", "patterns": ["quokkaloader"]},
+                  {"id": "b-line-entry", "patterns": ["wombatsolver"]})
+    u = {"text": "RuntimeError: wombatsolver gave up", "context": [[1, "INFO quokkaloader ready"],
+                                                                    [2, "RuntimeError: wombatsolver gave up"]]}
+    assert unrecognised_lead(u, rules) == ["b-line-entry", "a-context-entry"]

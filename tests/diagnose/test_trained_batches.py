@@ -212,7 +212,7 @@ TRAINED_UNNAMED = {
     82: ("cline/cline/issues/396",),
     83: ("RattyDAVE/docker-ubuntu-hercules-mvs/issues/1", "actions/runner/issues/2427"),
     84: ("lmstudio-ai/lmstudio-bug-tracker/issues/1755",),
-    85: ("coldfunction/qCUDA/issues/9",),
+    85: ("coldfunction/qCUDA/issues/9", "dhcode-cpp/X-R1/issues/68"),
     86: ("continuedev/continue/issues/10286", "agentgateway/agentgateway/issues/2371", "sashabaranov/go-openai/issues/165",
          "sugarforever/chat-ollama/issues/567"),
     87: ("datalab-to/marker/issues/262",),
