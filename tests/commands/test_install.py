@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from terminal import sigint_as_from_a_terminal
+
 ROOT = Path(__file__).parents[2]
 
 
@@ -233,7 +235,8 @@ def test_ctrl_c_stops_the_run_ends_the_command_and_exits_130(tmp_path):
     env.pop("OCRDEPLOY_INVENTORY", None)
     proc = subprocess.Popen([sys.executable, "-m", "ocrdeploy", "install", "--inventory", str(inv), "--recipe",
                              "sdk-only", "--from", "sdk-clone", "--skip-preflight"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env, start_new_session=True,
+                            preexec_fn=sigint_as_from_a_terminal)
     try:
         deadline = time.monotonic() + 60
         while "connected" not in events and time.monotonic() < deadline:

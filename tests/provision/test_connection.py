@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from terminal import sigint_as_from_a_terminal
+
 from ocrdeploy.services.hostside import group_left
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,7 +49,8 @@ def test_ctrl_c_ends_the_command_and_the_run(tmp_path, script, late_survives):
     runner = tmp_path / "runner.py"
     runner.write_text(RUNNER.format(root=str(ROOT)))
     proc = subprocess.Popen([sys.executable, str(runner), script.format(ready=ready, late=late)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=sigint_as_from_a_terminal)
     late_pid = None
     try:
         deadline = time.monotonic() + 30
@@ -100,7 +103,7 @@ def test_ctrl_c_as_the_command_starts_still_ends_it(tmp_path):
     runner, pid_file = tmp_path / "runner.py", tmp_path / "pid"
     runner.write_text(RACE_RUNNER.format(root=str(ROOT)))
     proc = subprocess.run([sys.executable, str(runner), str(pid_file)], capture_output=True, text=True, timeout=60,
-                          start_new_session=True)
+                          start_new_session=True, preexec_fn=sigint_as_from_a_terminal)
     pid = int(pid_file.read_text())
     try:
         assert proc.returncode == 130, proc.stderr
@@ -144,7 +147,8 @@ def test_ctrl_c_ends_the_remote_commands_process_group(lab, tmp_path, n_hosts):
     runner.write_text(SSH_RUNNER.format(root=str(ROOT)))
     script = f"echo $$ > {tmp_path}/NAME.pid; trap '' TERM; sleep 300; sleep 300"
     proc = subprocess.Popen([sys.executable, str(runner), str(inv), script], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
+                            stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=sigint_as_from_a_terminal)
     pids = {}
     try:
         deadline = time.monotonic() + 60
