@@ -192,6 +192,14 @@ def _count(usage) -> int | None:
     return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None
 
 
+def _timeout_text(exc: Exception, limits: httpx.Timeout) -> str:
+    """httpx's timeouts often carry no message of their own: the report's example then says which wait ran out and
+    after how long, not a bare "timeout"."""
+    phase = {httpx.ConnectTimeout: "connect", httpx.WriteTimeout: "write", httpx.PoolTimeout: "pool"}.get(type(exc), "read")
+    limit = getattr(limits, phase, None)
+    return f"{type(exc).__name__}: no {phase} within {limit:g} s" if limit else type(exc).__name__
+
+
 async def send(client: httpx.AsyncClient, body: dict, page: str) -> Outcome:
     """One streamed chat completion, timed: TTFT at the first content, E2EL at the end of the stream."""
     start = time.perf_counter()
@@ -237,7 +245,8 @@ async def send(client: httpx.AsyncClient, body: dict, page: str) -> Outcome:
                         chunks += 1
                     text.append(str(piece))
     except httpx.TimeoutException as exc:
-        return Outcome(page, False, start, time.perf_counter(), ttft, error_kind="timeout", error=str(exc) or "timeout")
+        return Outcome(page, False, start, time.perf_counter(), ttft, error_kind="timeout",
+                       error=str(exc) or _timeout_text(exc, client.timeout))
     except httpx.HTTPError as exc:
         return Outcome(page, False, start, time.perf_counter(), ttft, error_kind="connection",
                        error=f"{type(exc).__name__}: {exc}"[:300])

@@ -143,3 +143,36 @@ def test_a_long_answer_within_the_bound_is_read_whole():
     with Hostile(200, SSE, chunk * 1024 + b"data: [DONE]\n\n") as srv:
         lv = bench.run(srv.url, page, levels=(1,), requests=1, warmup=0)["levels"][0]
     assert lv["pages"] == 1 and lv["output_tokens"] == 1024 and lv["errors"] == 0
+
+
+
+def test_a_server_that_never_answers_is_a_timeout_whose_example_says_which_wait_and_how_long():
+    release = threading.Event()
+
+    class Silent(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):           # /metrics: none, at once
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def do_POST(self):          # the page's request: read, answered never
+            release.wait(30)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Silent)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        doc = bench.run(f"http://127.0.0.1:{httpd.server_address[1]}", pages_mod.sample_pages()[:1], levels=(1,),
+                        requests=1, warmup=0, timeout=1)
+    finally:
+        release.set()
+        httpd.shutdown()
+        httpd.server_close()
+    lv = doc["levels"][0]
+    assert lv["errors_by_kind"] == {"timeout": 1} and lv["pages"] == 0, lv
+    assert lv["error_examples"]["timeout"] == "ReadTimeout: no read within 1 s", lv["error_examples"]
