@@ -2502,11 +2502,11 @@ PAGE_ZH = re.compile(r"^(?![^\n]*我)[^\n]*?(?:(?:经常|常常|往往|很容易
 # is not taken. The noun may stand up to 16 characters after the quantifier ("每个刚接触 GPU 编程的人"), never across a stop
 PAGE_ZH_MANY = re.compile(r"^(?![^\n]*(?:我|还是|仍然|依然|[?？]))[^\n]*?(?:很多|许多|不少|大量|大部分|多数|每一?个)"
                           r"[^\n，。,.、;；:：!！]{0,16}?(?:开发者|用户|人(?!工)|朋友|同学|企业|工程师|团队|新手|初学者)")
-def _not_on_doubt(first_person=False):
+def _not_on_doubt(first_person=False, also=""):
     """The start of a page sentence that is not taken on a line with a question, a doubt ("but", "still", "not",
-    "never", "no longer", "n't": a user's attempt that did not hold) or, with first_person, "I"/"my"/"me" (a user's
-    own account)."""
-    words = "but|still|not|never|no longer" + ("|my|me" if first_person else "")
+    "never", "no longer", "n't": a user's attempt that did not hold), with first_person "I"/"my"/"me" (a user's
+    own account), or one of the marker's own further words (`also`, an alternation: "try|tried" ...)."""
+    words = "but|still|not|never|no longer" + ("|my|me" if first_person else "") + ("|" + also if also else "")
     return (r"(?i)^(?![^\n]*(?:\?|\b(?:" + words + r")\b|n(?:'|’)t\b" + (r"|(?-i:\bI\b)" if first_person else "")
             + r"))[^\n]*?")
 
@@ -2529,17 +2529,16 @@ PAGE_PURPOSE = re.compile(_not_on_doubt(first_person=True) +
 # fix this error", "I tried X to fix the issue but ...", "Please suggest a way to solve this problem", "attemps to fix the
 # problem:"): a line with a question, a first person ("I", "my", "me"), a doubt ("but/still/not/never/no longer/n't") or a
 # word of asking or trying is not taken
-PAGE_FIX_FOR = re.compile(r"(?i)^(?![^\n]*(?:\?|\b(?:but|still|not|never|no longer|my|me|how|try|tries|trying|tried|help|unable"
-                          r"|able|attemp\w*|want|wants|need|needs|way|please|suggest\w*|anyone|idea|appreciat\w*)\b"
-                          r"|n(?:'|’)t\b|(?-i:\bI\b)))[^\n]*?"
+PAGE_FIX_FOR = re.compile(_not_on_doubt(first_person=True, also=r"how|try|tries|trying|tried|help|unable|able|attemp\w*"
+                                        r"|want|wants|need|needs|way|please|suggest\w*|anyone|idea|appreciat\w*") +
                           r"\bto (?:fix|resolve|solve) (?:the |this |these |that |an? )?(?:[\w-]+ ){0,3}(?:errors?|bugs?|issues?|problems?)\b")
 # (round fa6) PAGE_PURPOSE's sibling: a change told as catching or handling the error it names ("- update
 # stable-diffusion-task lib to catch RuntimeError: CUDA error: out of memory"): the error is what the change now deals
 # with, no run of it printed it. pip's and poetry's own "The following error occurred when trying to handle this error:"
 # and a user's attempt ("I tried to catch the OOM but ...", "how to handle this error?") are not taken: a line with a
 # question, a doubt, a first person or "try/tried/trying"
-PAGE_CATCH = re.compile(r"(?i)^(?![^\n]*(?:\?|\b(?:but|still|not|never|no longer|my|me|try|tries|trying|tried)\b"
-                        r"|n(?:'|’)t\b|(?-i:\bI\b)))[^\n]*?\bto (?:catch|handle|gracefully handle) (?:the |an? |these |this |any )?"
+PAGE_CATCH = re.compile(_not_on_doubt(first_person=True, also="try|tries|trying|tried") +
+                        r"\bto (?:catch|handle|gracefully handle) (?:the |an? |these |this |any )?"
                         r"(?:[\w.]+: )?(?:[`\"“']|oom\b|[\w.]*(?:error|exception)\b(?!s? (?:handling|messages?)))")
 # (round fa4) a change told by what it does to the message it quotes: it makes the error message clearer or more
 # descriptive ("While starting the server, an error "[Errno 111] Connection refused" is thrown without specifying any
@@ -2584,8 +2583,7 @@ PAGE_WISH = re.compile(r"(?i)\berror messages? (?:could|should|can|would|might) 
 # printed it. A user's attempt is told with its doubt ("I increased the memory limit but it is still OOMKilled", "even
 # after raising the limit", "Should I increase the limit?"): a line with a question, a first person ("I", "my", "me"),
 # "but/still/not/never/no longer/n't", "again", "even", "after", "despite" or "tried" is not taken
-PAGE_RAISE = re.compile(r"(?i)^(?![^\n]*(?:\?|\b(?:my|me|but|still|not|never|no longer|again|even|after|despite|tried)\b"
-                        r"|n(?:'|’)t\b|(?-i:\bI\b)))[^\n]*?"
+PAGE_RAISE = re.compile(_not_on_doubt(first_person=True, also="again|even|after|despite|tried") +
                         r"\b(?:bump(?:ed|s|ing)?|increas(?:e|ed|es|ing)|rais(?:e|ed|es|ing)|doubl(?:e|ed|es|ing)|jacks?)"
                         r" (?:up )?(?:the )?(?:memory |mem |cpu )?(?:requests?|limits?)\b")
 # the page sentences about_errors looks for on any line: (words one of which the line holds, a cheap gate before the
