@@ -86,3 +86,45 @@ def test_health_is_up_on_200_only(srv, status, up):
 def test_the_quick_deadline_never_exceeds_the_overall_one():
     assert OcrClient("http://127.0.0.1:9", timeout=3).quick == 3.0
     assert OcrClient("http://127.0.0.1:9", timeout=600).quick == 15.0
+
+
+# vLLM's own 400 wordings (vllm/multimodal and the chat serving code; the second and third as vLLM 0.6-0.10 and later
+# versions word the image limit), each with the remedy the explanation must name
+VLLM_400 = [
+    ("minicpm-ocr is not a multimodal model", "takes no images"),
+    ("At most 1 image(s) may be provided in one prompt.", "--limit-mm-per-prompt"),
+    ("You set image=1 (or defaulted to 1) in `--limit-mm-per-prompt`, but found 2 items in the same prompt.",
+     "--limit-mm-per-prompt"),
+    ("limit_mm_per_prompt is exceeded", "--limit-mm-per-prompt"),
+]
+
+
+@pytest.mark.parametrize("message,remedy", VLLM_400)
+def test_each_of_vllms_400_refusals_gets_its_own_remedy(srv, message, remedy):
+    srv.status, srv.body = 400, json.dumps({"error": {"message": message, "type": "BadRequestError"}}).encode()
+    with OcrClient(srv.url) as client:
+        with pytest.raises(ServiceError) as err:
+            client.chat_image(b"png", "read it")
+    assert err.value.message == message and remedy in err.value.explanation, err.value.explanation
+
+
+def test_a_400_that_names_no_known_cause_has_no_explanation(srv):
+    srv.status, srv.body = 400, json.dumps({"error": {"message": "temperature must be non-negative"}}).encode()
+    with OcrClient(srv.url) as client:
+        with pytest.raises(ServiceError) as err:
+            client.chat_image(b"png", "read it")
+    assert err.value.explanation is None
+
+
+def test_a_server_given_by_name_answers_and_fails_through_the_lookup_thread(srv):
+    """A host name (not an IP literal) is asked from a worker thread: its answer and its error both reach the
+    caller as they are."""
+    named = srv.url.replace("127.0.0.1", "localhost")
+    srv.status, srv.body = 200, json.dumps({"data": [{"id": "m"}]}).encode()
+    with OcrClient(named) as client:
+        assert client.named and client.models() == ["m"]
+    srv.status, srv.body = 400, json.dumps({"error": {"message": "At most 1 image(s) may be provided"}}).encode()
+    with OcrClient(named) as client:
+        with pytest.raises(ServiceError) as err:
+            client.chat_image(b"png", "read it")
+    assert err.value.status == 400
