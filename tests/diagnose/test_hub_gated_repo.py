@@ -29,11 +29,12 @@ GATED = [
     # the hub's message: "is restricted." / "is restricted and you are not in the authorized list" / "Repo model X is gated."
     ("google-research/timesfm/issues/33", 1), ("hiyouga/LlamaFactory/issues/3403", 1),
     ("ariG23498/gemma3-object-detection/issues/5", 1), ("kyegomez/NeoSapiens/issues/3", 1),
+    ("LetheSec/HuggingFace-Download-Accelerator/issues/4", 1),
     # transformers' OSError
     ("Aratako/T5Gemma-TTS/issues/6", 2), ("PromtEngineer/localGPT/issues/799", 2),
     # requests' 401/403 for a repository path of the hub or its mirror (resolve/, api/models/.../revision/)
     ("hyperonym/basaran/issues/289", 3), ("akx/ggify/issues/5", 3), ("ggml-org/llama.cpp/issues/5236", 3),
-    ("McGill-NLP/llm2vec/issues/36", 3),
+    ("McGill-NLP/llm2vec/issues/36", 3), ("LetheSec/HuggingFace-Download-Accelerator/issues/39", 3),
     # hf-hub's Rust clients: ureq's "<url>: status code 401", mistral.rs's Status(403, Response[...])
     ("huggingface/candle/issues/418", 4), ("EricLBuehler/mistral.rs/issues/621", 4),
 ]
@@ -59,12 +60,14 @@ ALTERNATIVES = [
     ("hiyouga/LlamaFactory/issues/3403", "Access to model meta-llama", 1),
     ("ariG23498/gemma3-object-detection/issues/5", "Access to model google/gemma-3-4b-pt", 1),
     ("kyegomez/NeoSapiens/issues/3", "Repo model meta-llama", 1),
+    ("LetheSec/HuggingFace-Download-Accelerator/issues/4", "Repo model meta-llama", 1),
     ("Aratako/T5Gemma-TTS/issues/6", "OSError: You are trying", 2),
     ("PromtEngineer/localGPT/issues/799", "OSError: You are trying", 2),
     ("hyperonym/basaran/issues/289", "requests.exceptions.HTTPError: 401", 3),
     ("akx/ggify/issues/5", "requests.exceptions.HTTPError: 401", 3),
     ("ggml-org/llama.cpp/issues/5236", "requests.exceptions.HTTPError: 403", 3),
     ("McGill-NLP/llm2vec/issues/36", "HTTPError: 403", 3),
+    ("LetheSec/HuggingFace-Download-Accelerator/issues/39", "requests.exceptions.HTTPError: 403", 3),
     ("huggingface/candle/issues/418", "Error: request error:", 4),
     ("EricLBuehler/mistral.rs/issues/621", "Could not get file", 4),
 ]
