@@ -333,6 +333,12 @@ GENERIC_CLASSES = (
                                 # 1 column 1": an HTML page; "trailing characters at line 1 column 5")
                                 r"|\b(?:EOF while parsing (?:a list|an object|a string|a value)|expected (?:value|ident)"
                                 r"|trailing (?:characters|comma)|key must be a string|invalid (?:escape|number)) at line \d{1,9} column \d{1,9}\b"
+                                # (round scan14) Python's json module's messages without JSONDecodeError's class (an app's
+                                # own print of the exception, a UI's box) at the line's start, a quote before it at most (a
+                                # sentence that quotes it, "... fail with "Expecting value: ..."", is text about it): the
+                                # position with the character offset is json.decoder's own
+                                r"|^\s{0,8}[`\"'\u201c\u201d]?(?:Expecting (?:value|property name enclosed in double quotes|'[,:]' delimiter)|Unterminated string starting at"
+                                r"|Invalid control character at|Extra data): line \d{1,9} column \d{1,9} \(char \d{1,12}\)"
                                 r"|\bError\(\"[^\"\n]{1,200}\", line: \d{1,9}, column: \d{1,9}\)")),
     # (round scan11) V8's TypeError for a property read or set on undefined or null, printed without its class: a Nuxt/
     # Nitro server's "[nuxt] [request error] [unhandled] [500] Cannot read properties of undefined (reading 'find')", the
@@ -566,7 +572,7 @@ GENERIC_HINTS = {
     "tls-error": ("ERR_SSL_", "[SSL: "),
     "http-status": ("request failed: ", "<title>", "<h1>", "status code (no body)", "failed with status code ", "unexpected status code",
                     "<Response [5"),
-    "decode-error": ("not valid JSON", " in JSON at position ", "looking for beginning of ", " at line ", ", line: "),
+    "decode-error": ("not valid JSON", " in JSON at position ", "looking for beginning of ", " at line ", ", line: ", " (char "),
     "js-typeerror": ("Cannot read propert", "Cannot set propert"),
     "py-message": ("unexpected keyword argument", "cannot import name"),
     "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",),
@@ -667,7 +673,10 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     # APR status; bitsandbytes' CUDA check holds "error", Apache's "[core:error]" level too)
                     "eof while parsing ", "expected value at line ", "expected ident at line ", "trailing characters at line ",
                     "trailing comma at line ", "key must be a string at line ", "invalid escape at line ",
-                    "invalid number at line ", ": attempt to ", ": ah0", ": ah1", ":crit] ", ":alert] ", ":emerg] ")
+                    "invalid number at line ", ": attempt to ", ": ah0", ": ah1", ":crit] ", ":alert] ", ":emerg] ",
+                    # (round scan14: Python's json messages without their class)
+                    "expecting value: line ", "expecting property name enclosed", "' delimiter: line ",
+                    "unterminated string starting at: line ", "invalid control character at: line ", "extra data: line ")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
