@@ -333,6 +333,10 @@ GENERIC_CLASSES = (
                                 # 1 column 1": an HTML page; "trailing characters at line 1 column 5")
                                 r"|\b(?:EOF while parsing (?:a list|an object|a string|a value)|expected (?:value|ident)"
                                 r"|trailing (?:characters|comma)|key must be a string|invalid (?:escape|number)) at line \d{1,9} column \d{1,9}\b"
+                                # (round scan14) and serde's untagged enum that no variant matched, with serde_json's position
+                                # (tokenizers' "data did not match any variant of untagged enum PyPreTokenizerTypeWrapper at
+                                # line 960 column 3": a tokenizer.json newer than the library that loads it)
+                                r"|\bdata did not match any variant of untagged enum \w{1,80} at line \d{1,9} column \d{1,9}\b"
                                 # (round scan14) Python's json module's messages without JSONDecodeError's class (an app's
                                 # own print of the exception, a UI's box) at the line's start, a quote before it at most (a
                                 # sentence that quotes it, "... fail with "Expecting value: ..."", is text about it): the
@@ -676,7 +680,9 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "invalid number at line ", ": attempt to ", ": ah0", ": ah1", ":crit] ", ":alert] ", ":emerg] ",
                     # (round scan14: Python's json messages without their class)
                     "expecting value: line ", "expecting property name enclosed", "' delimiter: line ",
-                    "unterminated string starting at: line ", "invalid control character at: line ", "extra data: line ")
+                    "unterminated string starting at: line ", "invalid control character at: line ", "extra data: line ",
+                    # (round scan14: serde's untagged enum with no matching variant)
+                    "did not match any variant of untagged enum ")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
