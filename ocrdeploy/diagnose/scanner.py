@@ -140,7 +140,11 @@ GENERIC_CLASSES = (
     # (and PyTorch 0.x's THC check, "THCudaCheck FAIL file=... line=66 error=46 : all CUDA-capable devices are busy or
     # unavailable"; the runtime's own messages for the errors no entry names, cudaGetErrorString's catalogue: busy or
     # exclusive devices (46), an illegal address (700), a kernel that faulted (719), a device-side assert (710))
+    # (round scan14) a CUDA check macro's report that names the .cu source and line with the runtime's message, bitsandbytes'
+    # CUDA_CHECK_RETURN ("Error named symbol not found at line 116 in file bitsandbytes/csrc/ops.cu", "Error invalid device
+    # function at line 508 in file .../ops.cu"): no "CUDA error" words, the kernel's file says it
     ("cuda-error", re.compile(r"(?i)\bcuda error\b(?: \d{1,4})?(?: at | in | /|: |\s*\()|\bTHCudaCheck FAIL\b"
+                              r"|(?-i:\bError [a-z][a-z ]{2,60} at line \d{1,6} in file [^\n]{1,300}?\.cuh?)\b"
                               r"|\ball CUDA-capable devices are busy or unavailable\b|\ban illegal memory access was encountered\b"
                               r"|\bunspecified launch failure\b|\bdevice-side assert triggered\b"
                               # ggml's CUDA backend (ggml-cuda.cu ggml_cuda_init: "failed to initialize CUDA: %s" with
@@ -324,6 +328,21 @@ GENERIC_CLASSES = (
                                 # (serde's message, then the position serde_json adds to it)
                                 r"|\b(?:(?:missing|unknown|duplicate) (?:field|variant) `[^`\n]{1,80}`|invalid (?:type|value|length): )"
                                 r"[^\n]{0,300}? at line \d{1,9} column \d{1,9}\b"
+                                # (round scan14) serde_json's own syntax errors, by their Display with the position
+                                # ("EOF while parsing a value at line 1 column 0": an empty body; "expected value at line
+                                # 1 column 1": an HTML page; "trailing characters at line 1 column 5")
+                                r"|\b(?:EOF while parsing (?:a list|an object|a string|a value)|expected (?:value|ident)"
+                                r"|trailing (?:characters|comma)|key must be a string|invalid (?:escape|number)) at line \d{1,9} column \d{1,9}\b"
+                                # (round scan14) and serde's untagged enum that no variant matched, with serde_json's position
+                                # (tokenizers' "data did not match any variant of untagged enum PyPreTokenizerTypeWrapper at
+                                # line 960 column 3": a tokenizer.json newer than the library that loads it)
+                                r"|\bdata did not match any variant of untagged enum \w{1,80} at line \d{1,9} column \d{1,9}\b"
+                                # (round scan14) Python's json module's messages without JSONDecodeError's class (an app's
+                                # own print of the exception, a UI's box) at the line's start, a quote before it at most (a
+                                # sentence that quotes it, "... fail with "Expecting value: ..."", is text about it): the
+                                # position with the character offset is json.decoder's own
+                                r"|^\s{0,8}[`\"'\u201c\u201d]?(?:Expecting (?:value|property name enclosed in double quotes|'[,:]' delimiter)|Unterminated string starting at"
+                                r"|Invalid control character at|Extra data): line \d{1,9} column \d{1,9} \(char \d{1,12}\)"
                                 r"|\bError\(\"[^\"\n]{1,200}\", line: \d{1,9}, column: \d{1,9}\)")),
     # (round scan11) V8's TypeError for a property read or set on undefined or null, printed without its class: a Nuxt/
     # Nitro server's "[nuxt] [request error] [unhandled] [500] Cannot read properties of undefined (reading 'find')", the
@@ -382,6 +401,15 @@ GENERIC_CLASSES = (
     # Ollama's "timed out waiting for llama runner to start - progress 0.00 -", Protractor's "Timed out waiting for driver
     # server to start", "... to come up", "... to become ready": the server never came up, its own cause (a load too slow
     # for the timeout, a crash) elsewhere or not shown
+    # (round scan14) Lua's runtime error, "<chunk>.lua:<line>: attempt to index field 'choices' (a nil value)" (a Neovim
+    # plugin, a game's script, an OpenResty handler): the script stopped on a value it did not get, no error word of its own
+    ("lua-error", re.compile(r"\.lua:\d{1,6}: attempt to (?:index|call|perform arithmetic on|concatenate|compare|get length of) "
+                             r"(?:a (?:nil|number|string|boolean|table|function|userdata) value|(?:field|local|global|upvalue|method) '[^'\n]{1,80}' \(a [a-z]{3,8} value\))")),
+    # (round scan14) Apache httpd's report of a failed system call, the APR status in parentheses before its message id:
+    # "(13)Permission denied: AH00058: Error retrieving pid file run/httpd.pid", "(2)No such file or directory: AH02291:
+    # Cannot access directory ..." (a pid file, a log directory, a socket it cannot use); the notices ("AH00558: httpd:
+    # Could not reliably determine ...") carry no status
+    ("apache-error", re.compile(r"(?<![\w)])\(\d{1,6}\)[A-Z][A-Za-z ,'-]{2,80}: AH\d{5}: ")),
     ("start-timeout", re.compile(r"(?i)\btimed out waiting for [^\n]{1,80}? to (?:start|come up|become (?:ready|available|healthy)|be ready)\b")),
 )
 # Fatal ends whatever the tool: signals, non-zero exit statuses, the kernel's GPU and OOM-killer lines.
@@ -524,7 +552,7 @@ GENERIC_HINTS = {
                                                          "code=", " err: ", "failed: res = ", "cuda failure",
                                                          "failed call to cu", "driver library init failure",
                                                          "system not yet initialized", "too many resources requested",
-                                                         "cuda_error_", "cudaerror"),
+                                                         "cuda_error_", "cudaerror", " in file "),
     "model-format": ("magic",),
     "library-missing": ("cannot open shared object file", "error while loading shared libraries", "or one of its dependencies", "ailed to load", "ailed Loading", "ailed loading", "' not found (required by ",
                         ": undefined symbol: ", "undefined symbol: _Z"), "command-not-found": (": not found", "command not found"),
@@ -548,11 +576,12 @@ GENERIC_HINTS = {
     "tls-error": ("ERR_SSL_", "[SSL: "),
     "http-status": ("request failed: ", "<title>", "<h1>", "status code (no body)", "failed with status code ", "unexpected status code",
                     "<Response [5"),
-    "decode-error": ("not valid JSON", " in JSON at position ", "looking for beginning of ", " at line ", ", line: "),
+    "decode-error": ("not valid JSON", " in JSON at position ", "looking for beginning of ", " at line ", ", line: ", " (char "),
     "js-typeerror": ("Cannot read propert", "Cannot set propert"),
     "py-message": ("unexpected keyword argument", "cannot import name"),
     "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",),
     "start-timeout": ("timed out waiting for ",),
+    "lua-error": (": attempt to ",), "apache-error": (": AH",),
     "installer-failed": ("): Failed", " failed"), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
 }
 GENERIC_LOWER = ("start-timeout", "exec-format", "alloc-failed", "nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused",
@@ -643,7 +672,17 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     # holds "exited with")
                     "<response [5",
                     # (round scan13: ld.so's symbol lookup quoted without its library, a mangled C++ name)
-                    "undefined symbol: _z")
+                    "undefined symbol: _z",
+                    # (round scan14: serde_json's syntax errors, Lua's runtime error, Apache's failed call with its
+                    # APR status; bitsandbytes' CUDA check holds "error", Apache's "[core:error]" level too)
+                    "eof while parsing ", "expected value at line ", "expected ident at line ", "trailing characters at line ",
+                    "trailing comma at line ", "key must be a string at line ", "invalid escape at line ",
+                    "invalid number at line ", ": attempt to ", ": ah0", ": ah1", ":crit] ", ":alert] ", ":emerg] ",
+                    # (round scan14: Python's json messages without their class)
+                    "expecting value: line ", "expecting property name enclosed", "' delimiter: line ",
+                    "unterminated string starting at: line ", "invalid control character at: line ", "extra data: line ",
+                    # (round scan14: serde's untagged enum with no matching variant)
+                    "did not match any variant of untagged enum ")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
@@ -798,7 +837,10 @@ RELAY = re.compile(r"\s{0,3}[|:\]-]?\s{0,3}std(?:out|err)\b")
 # header from upstream": a proxy in front of an engine that did not answer in time).
 # Only the error levels: logrus' level=info/warning and nginx's [warn]/[notice] stay without a level, as before.
 KV_LEVEL = re.compile(r"(?:^|(?<=\s))level=(error|fatal)(?=\s|$)"
-                      r"|(?:^|(?<=\s))\d{4}/\d\d/\d\d \d\d:\d\d:\d\d \[(error|crit|alert|emerg)\] \d{1,10}#\d{1,10}: ")
+                      r"|(?:^|(?<=\s))\d{4}/\d\d/\d\d \d\d:\d\d:\d\d \[(error|crit|alert|emerg)\] \d{1,10}#\d{1,10}: "
+                      # (round scan14) Apache httpd's error log, "[core:error] [pid 1:tid 140275100432256]" (2.4, module and
+                      # level) or "[error] [client 10.0.0.1]" (2.2), after its date
+                      r"|(?:^|(?<=[\s\]]))\[(?:[a-z][\w-]{0,40})?:?(error|crit|alert|emerg)\] \[(?:pid \d|client )")
 KV_LEVELS = {"error": "ERROR", "fatal": "CRITICAL", "crit": "CRITICAL", "alert": "CRITICAL",
              "emerg": "CRITICAL"}
 
@@ -813,7 +855,7 @@ def line_level(text):
         if g:
             return GLOG_LEVELS[g.group(1) or g.group(2)]
         k = KV_LEVEL.search(text, 0, 120) if ("level=" in text or "] " in text) else None
-        return KV_LEVELS[k.group(1) or k.group(2)] if k else None
+        return KV_LEVELS[k.group(1) or k.group(2) or k.group(3)] if k else None
     if RELAY.match(text, m.end()):
         return None
     if m.start() and EXC_HEAD.match(text, 0, m.start()):

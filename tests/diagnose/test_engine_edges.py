@@ -155,7 +155,8 @@ NEAR = table(
 
 @pytest.mark.parametrize("line,near", [
     ("ImportError: libcudart.so.13: cannot open shared object file", ["cuda-libs"]),
-    ("RuntimeError: got cudaErrorIllegalAddress in a kernel", ["illegal-address"]),
+    # (round scan14: the enum's parts are words too, its "cuda" cuda-libs' name word, a weaker second)
+    ("RuntimeError: got cudaErrorIllegalAddress in a kernel", ["illegal-address", "cuda-libs"]),
     ("the worker went away, 137", ["oom-killed"]),
     ("flashinfer went wrong", []),
     ("flashinfer sampler went wrong", ["fi-one"]),
@@ -293,3 +294,18 @@ def test_the_lines_around_weigh_less_than_the_unrecognised_line_itself():
     u = {"text": "RuntimeError: wombatsolver gave up", "context": [[1, "INFO quokkaloader ready"],
                                                                     [2, "RuntimeError: wombatsolver gave up"]]}
     assert unrecognised_lead(u, rules) == ["b-line-entry", "a-context-entry"]
+
+
+def test_a_camelcase_identifier_gives_its_words_to_the_lead():
+    """(round scan14) the parts of a CamelCase name (an exception class, an error enum) are words of the line: a line
+    whose only telling words are inside one ("QuokkaLoaderStalledException") leads to the entry that spells them
+    apart, and the part's weight is the word's (no part: no lead; a lowercase run of letters is not split)."""
+    from ocrdeploy.diagnose.engine import _words, looks_like
+
+    assert {"quokka", "loader", "stalled"} <= _words("QuokkaLoaderStalledException: gave up")
+    assert {"symbol"} <= _words("cudaErrorSymbolNotFound")
+    assert "loader" not in _words("quokkaloaderstalled gave up")
+    rules = table({"id": "a-wombat-entry", "patterns": ["wombat solver diverged"]},
+                  {"id": "b-quokka-entry", "patterns": ["quokka loader stalled"]})
+    assert looks_like("QuokkaLoaderStalledException: gave up", rules) == ["b-quokka-entry"]
+    assert looks_like("quokkaloaderstalled gave up", rules) == []

@@ -184,7 +184,9 @@ def test_a_trained_batch_near_miss_stays_clean(item, engine):
 # texts) add items of 44, 53, 83 and 84; (round scan11) batches 1-89, its widenings (decode-error, js-typeerror, py-message,
 # assert-failed's backticks, http-status's axios and Go client wordings, cuda-error's call with its enum) add items of 52, 55 and 85-88;
 # (round scan12) batches 1-91, its widenings (fatal-signal's zsh names for SIGFPE and SIGILL, a level word inside an
-# exception's message no longer read as the line's level) add items of 90 and 91
+# exception's message no longer read as the line's level) add items of 90 and 91; (round scan14) batches 1-96, its
+# widenings (apache-error and Apache's error-log level, decode-error's serde_json syntax errors, cuda-error's check macro
+# naming its .cu file) add items of 95 and 96
 TRAINED_UNNAMED = {
     42: ("ollama/ollama/issues/12173",),
     44: ("shouxieai/infer/issues/39",),
@@ -219,6 +221,8 @@ TRAINED_UNNAMED = {
     88: ("icereed/paperless-gpt/issues/46",),
     90: ("InternLM/lmdeploy/issues/2089",),
     91: ("zstar1003/ragflow-plus/issues/69",),
+    95: ("bitsandbytes-foundation/bitsandbytes/issues/198", "docker-library/httpd/issues/102"),
+    96: ("TabbyML/tabby/issues/1766",),
 }
 UNNAMED = picked(TRAINED_UNNAMED, "unrecognised")
 
