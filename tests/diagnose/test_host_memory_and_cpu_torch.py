@@ -23,11 +23,12 @@ def _found(log, engine):
 
 
 # Ollama's scheduler (its 0.2+ and 0.1.4x wordings, through micro-agent, LangChain, the CLI and Continue), LM Studio's
-# guardrail (both wordings), ggml's CPU buffer (llama.cpp's and llamafile's compute buffer)
+# guardrail (both wordings), ggml's CPU buffer (llama.cpp's and llamafile's compute buffer), oMLX's budget and ceiling
 HOST_MEMORY = [("BuilderIO/micro-agent/issues/59", 0), ("ollama/ollama/issues/10256", 0),
                ("linkwarden/linkwarden/issues/974", 0), ("continuedev/continue/issues/3464", 0),
                ("lmstudio-bug-tracker/issues/927", 1), ("lmstudio-bug-tracker/issues/1038", 1),
-               ("ggml-org/llama.cpp/issues/10251", 2), ("mozilla-ai/llamafile/issues/501", 2)]
+               ("ggml-org/llama.cpp/issues/10251", 2), ("mozilla-ai/llamafile/issues/501", 2),
+               ("jundot/omlx/issues/378", 3), ("jundot/omlx/issues/1735", 3)]
 # torch's assertion (a traceback, a title, a Chinese title glued to it), xformers' "(you have X+cpu)", c10's device guard
 CPU_TORCH = [("facebookresearch/detectron2/issues/460", 0), ("Comfy-Org/desktop/issues/1647", 0),
              ("X-PLUG/MobileAgent/issues/60", 0), ("open-mmlab/PIA/issues/30", 1),
