@@ -2502,6 +2502,16 @@ PAGE_ZH = re.compile(r"^(?![^\n]*我)[^\n]*?(?:(?:经常|常常|往往|很容易
 # is not taken. The noun may stand up to 16 characters after the quantifier ("每个刚接触 GPU 编程的人"), never across a stop
 PAGE_ZH_MANY = re.compile(r"^(?![^\n]*(?:我|还是|仍然|依然|[?？]))[^\n]*?(?:很多|许多|不少|大量|大部分|多数|每一?个)"
                           r"[^\n，。,.、;；:：!！]{0,16}?(?:开发者|用户|人(?!工)|朋友|同学|企业|工程师|团队|新手|初学者)")
+# (round fa7) a Japanese explainer's voice, PAGE_ZH's Japanese: the reader invited to look at the error with the page
+# ("典型的な例を見てみましょう。" over "...RuntimeError: CUDA out of memoryが発生。", "...その解決策を探っていきましょう"),
+# asked whether they have met it ("以下のような表示を見たことはありませんか?", "...というメッセージに遭遇し、インストールが
+# ブロックされて困っていませんか?"), or the page's own title or section telling why it appears ("「This environment is
+# externally managed」と出る理由と対処法", "このエラーが発生する主な理由:"): an article addresses its readers; a user's report
+# tells its own run ("実行すると以下のエラーが出ました") and asks for help ("何か方法はありませんか?", "このエラーが発生する原因が
+# 分かりません": neither is taken), and a line in the first person (私/僕/自分/俺) is not taken
+PAGE_JA = re.compile(r"^(?![^\n]*(?:私|僕|自分|俺))[^\n]*?(?:(?:て|で)(?:み|いき)ましょう"
+                     r"|(?:経験|見たこと|遭遇したこと)(?:は|が)?(?:、?あなたにも)?ありませんか|困っていませんか"
+                     r"|(?:出る|発生する|起きる|起こる)(?:主な)?(?:理由|原因)(?:と(?:対処法?|解決(?:策|方法)|対策)|[:：]))")
 def _not_on_doubt(first_person=False, also=""):
     """The start of a page sentence that is not taken on a line with a question, a doubt ("but", "still", "not",
     "never", "no longer", "n't": a user's attempt that did not hold), with first_person "I"/"my"/"me" (a user's
@@ -2594,6 +2604,7 @@ PAGE_MARKERS = ((("this ",), PAGE_VOICE, False), (("this ",), PAGE_PR_MID, True)
                 ((" will ", " may ", " might "), PAGE_FORECAST, True), ((" error", " code "), PAGE_EXPLAIN, True),
                 (("if you ",), PAGE_READER, True), (("遇到", "错误"), PAGE_ZH, True),
                 (("很多", "许多", "不少", "大量", "大部分", "多数", "每个", "每一个"), PAGE_ZH_MANY, True),
+                (("ましょう", "ませんか", "理由", "原因"), PAGE_JA, True),
                 (("this will ", "this should "), PAGE_PROMISE, True),
                 (("to prevent ", "to avoid ", "to work around ", "to get around ", "to get past "), PAGE_PURPOSE, True),
                 (("to fix ", "to resolve ", "to solve "), PAGE_FIX_FOR, True),
