@@ -2502,6 +2502,12 @@ PAGE_ZH = re.compile(r"^(?![^\n]*我)[^\n]*?(?:(?:经常|常常|往往|很容易
 # is not taken. The noun may stand up to 16 characters after the quantifier ("每个刚接触 GPU 编程的人"), never across a stop
 PAGE_ZH_MANY = re.compile(r"^(?![^\n]*(?:我|还是|仍然|依然|[?？]))[^\n]*?(?:很多|许多|不少|大量|大部分|多数|每一?个)"
                           r"[^\n，。,.、;；:：!！]{0,16}?(?:开发者|用户|人(?!工)|朋友|同学|企业|工程师|团队|新手|初学者)")
+# (round fa7) a Chinese explainer's opening question to its reader, PAGE_JA's "見たことはありませんか": have you (ever) met
+# it ("你有没有遇到过这样的场景?" over "...结果第一行import torch就报错:" and the ImportError, "你是否曾在启动Time-LLM分布式
+# 训练时遭遇"Address already in use"错误?", "你有没有在运行 PyTorch 或 TensorFlow 的时候,突然蹦出这么一行红字:"): an
+# article sets the scene for its readers; a user asks others ("你们有没有遇到过", "有没有人遇到过": not taken) or a helper
+# asks what was tried ("你有没有试过 ..."; the verb after it is one of meeting the error), and a line with 我 is not taken
+PAGE_ZH_ASK = re.compile(r"^(?![^\n]*我)[^\n]*?你(?:有没有|是否也?曾经?)(?:在|被|遇到|遭遇|碰到|见过|踩过|经历)")
 # (round fa7) a Japanese explainer's voice, PAGE_ZH's Japanese: the reader invited to look at the error with the page
 # ("典型的な例を見てみましょう。" over "...RuntimeError: CUDA out of memoryが発生。", "...その解決策を探っていきましょう"),
 # asked whether they have met it ("以下のような表示を見たことはありませんか?", "...というメッセージに遭遇し、インストールが
@@ -2605,6 +2611,7 @@ PAGE_MARKERS = ((("this ",), PAGE_VOICE, False), (("this ",), PAGE_PR_MID, True)
                 (("if you ",), PAGE_READER, True), (("遇到", "错误"), PAGE_ZH, True),
                 (("很多", "许多", "不少", "大量", "大部分", "多数", "每个", "每一个"), PAGE_ZH_MANY, True),
                 (("ましょう", "ませんか", "理由", "原因"), PAGE_JA, True),
+                (("你有没有", "你是否"), PAGE_ZH_ASK, True),
                 (("this will ", "this should "), PAGE_PROMISE, True),
                 (("to prevent ", "to avoid ", "to work around ", "to get around ", "to get past "), PAGE_PURPOSE, True),
                 (("to fix ", "to resolve ", "to solve "), PAGE_FIX_FOR, True),
