@@ -2506,8 +2506,9 @@ PAGE_ZH_MANY = re.compile(r"^(?![^\n]*(?:我|还是|仍然|依然|[?？]))[^\n]*
 # it ("你有没有遇到过这样的场景?" over "...结果第一行import torch就报错:" and the ImportError, "你是否曾在启动Time-LLM分布式
 # 训练时遭遇"Address already in use"错误?", "你有没有在运行 PyTorch 或 TensorFlow 的时候,突然蹦出这么一行红字:"): an
 # article sets the scene for its readers; a user asks others ("你们有没有遇到过", "有没有人遇到过": not taken) or a helper
-# asks what was tried ("你有没有试过 ..."; the verb after it is one of meeting the error), and a line with 我 is not taken
-PAGE_ZH_ASK = re.compile(r"^(?![^\n]*我)[^\n]*?你(?:有没有|是否也?曾经?)(?:在|被|遇到|遭遇|碰到|见过|踩过|经历)")
+# asks what was tried or done ("你有没有试过 ...", "你是否在虚拟环境中安装?": the verb after it is one of meeting the error, and
+# 是否 is taken only with 也 or 曾), and a line with 我 is not taken
+PAGE_ZH_ASK = re.compile(r"^(?![^\n]*我)[^\n]*?你(?:有没有|是否(?:也曾?|曾)经?)(?:在|被|遇到|遭遇|碰到|见过|踩过|经历)")
 # (round fa7) a Japanese explainer's voice, PAGE_ZH's Japanese: the reader invited to look at the error with the page
 # ("典型的な例を見てみましょう。" over "...RuntimeError: CUDA out of memoryが発生。", "...その解決策を探っていきましょう"),
 # asked whether they have met it ("以下のような表示を見たことはありませんか?", "...というメッセージに遭遇し、インストールが

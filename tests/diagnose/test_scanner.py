@@ -810,6 +810,12 @@ ROUND45D_PAIRS = [
      "这个错误几乎每个刚接触 GPU 编程的人都会遇到一次甚至多次。\n",
      "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory\n"
      "这个错误我每次刚接触新机器都会遇到一次甚至多次。\n", "libcudart-11-missing"),
+    # (round fa7) a Japanese explainer inviting its reader to look (openillumi's empty-cache page); a user's own "私" is a report
+    ("典型的な例を見てみましょう。\nPyTorchとCUDAを利用した処理中にRuntimeError: CUDA out of memoryが発生。\n",
+     "私の環境で例を見てみましょう。\nPyTorchとCUDAを利用した処理中にRuntimeError: CUDA out of memoryが発生。\n", "cuda-oom"),
+    # (round fa7) a Chinese explainer's opening question to its reader (the Time-LLM article's); a user asking others is a report
+    ("你是否曾在启动Time-LLM分布式训练时遭遇\"Address already in use\"错误?\n",
+     "你们有没有在启动Time-LLM分布式训练时遭遇\"Address already in use\"错误?\n", "address-in-use"),
 ]
 
 
@@ -932,6 +938,20 @@ def test_a_page_sentence_is_not_taken_on_a_line_of_doubt_or_in_the_first_person(
     for told in ("我和很多开发者一样启动失败", "看了很多人的方法还是不行", "很多人说升级驱动,仍然报错", "很多用户也遇到了吗？",
                  "依然有很多人报错", "每个节点,都报错", "很多人工智能应用启动失败"):
         assert not scanner.PAGE_ZH_MANY.search(told), told
+    # (round fa7) a Japanese explainer's voice and a Chinese explainer's opening question: a user's own run or question is not
+    for said in ("具体的なエラーメッセージを見てみましょう。以下のような表示を見たことはありませんか?", "その解決策を探っていきましょう。",
+                 "インストールがブロックされて困っていませんか?", "この予期せぬエラーに、思わず頭を抱えてしまった経験、あなたにもありませんか?",
+                 "「This environment is externally managed」と出る理由と対処法", "このエラーが発生する主な理由:"):
+        assert scanner.PAGE_JA.search(said), said
+    for told in ("実行すると以下のエラーが出ました", "何か方法はありませんか?", "このエラーが発生する原因が分かりません",
+                 "私の環境で試してみましょう", "僕も見たことはありませんか?", "自分で再インストールしてみましょう"):
+        assert not scanner.PAGE_JA.search(told), told
+    for said in ("你有没有遇到过这样的场景?", "你是否曾在启动Time-LLM分布式训练时遭遇\"Address already in use\"错误?",
+                 "你有没有在运行 PyTorch 或 TensorFlow 的时候,突然蹦出这么一行红字:", "你是否也遇到过这个问题?"):
+        assert scanner.PAGE_ZH_ASK.search(said), said
+    for told in ("你们有没有遇到过这个问题?", "有没有人遇到过", "你有没有试过重装驱动?", "我想问你有没有遇到过", "你是否安装了CUDA?",
+                 "你是否在虚拟环境中安装?"):
+        assert not scanner.PAGE_ZH_ASK.search(told), told
 
 
 def test_spaced_parts_cjk_script_from_ascii_words_only():
