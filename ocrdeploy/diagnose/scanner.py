@@ -2502,6 +2502,13 @@ PAGE_ZH = re.compile(r"^(?![^\n]*我)[^\n]*?(?:(?:经常|常常|往往|很容易
 # is not taken. The noun may stand up to 16 characters after the quantifier ("每个刚接触 GPU 编程的人"), never across a stop
 PAGE_ZH_MANY = re.compile(r"^(?![^\n]*(?:我|还是|仍然|依然|[?？]))[^\n]*?(?:很多|许多|不少|大量|大部分|多数|每一?个)"
                           r"[^\n，。,.、;；:：!！]{0,16}?(?:开发者|用户|人(?!工)|朋友|同学|企业|工程师|团队|新手|初学者)")
+# (round fa7) a Chinese explainer calling the failure common, PAGE_COMMON's and PAGE_ZH_MANY's sibling: this situation, error
+# or problem is (quite, very, especially) common ("尤其是在使用YOLOv8这类集成化镜像进行目标检测任务时,这个问题尤为常见。" under
+# "...一条熟悉的错误提示往往浮出水面:No space left on device。", "这种情况在部署DeepSeek-OCR时相当常见"): an article generalises
+# over its readers' runs; a user asks whether it is ("这个问题很常见吗?": not taken) or tells their own, and a line with 我 is
+# not taken
+PAGE_ZH_COMMON = re.compile(r"^(?![^\n]*我)[^\n]*?(?:这种|这类|此类|这个|这一|该)(?:情况|错误|问题|报错|异常|现象)"
+                            r"[^。！？?\n]{0,30}?(?:相当|非常|十分|很|比较|极其|尤为|尤其|最为)常见(?!吗|么|嘛)")
 # (round fa7) a Chinese explainer's opening question to its reader, PAGE_JA's "見たことはありませんか": have you (ever) met
 # it ("你有没有遇到过这样的场景?" over "...结果第一行import torch就报错:" and the ImportError, "你是否曾在启动Time-LLM分布式
 # 训练时遭遇"Address already in use"错误?", "你有没有在运行 PyTorch 或 TensorFlow 的时候,突然蹦出这么一行红字:"): an
@@ -2613,6 +2620,7 @@ PAGE_MARKERS = ((("this ",), PAGE_VOICE, False), (("this ",), PAGE_PR_MID, True)
                 (("很多", "许多", "不少", "大量", "大部分", "多数", "每个", "每一个"), PAGE_ZH_MANY, True),
                 (("ましょう", "ませんか", "理由", "原因"), PAGE_JA, True),
                 (("你有没有", "你是否"), PAGE_ZH_ASK, True),
+                (("常见",), PAGE_ZH_COMMON, True),
                 (("this will ", "this should "), PAGE_PROMISE, True),
                 (("to prevent ", "to avoid ", "to work around ", "to get around ", "to get past "), PAGE_PURPOSE, True),
                 (("to fix ", "to resolve ", "to solve "), PAGE_FIX_FOR, True),

@@ -816,6 +816,9 @@ ROUND45D_PAIRS = [
     # (round fa7) a Chinese explainer's opening question to its reader (the Time-LLM article's); a user asking others is a report
     ("你是否曾在启动Time-LLM分布式训练时遭遇\"Address already in use\"错误?\n",
      "你们有没有在启动Time-LLM分布式训练时遭遇\"Address already in use\"错误?\n", "address-in-use"),
+    # (round fa7) a Chinese explainer calling the problem common (mynw.cn/news/560176's); a user's own "我" is a report
+    ("一条熟悉的错误提示往往浮出水面:No space left on device。\n\n使用YOLOv8镜像训练时,这个问题尤为常见。\n",
+     "一条熟悉的错误提示往往浮出水面:No space left on device。\n\n我使用YOLOv8镜像训练时,这个问题尤为常见。\n", "no-space-left"),
 ]
 
 
@@ -952,6 +955,10 @@ def test_a_page_sentence_is_not_taken_on_a_line_of_doubt_or_in_the_first_person(
     for told in ("你们有没有遇到过这个问题?", "有没有人遇到过", "你有没有试过重装驱动?", "我想问你有没有遇到过", "你是否安装了CUDA?",
                  "你是否在虚拟环境中安装?"):
         assert not scanner.PAGE_ZH_ASK.search(told), told
+    for said in ("尤其是在使用YOLOv8这类集成化镜像进行目标检测任务时,这个问题尤为常见。", "这种情况在部署DeepSeek-OCR时相当常见"):
+        assert scanner.PAGE_ZH_COMMON.search(said), said
+    for told in ("这个问题很常见吗?", "我知道这个错误很常见,但是升级后仍然报错", "这个问题不常见", "常见的解决方法都试过了"):
+        assert not scanner.PAGE_ZH_COMMON.search(told), told
 
 
 def test_spaced_parts_cjk_script_from_ascii_words_only():

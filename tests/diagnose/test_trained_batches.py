@@ -148,7 +148,9 @@ TRAINED_ITEMS = {
     # (round fa6) two Chinese deployment articles generalising over their readers ("很多开发者尝试直接拉取...镜像却启动失败",
     # "很多企业服务器因业务连续性要求,不允许轻易重启或重装驱动"): scanner.PAGE_ZH_MANY, proved by mynw.cn/news/579386 and
     # nshx.cn/Thetrip/25293
-    94: ("www.mynw.cn/news/869137", "www.nshx.cn/automobile/20664"),
+    # ... and (round fa7) a Chinese how-to article calling the OOM common ("这种情况在部署DeepSeek-OCR时相当常见"):
+    # scanner.PAGE_ZH_COMMON, proved by mynw.cn/news/560176
+    94: ("www.mynw.cn/news/869137", "www.nshx.cn/automobile/20664", "www.peacm.com/news/419386"),
     # (round fa7) two Japanese how-to pages: one inviting its reader to look at a typical message ("具体的なエラーメッセージを
     # 見てみましょう。以下のような表示を見たことはありませんか?"), one heading the quoted PEP 668 message "このエラーが発生する主な
     # 理由:": scanner.PAGE_JA, proved by openillumi's empty-cache and pip-guide pages and rafinova's Homebrew page
