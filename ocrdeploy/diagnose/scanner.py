@@ -2610,6 +2610,15 @@ PAGE_WISH = re.compile(r"(?i)\berror messages? (?:could|should|can|would|might) 
 PAGE_RAISE = re.compile(_not_on_doubt(first_person=True, also="again|even|after|despite|tried") +
                         r"\b(?:bump(?:ed|s|ing)?|increas(?:e|ed|es|ing)|rais(?:e|ed|es|ing)|doubl(?:e|ed|es|ing)|jacks?)"
                         r" (?:up )?(?:the )?(?:memory |mem |cpu )?(?:requests?|limits?)\b")
+# (round fa7) an explainer's epithet for the error it quotes: "the dreaded / infamous / notorious" error ("The build reaches
+# step 8 of 12 and then crashes with the dreaded error: no space left on device.", "One such error is the infamous "bind:
+# address already in use" message"): a page's register about an error everyone meets; a user meeting it tells so ("I keep
+# getting the dreaded OOM", "Still hitting the infamous ... error", "Why do I get the dreaded ...?"), and a line with a
+# question, a doubt, a first person or a verb of meeting it (get, got, getting, keep, hit, hitting, running into, seeing,
+# again, even) is not taken
+PAGE_DREAD = re.compile(_not_on_doubt(first_person=True, also=r"gets?|got|getting|keeps?|kept|keeping|hit|hits|hitting|running"
+                                      r"|seeing|saw|again|even") +
+                        r"\b(?:the|that|this) (?:dreaded|infamous|notorious)\b")
 # the page sentences about_errors looks for on any line: (words one of which the line holds, a cheap gate before the
 # regex; the marker; whether a tool's line with a log level is left out): an explainer's voice, the change told after its
 # reason, a failure foretold, the quoted error read out, the reader's condition of meeting it, a Chinese explainer's voice,
@@ -2627,7 +2636,8 @@ PAGE_MARKERS = ((("this ",), PAGE_VOICE, False), (("this ",), PAGE_PR_MID, True)
                 (("to catch ", "to handle ", "gracefully handle "), PAGE_CATCH, True),
                 (("encounter", "run into", "come across", " face", "stumble ", "bump into"), PAGE_COMMON, True),
                 (("better", "clearer", "friendl", "nicer", "more ", "improve"), PAGE_WISH, True),
-                (("bump", "increas", "rais", "doubl", "jack"), PAGE_RAISE, True))
+                (("bump", "increas", "rais", "doubl", "jack"), PAGE_RAISE, True),
+                (("dreaded", "infamous", "notorious"), PAGE_DREAD, True))
 REPORT_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:describe the bug|bug description|steps to reproduce|to reproduce|reproduction"
                             r"|expected behaviou?r|actual behaviou?r|environment|system info(?:rmation)?|your environment"
                             r"|logs?|error logs?|pytorch version:|collecting environment information)\W{0,6}$")

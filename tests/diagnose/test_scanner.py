@@ -819,6 +819,9 @@ ROUND45D_PAIRS = [
     # (round fa7) a Chinese explainer calling the problem common (mynw.cn/news/560176's); a user's own "我" is a report
     ("一条熟悉的错误提示往往浮出水面:No space left on device。\n\n使用YOLOv8镜像训练时,这个问题尤为常见。\n",
      "一条熟悉的错误提示往往浮出水面:No space left on device。\n\n我使用YOLOv8镜像训练时,这个问题尤为常见。\n", "no-space-left"),
+    # (round fa7) an explainer's epithet for the error (zeonedge's Docker guide); a user who keeps getting it is a report
+    ("The build reaches step 8 of 12 and then crashes with the dreaded error: no space left on device.\n",
+     "My build reaches step 8 of 12 and I keep getting the dreaded error: no space left on device.\n", "no-space-left"),
 ]
 
 
@@ -959,6 +962,14 @@ def test_a_page_sentence_is_not_taken_on_a_line_of_doubt_or_in_the_first_person(
         assert scanner.PAGE_ZH_COMMON.search(said), said
     for told in ("这个问题很常见吗?", "我知道这个错误很常见,但是升级后仍然报错", "这个问题不常见", "常见的解决方法都试过了"):
         assert not scanner.PAGE_ZH_COMMON.search(told), told
+    assert scanner.PAGE_DREAD.search("The build reaches step 8 of 12 and then crashes with the dreaded error: no space left on device.")
+    assert scanner.PAGE_DREAD.search('One such error is the infamous "bind: address already in use"')
+    for told in ("I keep getting the dreaded OOM:", "Still the infamous error after the upgrade:", "Why the dreaded OOM here?",
+                 "Getting the dreaded CUDA out of memory error when loading the model", "Hitting the infamous port clash:",
+                 "My server crashes with the notorious error:", "It crashes with the dreaded error again:",
+                 "Keeps failing with the dreaded error:", "Running into the infamous bind error", "Seeing the dreaded OOM",
+                 "Even with 24 GB, the dreaded OOM:", "It doesn't help, the dreaded OOM:", "Got the dreaded OOM:"):
+        assert not scanner.PAGE_DREAD.search(told), told
 
 
 def test_spaced_parts_cjk_script_from_ascii_words_only():
