@@ -2509,6 +2509,13 @@ PAGE_ZH_MANY = re.compile(r"^(?![^\n]*(?:我|还是|仍然|依然|[?？]))[^\n]*
 # not taken
 PAGE_ZH_COMMON = re.compile(r"^(?![^\n]*我)[^\n]*?(?:这种|这类|此类|这个|这一|该)(?:情况|错误|问题|报错|异常|现象)"
                             r"[^。！？?\n]{0,30}?(?:相当|非常|十分|很|比较|极其|尤为|尤其|最为)常见(?!吗|么|嘛)")
+# (round fa7) a Chinese article's voice telling what it does, PAGE_VOICE's Chinese ("In this article we'll", "This guide
+# explains"): 本文 / 本篇(文章) / 本教程 / 本指南, then (我们) (将/会/就/则/主要) and a verb of what the article does ("本文就从实战角度出发,
+# 深入剖析这一常见问题的本质", "本文将带你从一个工程师的视角,层层拆解这个高频报错", "本文结合..."): a page about the error it
+# quotes; a user's report calls another's article 这篇文章 ("按照这篇文章的方法还是报错", not taken), and a line with 我 (not
+# the author's 我们), 仍然/依然 or a question is not taken
+PAGE_ZH_VOICE = re.compile(r"^(?![^\n]*(?:我(?!们)|仍然|依然|[?？]))[^\n]*?(?:本文|本篇(?:文章)?|本教程|本指南)(?:我们)?(?:将|会|就|则|主要)?"
+                           r"(?:从|带你|带领|为你|为大家|介绍|详细|深入|系统|结合|旨在|总结|分享|汇总|整理|讲解|解析|剖析|聚焦|梳理|探讨|记录)")
 # (round fa7) a Chinese explainer's opening question to its reader, PAGE_JA's "見たことはありませんか": have you (ever) met
 # it ("你有没有遇到过这样的场景?" over "...结果第一行import torch就报错:" and the ImportError, "你是否曾在启动Time-LLM分布式
 # 训练时遭遇"Address already in use"错误?", "你有没有在运行 PyTorch 或 TensorFlow 的时候,突然蹦出这么一行红字:"): an
@@ -2630,6 +2637,7 @@ PAGE_MARKERS = ((("this ",), PAGE_VOICE, False), (("this ",), PAGE_PR_MID, True)
                 (("ましょう", "ませんか", "理由", "原因"), PAGE_JA, True),
                 (("你有没有", "你是否"), PAGE_ZH_ASK, True),
                 (("常见",), PAGE_ZH_COMMON, True),
+                (("本文", "本篇", "本教程", "本指南"), PAGE_ZH_VOICE, True),
                 (("this will ", "this should "), PAGE_PROMISE, True),
                 (("to prevent ", "to avoid ", "to work around ", "to get around ", "to get past "), PAGE_PURPOSE, True),
                 (("to fix ", "to resolve ", "to solve "), PAGE_FIX_FOR, True),

@@ -822,6 +822,9 @@ ROUND45D_PAIRS = [
     # (round fa7) an explainer's epithet for the error (zeonedge's Docker guide); a user who keeps getting it is a report
     ("The build reaches step 8 of 12 and then crashes with the dreaded error: no space left on device.\n",
      "My build reaches step 8 of 12 and I keep getting the dreaded error: no space left on device.\n", "no-space-left"),
+    # (round fa7) a Chinese article telling what it does (mynw.cn/news/528350's); a user citing another's article is a report
+    ("一个训练脚本突然抛出RuntimeError: CUDA out of memory,打断实验进程。本文就从实战角度出发,深入剖析这一常见问题的本质。\n",
+     "一个训练脚本突然抛出RuntimeError: CUDA out of memory,打断实验进程。按照这篇文章的方法还是报错。\n", "cuda-oom"),
 ]
 
 
@@ -962,6 +965,12 @@ def test_a_page_sentence_is_not_taken_on_a_line_of_doubt_or_in_the_first_person(
         assert scanner.PAGE_ZH_COMMON.search(said), said
     for told in ("这个问题很常见吗?", "我知道这个错误很常见,但是升级后仍然报错", "这个问题不常见", "常见的解决方法都试过了"):
         assert not scanner.PAGE_ZH_COMMON.search(told), told
+    for said in ("本文就从实战角度出发,深入剖析这一常见问题的本质", "本文将带你从一个工程师的视角,层层拆解这个高频报错",
+                 "本文我们将系统梳理解决方法"):
+        assert scanner.PAGE_ZH_VOICE.search(said), said
+    for told in ("按照这篇文章介绍的方法还是报错", "我参考本文介绍的方法,仍然报错", "本文介绍的方法依然不行", "本文介绍的方法有用吗?",
+                 "本文件夹下运行报错"):
+        assert not scanner.PAGE_ZH_VOICE.search(told), told
     assert scanner.PAGE_DREAD.search("The build reaches step 8 of 12 and then crashes with the dreaded error: no space left on device.")
     assert scanner.PAGE_DREAD.search('One such error is the infamous "bind: address already in use"')
     for told in ("I keep getting the dreaded OOM:", "Still the infamous error after the upgrade:", "Why the dreaded OOM here?",
