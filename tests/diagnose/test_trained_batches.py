@@ -110,7 +110,8 @@ TRAINED_ITEMS = {
     50: ("UW-COSMOS/Cosmos/issues/39", "HannesStark/boltzgen/issues/2", "triton-lang/triton/pull/3053"),
     56: ("runebook.dev/en/docs/cmake/variable/cmake_cuda_architectures",),
     61: ("kubernetes/website/pull/53484",
-         "cloud.tencent.cn/developer/article/2519693"),     # (round scan8) "就很容易遇到如下错误:": scanner.PAGE_ZH
+         "cloud.tencent.cn/developer/article/2519693",      # (round scan8) "就很容易遇到如下错误:": scanner.PAGE_ZH
+         "blog.csdn.net/shejizuopin/article/details/148255423"),    # (round fa7) "本文结合...提供系统化解决方案": PAGE_ZH_VOICE
     63: ("theneuralbase.com/nvidia-cuda-for-ai/learn/beginner/compute-capability-matching",),
     65: ("ICB-DCM/parPE/issues/389", "argilla-io/distilabel/issues/326",
          # (round fa6) a pull request's "... to resolve pip error on Ubuntu: externally-managed-environment":
