@@ -2544,6 +2544,37 @@ PAGE_ZH = re.compile(r"^(?![^\n]*我)[^\n]*?(?:(?:经常|常常|往往|很容易
 # is not taken. The noun may stand up to 16 characters after the quantifier ("每个刚接触 GPU 编程的人"), never across a stop
 PAGE_ZH_MANY = re.compile(r"^(?![^\n]*(?:我|还是|仍然|依然|[?？]))[^\n]*?(?:很多|许多|不少|大量|大部分|多数|每一?个)"
                           r"[^\n，。,.、;；:：!！]{0,16}?(?:开发者|用户|人(?!工)|朋友|同学|企业|工程师|团队|新手|初学者)")
+# (round fa7) a Chinese explainer calling the failure common, PAGE_COMMON's and PAGE_ZH_MANY's sibling: this situation, error
+# or problem is (quite, very, especially) common ("尤其是在使用YOLOv8这类集成化镜像进行目标检测任务时,这个问题尤为常见。" under
+# "...一条熟悉的错误提示往往浮出水面:No space left on device。", "这种情况在部署DeepSeek-OCR时相当常见"): an article generalises
+# over its readers' runs; a user asks whether it is ("这个问题很常见吗?": not taken) or tells their own, and a line with 我 is
+# not taken
+PAGE_ZH_COMMON = re.compile(r"^(?![^\n]*我)[^\n]*?(?:这种|这类|此类|这个|这一|该)(?:情况|错误|问题|报错|异常|现象)"
+                            r"[^。！？?\n]{0,30}?(?:相当|非常|十分|很|比较|极其|尤为|尤其|最为)常见(?!吗|么|嘛)")
+# (round fa7) a Chinese article's voice telling what it does, PAGE_VOICE's Chinese ("In this article we'll", "This guide
+# explains"): 本文 / 本篇(文章) / 本教程 / 本指南, then (我们) (将/会/就/则/主要) and a verb of what the article does ("本文就从实战角度出发,
+# 深入剖析这一常见问题的本质", "本文将带你从一个工程师的视角,层层拆解这个高频报错", "本文结合..."): a page about the error it
+# quotes; a user's report calls another's article 这篇文章 ("按照这篇文章的方法还是报错", not taken), and a line with 我 (not
+# the author's 我们), 仍然/依然 or a question is not taken
+PAGE_ZH_VOICE = re.compile(r"^(?![^\n]*(?:我(?!们)|仍然|依然|[?？]))[^\n]*?(?:本文|本篇(?:文章)?|本教程|本指南)(?:我们)?(?:将|会|就|则|主要)?"
+                           r"(?:从|带你|带领|为你|为大家|介绍|详细|深入|系统|结合|旨在|总结|分享|汇总|整理|讲解|解析|剖析|聚焦|梳理|探讨|记录)")
+# (round fa7) a Chinese explainer's opening question to its reader, PAGE_JA's "見たことはありませんか": have you (ever) met
+# it ("你有没有遇到过这样的场景?" over "...结果第一行import torch就报错:" and the ImportError, "你是否曾在启动Time-LLM分布式
+# 训练时遭遇"Address already in use"错误?", "你有没有在运行 PyTorch 或 TensorFlow 的时候,突然蹦出这么一行红字:"): an
+# article sets the scene for its readers; a user asks others ("你们有没有遇到过", "有没有人遇到过": not taken) or a helper
+# asks what was tried or done ("你有没有试过 ...", "你是否在虚拟环境中安装?": the verb after it is one of meeting the error, and
+# 是否 is taken only with 也 or 曾), and a line with 我 is not taken
+PAGE_ZH_ASK = re.compile(r"^(?![^\n]*我)[^\n]*?你(?:有没有|是否(?:也曾?|曾)经?)(?:在|被|遇到|遭遇|碰到|见过|踩过|经历)")
+# (round fa7) a Japanese explainer's voice, PAGE_ZH's Japanese: the reader invited to look at the error with the page
+# ("典型的な例を見てみましょう。" over "...RuntimeError: CUDA out of memoryが発生。", "...その解決策を探っていきましょう"),
+# asked whether they have met it ("以下のような表示を見たことはありませんか?", "...というメッセージに遭遇し、インストールが
+# ブロックされて困っていませんか?"), or the page's own title or section telling why it appears ("「This environment is
+# externally managed」と出る理由と対処法", "このエラーが発生する主な理由:"): an article addresses its readers; a user's report
+# tells its own run ("実行すると以下のエラーが出ました") and asks for help ("何か方法はありませんか?", "このエラーが発生する原因が
+# 分かりません": neither is taken), and a line in the first person (私/僕/自分/俺) is not taken
+PAGE_JA = re.compile(r"^(?![^\n]*(?:私|僕|自分|俺))[^\n]*?(?:(?:て|で)(?:み|いき)ましょう"
+                     r"|(?:経験|見たこと|遭遇したこと)(?:は|が)?(?:、?あなたにも)?ありませんか|困っていませんか"
+                     r"|(?:出る|発生する|起きる|起こる)(?:主な)?(?:理由|原因)(?:と(?:対処法?|解決(?:策|方法)|対策)|[:：]))")
 def _not_on_doubt(first_person=False, also=""):
     """The start of a page sentence that is not taken on a line with a question, a doubt ("but", "still", "not",
     "never", "no longer", "n't": a user's attempt that did not hold), with first_person "I"/"my"/"me" (a user's
@@ -2628,6 +2659,15 @@ PAGE_WISH = re.compile(r"(?i)\berror messages? (?:could|should|can|would|might) 
 PAGE_RAISE = re.compile(_not_on_doubt(first_person=True, also="again|even|after|despite|tried") +
                         r"\b(?:bump(?:ed|s|ing)?|increas(?:e|ed|es|ing)|rais(?:e|ed|es|ing)|doubl(?:e|ed|es|ing)|jacks?)"
                         r" (?:up )?(?:the )?(?:memory |mem |cpu )?(?:requests?|limits?)\b")
+# (round fa7) an explainer's epithet for the error it quotes: "the dreaded / infamous / notorious" error ("The build reaches
+# step 8 of 12 and then crashes with the dreaded error: no space left on device.", "One such error is the infamous "bind:
+# address already in use" message"): a page's register about an error everyone meets; a user meeting it tells so ("I keep
+# getting the dreaded OOM", "Still hitting the infamous ... error", "Why do I get the dreaded ...?"), and a line with a
+# question, a doubt, a first person or a verb of meeting it (get, got, getting, keep, hit, hitting, running into, seeing,
+# again, even) is not taken
+PAGE_DREAD = re.compile(_not_on_doubt(first_person=True, also=r"gets?|got|getting|keeps?|kept|keeping|hit|hits|hitting|running"
+                                      r"|seeing|saw|again|even") +
+                        r"\b(?:the|that|this) (?:dreaded|infamous|notorious)\b")
 # the page sentences about_errors looks for on any line: (words one of which the line holds, a cheap gate before the
 # regex; the marker; whether a tool's line with a log level is left out): an explainer's voice, the change told after its
 # reason, a failure foretold, the quoted error read out, the reader's condition of meeting it, a Chinese explainer's voice,
@@ -2636,13 +2676,18 @@ PAGE_MARKERS = ((("this ",), PAGE_VOICE, False), (("this ",), PAGE_PR_MID, True)
                 ((" will ", " may ", " might "), PAGE_FORECAST, True), ((" error", " code "), PAGE_EXPLAIN, True),
                 (("if you ",), PAGE_READER, True), (("遇到", "错误"), PAGE_ZH, True),
                 (("很多", "许多", "不少", "大量", "大部分", "多数", "每个", "每一个"), PAGE_ZH_MANY, True),
+                (("ましょう", "ませんか", "理由", "原因"), PAGE_JA, True),
+                (("你有没有", "你是否"), PAGE_ZH_ASK, True),
+                (("常见",), PAGE_ZH_COMMON, True),
+                (("本文", "本篇", "本教程", "本指南"), PAGE_ZH_VOICE, True),
                 (("this will ", "this should "), PAGE_PROMISE, True),
                 (("to prevent ", "to avoid ", "to work around ", "to get around ", "to get past "), PAGE_PURPOSE, True),
                 (("to fix ", "to resolve ", "to solve "), PAGE_FIX_FOR, True),
                 (("to catch ", "to handle ", "gracefully handle "), PAGE_CATCH, True),
                 (("encounter", "run into", "come across", " face", "stumble ", "bump into"), PAGE_COMMON, True),
                 (("better", "clearer", "friendl", "nicer", "more ", "improve"), PAGE_WISH, True),
-                (("bump", "increas", "rais", "doubl", "jack"), PAGE_RAISE, True))
+                (("bump", "increas", "rais", "doubl", "jack"), PAGE_RAISE, True),
+                (("dreaded", "infamous", "notorious"), PAGE_DREAD, True))
 REPORT_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:describe the bug|bug description|steps to reproduce|to reproduce|reproduction"
                             r"|expected behaviou?r|actual behaviou?r|environment|system info(?:rmation)?|your environment"
                             r"|logs?|error logs?|pytorch version:|collecting environment information)\W{0,6}$")

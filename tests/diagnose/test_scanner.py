@@ -810,6 +810,21 @@ ROUND45D_PAIRS = [
      "这个错误几乎每个刚接触 GPU 编程的人都会遇到一次甚至多次。\n",
      "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory\n"
      "这个错误我每次刚接触新机器都会遇到一次甚至多次。\n", "libcudart-11-missing"),
+    # (round fa7) a Japanese explainer inviting its reader to look (openillumi's empty-cache page); a user's own "私" is a report
+    ("典型的な例を見てみましょう。\nPyTorchとCUDAを利用した処理中にRuntimeError: CUDA out of memoryが発生。\n",
+     "私の環境で例を見てみましょう。\nPyTorchとCUDAを利用した処理中にRuntimeError: CUDA out of memoryが発生。\n", "cuda-oom"),
+    # (round fa7) a Chinese explainer's opening question to its reader (the Time-LLM article's); a user asking others is a report
+    ("你是否曾在启动Time-LLM分布式训练时遭遇\"Address already in use\"错误?\n",
+     "你们有没有在启动Time-LLM分布式训练时遭遇\"Address already in use\"错误?\n", "address-in-use"),
+    # (round fa7) a Chinese explainer calling the problem common (mynw.cn/news/560176's); a user's own "我" is a report
+    ("一条熟悉的错误提示往往浮出水面:No space left on device。\n\n使用YOLOv8镜像训练时,这个问题尤为常见。\n",
+     "一条熟悉的错误提示往往浮出水面:No space left on device。\n\n我使用YOLOv8镜像训练时,这个问题尤为常见。\n", "no-space-left"),
+    # (round fa7) an explainer's epithet for the error (zeonedge's Docker guide); a user who keeps getting it is a report
+    ("The build reaches step 8 of 12 and then crashes with the dreaded error: no space left on device.\n",
+     "My build reaches step 8 of 12 and I keep getting the dreaded error: no space left on device.\n", "no-space-left"),
+    # (round fa7) a Chinese article telling what it does (mynw.cn/news/528350's); a user citing another's article is a report
+    ("一个训练脚本突然抛出RuntimeError: CUDA out of memory,打断实验进程。本文就从实战角度出发,深入剖析这一常见问题的本质。\n",
+     "一个训练脚本突然抛出RuntimeError: CUDA out of memory,打断实验进程。按照这篇文章的方法还是报错。\n", "cuda-oom"),
 ]
 
 
@@ -932,6 +947,38 @@ def test_a_page_sentence_is_not_taken_on_a_line_of_doubt_or_in_the_first_person(
     for told in ("我和很多开发者一样启动失败", "看了很多人的方法还是不行", "很多人说升级驱动,仍然报错", "很多用户也遇到了吗？",
                  "依然有很多人报错", "每个节点,都报错", "很多人工智能应用启动失败"):
         assert not scanner.PAGE_ZH_MANY.search(told), told
+    # (round fa7) a Japanese explainer's voice and a Chinese explainer's opening question: a user's own run or question is not
+    for said in ("具体的なエラーメッセージを見てみましょう。以下のような表示を見たことはありませんか?", "その解決策を探っていきましょう。",
+                 "インストールがブロックされて困っていませんか?", "この予期せぬエラーに、思わず頭を抱えてしまった経験、あなたにもありませんか?",
+                 "「This environment is externally managed」と出る理由と対処法", "このエラーが発生する主な理由:"):
+        assert scanner.PAGE_JA.search(said), said
+    for told in ("実行すると以下のエラーが出ました", "何か方法はありませんか?", "このエラーが発生する原因が分かりません",
+                 "私の環境で試してみましょう", "僕も見たことはありませんか?", "自分で再インストールしてみましょう"):
+        assert not scanner.PAGE_JA.search(told), told
+    for said in ("你有没有遇到过这样的场景?", "你是否曾在启动Time-LLM分布式训练时遭遇\"Address already in use\"错误?",
+                 "你有没有在运行 PyTorch 或 TensorFlow 的时候,突然蹦出这么一行红字:", "你是否也遇到过这个问题?"):
+        assert scanner.PAGE_ZH_ASK.search(said), said
+    for told in ("你们有没有遇到过这个问题?", "有没有人遇到过", "你有没有试过重装驱动?", "我想问你有没有遇到过", "你是否安装了CUDA?",
+                 "你是否在虚拟环境中安装?"):
+        assert not scanner.PAGE_ZH_ASK.search(told), told
+    for said in ("尤其是在使用YOLOv8这类集成化镜像进行目标检测任务时,这个问题尤为常见。", "这种情况在部署DeepSeek-OCR时相当常见"):
+        assert scanner.PAGE_ZH_COMMON.search(said), said
+    for told in ("这个问题很常见吗?", "我知道这个错误很常见,但是升级后仍然报错", "这个问题不常见", "常见的解决方法都试过了"):
+        assert not scanner.PAGE_ZH_COMMON.search(told), told
+    for said in ("本文就从实战角度出发,深入剖析这一常见问题的本质", "本文将带你从一个工程师的视角,层层拆解这个高频报错",
+                 "本文我们将系统梳理解决方法"):
+        assert scanner.PAGE_ZH_VOICE.search(said), said
+    for told in ("按照这篇文章介绍的方法还是报错", "我参考本文介绍的方法,仍然报错", "本文介绍的方法依然不行", "本文介绍的方法有用吗?",
+                 "本文件夹下运行报错"):
+        assert not scanner.PAGE_ZH_VOICE.search(told), told
+    assert scanner.PAGE_DREAD.search("The build reaches step 8 of 12 and then crashes with the dreaded error: no space left on device.")
+    assert scanner.PAGE_DREAD.search('One such error is the infamous "bind: address already in use"')
+    for told in ("I keep getting the dreaded OOM:", "Still the infamous error after the upgrade:", "Why the dreaded OOM here?",
+                 "Getting the dreaded CUDA out of memory error when loading the model", "Hitting the infamous port clash:",
+                 "My server crashes with the notorious error:", "It crashes with the dreaded error again:",
+                 "Keeps failing with the dreaded error:", "Running into the infamous bind error", "Seeing the dreaded OOM",
+                 "Even with 24 GB, the dreaded OOM:", "It doesn't help, the dreaded OOM:", "Got the dreaded OOM:"):
+        assert not scanner.PAGE_DREAD.search(told), told
 
 
 def test_spaced_parts_cjk_script_from_ascii_words_only():

@@ -110,7 +110,8 @@ TRAINED_ITEMS = {
     50: ("UW-COSMOS/Cosmos/issues/39", "HannesStark/boltzgen/issues/2", "triton-lang/triton/pull/3053"),
     56: ("runebook.dev/en/docs/cmake/variable/cmake_cuda_architectures",),
     61: ("kubernetes/website/pull/53484",
-         "cloud.tencent.cn/developer/article/2519693"),     # (round scan8) "就很容易遇到如下错误:": scanner.PAGE_ZH
+         "cloud.tencent.cn/developer/article/2519693",      # (round scan8) "就很容易遇到如下错误:": scanner.PAGE_ZH
+         "blog.csdn.net/shejizuopin/article/details/148255423"),    # (round fa7) "本文结合...提供系统化解决方案": PAGE_ZH_VOICE
     63: ("theneuralbase.com/nvidia-cuda-for-ai/learn/beginner/compute-capability-matching",),
     65: ("ICB-DCM/parPE/issues/389", "argilla-io/distilabel/issues/326",
          # (round fa6) a pull request's "... to resolve pip error on Ubuntu: externally-managed-environment":
@@ -148,7 +149,13 @@ TRAINED_ITEMS = {
     # (round fa6) two Chinese deployment articles generalising over their readers ("很多开发者尝试直接拉取...镜像却启动失败",
     # "很多企业服务器因业务连续性要求,不允许轻易重启或重装驱动"): scanner.PAGE_ZH_MANY, proved by mynw.cn/news/579386 and
     # nshx.cn/Thetrip/25293
-    94: ("www.mynw.cn/news/869137", "www.nshx.cn/automobile/20664"),
+    # ... and (round fa7) a Chinese how-to article calling the OOM common ("这种情况在部署DeepSeek-OCR时相当常见"):
+    # scanner.PAGE_ZH_COMMON, proved by mynw.cn/news/560176
+    94: ("www.mynw.cn/news/869137", "www.nshx.cn/automobile/20664", "www.peacm.com/news/419386"),
+    # (round fa7) two Japanese how-to pages: one inviting its reader to look at a typical message ("具体的なエラーメッセージを
+    # 見てみましょう。以下のような表示を見たことはありませんか?"), one heading the quoted PEP 668 message "このエラーが発生する主な
+    # 理由:": scanner.PAGE_JA, proved by openillumi's empty-cache and pip-guide pages and rafinova's Homebrew page
+    95: ("openillumi.com/pytorch-cuda-oom-fragmentation-fix", "dev-solve.com/ja/posts/481b103"),
 }
 
 
