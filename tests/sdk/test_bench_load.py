@@ -207,3 +207,38 @@ def test_verdict_best_level_holding_the_floor_and_the_knee():
     assert v["throughput_stops_growing_at"] is None                 # a pause at 2 is not where it stops
     v = bench.verdict([lv(1, 0, None)], 0.85)
     assert not v["passed"] and v["line"] == "no level holds 85% accuracy (nothing could be scored)"
+
+
+def _two_page_pdf() -> bytes:
+    import io
+
+    import pypdfium2 as pdfium
+
+    src = pdfium.PdfDocument(samples.text_page())
+    doc = pdfium.PdfDocument.new()
+    doc.import_pages(src)
+    doc.import_pages(src)
+    buf = io.BytesIO()
+    doc.save(buf)
+    return buf.getvalue()
+
+
+def test_a_many_page_pdf_takes_each_pages_own_md_and_never_the_documents(tmp_path):
+    """doc.md is the truth of a one-page doc.pdf only: for a longer PDF it cannot say which page it is, so
+    each page is scored against its own doc-N.md or only timed."""
+    (tmp_path / "doc.pdf").write_bytes(_two_page_pdf())
+    (tmp_path / "doc.md").write_text("the whole document")
+    (tmp_path / "doc-2.md").write_text("page two")
+    pages = pages_mod.user_pages(str(tmp_path / "doc.pdf"))
+    assert [(p.name, p.truth) for p in pages] == [("doc.pdf-p1", None), ("doc.pdf-p2", "page two")]
+
+
+def test_a_pdf_page_is_rendered_at_the_stated_dpi(tmp_path):
+    """DPI dots per inch of a PDF's 72 points: the size the report states for every user PDF page."""
+    import pypdfium2 as pdfium
+
+    data = samples.text_page()
+    width_pt, height_pt = pdfium.PdfDocument(data)[0].get_size()
+    png = pages_mod.render_pdf(data, "sample")[0]
+    width_px, height_px = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")  # the IHDR chunk
+    assert (width_px, height_px) == (round(width_pt * pages_mod.DPI / 72), round(height_pt * pages_mod.DPI / 72))
