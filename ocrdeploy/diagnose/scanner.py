@@ -275,7 +275,10 @@ GENERIC_CLASSES = (
     # JSON body, the CLI's "Error: ..." and clients quoting it), oMLX's "Model 'x' (18.00GB) exceeds max-model-memory
     # (16.00GB)"; the model never loads
     ("memory-refused", re.compile(r"(?i)\brequires more (?:system |gpu |video )?memory \([^()\n]{1,24}\) than (?:is )?available\b"
-                                  r"|(?<![A-Za-z])exceeds max-model-memory\b")),
+                                  r"|(?<![A-Za-z])exceeds max-model-memory\b"
+                                  # (the lead, stop 46) oMLX's memory guard ending a request: "Request aborted: process
+                                  # memory limit exceeded (usage 28.8 GB, ceiling 30.2 GB)"; the host's RAM, mid-request
+                                  r"|\bprocess memory limit exceeded \(usage \d")),
     # (round 27) a host name that does not resolve, in the resolver's own words with no error word of their own: Go's
     # "dial tcp: lookup registry-1.docker.io: no such host" / "... on 10.0.2.3:53: ... i/o timeout" (docker build and
     # pull, Ollama, Go clients), glibc's EAI_AGAIN / EAI_NONAME texts ("Temporary failure in name resolution", "Name or
@@ -565,7 +568,7 @@ GENERIC_HINTS = {
     "aborted": ("abort", "couldn't init a gpu test"),
     "load-failed": ("load", "launch"),
     "linker-error": (": cannot find ", ": library not found for -l"),
-    "memory-refused": ("requires more ", "exceeds max-model-memory"),
+    "memory-refused": ("requires more ", "exceeds max-model-memory", "process memory limit exceeded (usage "),
     "unschedulable": (" nodes are available: ", "Insufficient "),
     "connect-failed": ("connectex: ",),
     "name-resolution": ("dial tcp: lookup ", "name resolution", "Name or service not known", "nodename nor servname",
@@ -613,7 +616,7 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     # (round 20: the linker's own "cannot find")
                     ": cannot find ", ": library not found for -l",
                     # (round 25: THC's "cuda runtime error (N)", cudaErrorNoDevice's text, a server's memory refusal)
-                    "cuda runtime error (", "no cuda-capable device is detected", "requires more ", "exceeds max-model-memory",
+                    "cuda runtime error (", "no cuda-capable device is detected", "requires more ", "exceeds max-model-memory", "process memory limit exceeded (usage ",
                     # (round 27: a host name that does not resolve, the resolver's own words)
                     "dial tcp: lookup ", "temporary failure in name resolution", "name or service not known",
                     "nodename nor servname", "getaddrinfo enotfound", "getaddrinfo eai_again",
