@@ -239,7 +239,12 @@ GENERIC_CLASSES = (
     # (round scan11: and the assertion as CUDA's device-side assert() prints it, the expression between backticks: "...
     # Indexing.cu:1284: indexSelectLargeIndex: block: [486,0,0], thread: [0,0,0] Assertion `srcIndex < srcSelectDimSize`
     # failed.", "ClassNLLCriterion.cu:106: ... Assertion `t >= 0 && t < n_classes` failed.")
-    ("assert-failed", re.compile(r"\bINTERNAL ASSERT FAILED\b|\bAssertion [`'][^\n]{1,400}[`'] failed\b|\bCheck failed: ")),
+    # (round scan15: and a C library's own assertion macro, its name ending in _ASSERT, as it prints it before abort():
+    # ggml's "GGML_ASSERT: C:\...\ggml.c:4411: ctx->mem_buffer != NULL" (file and line, then the expression; llama.cpp,
+    # whisper.cpp, gpt4all, llama-cpp-python and Ollama before mid-2024) and the newer "ggml.c:1554: GGML_ASSERT(view_src ==
+    # NULL || ...) failed"; a #define that prints it ("GGML_ASSERT: %s:%d: %s") has no line number)
+    ("assert-failed", re.compile(r"\bINTERNAL ASSERT FAILED\b|\bAssertion [`'][^\n]{1,400}[`'] failed\b|\bCheck failed: "
+                                 r"|\b[A-Z][A-Z0-9]{1,20}_ASSERT: \S[^\n]{0,400}?:\d{1,6}: \S|\b[A-Z][A-Z0-9]{1,20}_ASSERT\([^\n]{1,400}\) failed\b")),
     # pip finding no release of a requirement, as quoted without its "ERROR: " (or by pip < 10, which printed none)
     # (round scan7) a wheel whose RECORD does not match its files, in the wheel package's own words (wheelfile.py's
     # WheelError "Hash mismatch for file '...'", wheel < 0.31's install.BadWheelFile "Bad hash for file '...'"): wheel
@@ -294,8 +299,12 @@ GENERIC_CLASSES = (
     # (round scan7: and urllib3's read timeout, "HTTPConnectionPool(host='127.0.0.1', port=8080): Read timed out. (read
     # timeout=120)": connectionpool.py's ReadTimeoutError, its pool's repr before the message, printed by a client's own
     # "Error during recognition: ..." without the exception's name)
+    # (round scan15: and urllib3's ProtocolError as requests prints it, without either class: "('Connection aborted.',
+    # RemoteDisconnected('Remote end closed connection without response'))", "('Connection aborted.',
+    # ConnectionResetError(104, 'Connection reset by peer'))": the server closed or reset the connection mid-request)
     ("http-client", re.compile(r"\bMax retries exceeded with url\b|\bTunnel connection failed: [1-5]\d\d\b"
-                               r"|\bHTTPS?ConnectionPool\(host=[^()\n]{1,300}\): Read timed out\.")),
+                               r"|\bHTTPS?ConnectionPool\(host=[^()\n]{1,300}\): Read timed out\."
+                               r"|\('Connection aborted\.', [A-Z]\w{2,40}\(")),
     # (round 45s) httpx's and httpcore's exceptions, whose names do not end in Error ("httpx.ReadTimeout: timed out
     # while streaming chunks from VLLM backend", "httpx.ConnectTimeout"), by their module
     ("httpx-error", re.compile(r"(?<![\w.])(?:httpx|httpcore)\.[A-Z]\w{2,40}(?::|\s*$)")),
@@ -346,7 +355,12 @@ GENERIC_CLASSES = (
                                 # position with the character offset is json.decoder's own
                                 r"|^\s{0,8}[`\"'\u201c\u201d]?(?:Expecting (?:value|property name enclosed in double quotes|'[,:]' delimiter)|Unterminated string starting at"
                                 r"|Invalid control character at|Extra data): line \d{1,9} column \d{1,9} \(char \d{1,12}\)"
-                                r"|\bError\(\"[^\"\n]{1,200}\", line: \d{1,9}, column: \d{1,9}\)")),
+                                r"|\bError\(\"[^\"\n]{1,200}\", line: \d{1,9}, column: \d{1,9}\)"
+                                # (round scan15) Go's encoding/json given a value of another type than the struct it fills
+                                # (UnmarshalTypeError: "json: cannot unmarshal array into Go struct field
+                                # Message.messages.content of type string", "... into Go value of type []string"): a body
+                                # of another shape than the client or server was written for
+                                r"|\bjson: cannot unmarshal [^\n]{1,60}? into Go (?:struct field \S|value of type \S)")),
     # (round scan11) V8's TypeError for a property read or set on undefined or null, printed without its class: a Nuxt/
     # Nitro server's "[nuxt] [request error] [unhandled] [500] Cannot read properties of undefined (reading 'find')", the
     # older "Cannot read property 'likes' of undefined" (V8 before 9.x), "Cannot set properties of undefined (setting 'x')":
@@ -561,7 +575,7 @@ GENERIC_HINTS = {
                         ": undefined symbol: ", "undefined symbol: _Z"), "command-not-found": (": not found", "command not found"),
     "nvml-error": ("Failed to initialize NVML", "NVIDIA-SMI has failed", "Unable to determine the device handle",
                    "Mismatch in versions between nvidia-smi", "NVRM: No NVIDIA", "NVRM: The NVIDIA probe", "NVRM: None of the NVIDIA"),
-    "assert-failed": ("ASSERT FAILED", "Assertion ", "Check failed: "),
+    "assert-failed": ("ASSERT FAILED", "Assertion ", "Check failed: ", "_ASSERT"),
     "pip-no-distribution": ("No matching distribution found", "Could not find a version that satisfies"),
     "api-error-body": ('"error"', "'error'"), "error-body": ('"error"', "'error'"),
     "bind-failed": ("t bind", "not bind", "to bind"),
@@ -573,13 +587,13 @@ GENERIC_HINTS = {
     "connect-failed": ("connectex: ",),
     "name-resolution": ("dial tcp: lookup ", "name resolution", "Name or service not known", "nodename nor servname",
                         "getaddrinfo E"),
-    "http-client": ("Max retries exceeded", "Tunnel connection failed", "Read timed out"),
+    "http-client": ("Max retries exceeded", "Tunnel connection failed", "Read timed out", "'Connection aborted.', "),
     "wheel-hash": ("Hash mismatch for file", "Bad hash for file"),
     "httpx-error": ("httpx.", "httpcore."),
     "tls-error": ("ERR_SSL_", "[SSL: "),
     "http-status": ("request failed: ", "<title>", "<h1>", "status code (no body)", "failed with status code ", "unexpected status code",
                     "<Response [5"),
-    "decode-error": ("not valid JSON", " in JSON at position ", "looking for beginning of ", " at line ", ", line: ", " (char "),
+    "decode-error": ("not valid JSON", " in JSON at position ", "looking for beginning of ", " at line ", ", line: ", " (char ", "json: cannot unmarshal "),
     "js-typeerror": ("Cannot read propert", "Cannot set propert"),
     "py-message": ("unexpected keyword argument", "cannot import name"),
     "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",),
@@ -685,7 +699,10 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "expecting value: line ", "expecting property name enclosed", "' delimiter: line ",
                     "unterminated string starting at: line ", "invalid control character at: line ", "extra data: line ",
                     # (round scan14: serde's untagged enum with no matching variant)
-                    "did not match any variant of untagged enum ")
+                    "did not match any variant of untagged enum ",
+                    # (round scan15: a C library's _ASSERT macro in both forms, urllib3's ProtocolError as requests prints
+                    # it, Go's encoding/json type mismatch)
+                    "_assert: ", "_assert(", "'connection aborted.', ", "json: cannot unmarshal ")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)

@@ -309,3 +309,23 @@ def test_a_camelcase_identifier_gives_its_words_to_the_lead():
                   {"id": "b-quokka-entry", "patterns": ["quokka loader stalled"]})
     assert looks_like("QuokkaLoaderStalledException: gave up", rules) == ["b-quokka-entry"]
     assert looks_like("quokkaloaderstalled gave up", rules) == []
+
+
+def test_an_identifier_joined_by_underscores_or_hyphens_gives_its_words_to_the_lead():
+    """(round scan15) the parts of an UPPER_SNAKE, snake_case or hyphen-joined identifier ("CMAKE_C_COMPILER",
+    "QUOKKA_LOADER_STALLED", "wombat-solver-diverged") are words of the line as a CamelCase name's are: a line whose only
+    telling words are inside one leads to the entry that spells them apart, each part weighing as the word itself; a
+    number is no part, and a run of letters with no separator is not split."""
+    from ocrdeploy.diagnose.engine import _words, looks_like
+
+    assert {"cmake", "compiler", "cmake_c_compiler"} <= _words("CMake Error: CMAKE_C_COMPILER not set")
+    assert {"llama", "cpp", "llama-cpp-python"} <= _words("Failed building wheel for llama-cpp-python")
+    assert "121" not in _words("torch-2.5.1-cu121-121") and "cu121" in _words("torch-2.5.1-cu121")
+    assert "loader" not in _words("quokkaloaderstalled gave up")
+    rules = table({"id": "a-wombat-entry", "patterns": ["wombat solver diverged"]},
+                  {"id": "b-quokka-entry", "patterns": ["quokka loader stalled"]})
+    assert looks_like("status QUOKKA_LOADER_STALLED: gave up", rules) == ["b-quokka-entry"]
+    assert looks_like("status wombat-solver-diverged, gave up", rules) == ["a-wombat-entry"]
+    # two parts of one entry outweigh one of the other: the parts weigh as the words do
+    assert looks_like("QUOKKA_LOADER wombat", rules) == ["b-quokka-entry", "a-wombat-entry"]
+    assert looks_like("quokkaloaderstalled gave up", rules) == []

@@ -193,7 +193,8 @@ def test_a_trained_batch_near_miss_stays_clean(item, engine):
 # (round scan12) batches 1-91, its widenings (fatal-signal's zsh names for SIGFPE and SIGILL, a level word inside an
 # exception's message no longer read as the line's level) add items of 90 and 91; (round scan14) batches 1-96, its
 # widenings (apache-error and Apache's error-log level, decode-error's serde_json syntax errors, cuda-error's check macro
-# naming its .cu file) add items of 95 and 96
+# naming its .cu file) add items of 95 and 96; (round scan15) batches 1-102, its widenings (assert-failed's _ASSERT macro,
+# http-client's "('Connection aborted.', ...)", decode-error's Go UnmarshalTypeError) add items of 99, 100 and 102
 TRAINED_UNNAMED = {
     42: ("ollama/ollama/issues/12173",),
     44: ("shouxieai/infer/issues/39",),
@@ -230,6 +231,9 @@ TRAINED_UNNAMED = {
     91: ("zstar1003/ragflow-plus/issues/69",),
     95: ("bitsandbytes-foundation/bitsandbytes/issues/198", "docker-library/httpd/issues/102"),
     96: ("TabbyML/tabby/issues/1766",),
+    99: ("OpenBMB/MiniCPM/pull/126",),
+    100: ("ggml-org/llama.cpp/issues/8234", "abetlen/llama-cpp-python/issues/812"),
+    102: ("langgenius/dify/issues/6609",),
 }
 UNNAMED = picked(TRAINED_UNNAMED, "unrecognised")
 
