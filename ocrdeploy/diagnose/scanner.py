@@ -2671,6 +2671,17 @@ PAGE_RAISE = re.compile(_not_on_doubt(first_person=True, also="again|even|after|
 PAGE_DREAD = re.compile(_not_on_doubt(first_person=True, also=r"gets?|got|getting|keeps?|kept|keeping|hit|hits|hitting|running"
                                       r"|seeing|saw|again|even") +
                         r"\b(?:the|that|this) (?:dreaded|infamous|notorious)\b")
+# (round fa8) a change told as rewording the error message it names: "Refine error message of system_allocator.cc" (over
+# "Expose other errors except `cudaErrorMemoryAllocation` to users."), "**Optimize the error messages of paddle CUDA API.**",
+# "Enhance the error message for nccl when shared memory is insufficient.", "Improve error message when model path does not
+# exist": a pull request's or an improvement's title, PAGE_BETTER's and PAGE_WISH's sibling told by its verb; the error it
+# names or shows is the one being reworded, no run of it printed it. A user's line that asks or tells an attempt ("Could you
+# improve the error message?", "I tried to clarify the error message but it still fails") is not taken: a line with a
+# question, a doubt or a first person
+PAGE_REWORD = re.compile(_not_on_doubt(first_person=True) +
+                         r"\b(?:improv(?:e|es|ed|ing)|enhanc(?:e|es|ed|ing)|optimi[sz](?:e|es|ed|ing)|refin(?:e|es|ed|ing)"
+                         r"|polish(?:es|ed|ing)?|clarif(?:y|ies|ied|ying)|reword(?:s|ed|ing)?) (?:the |an? |some |all |our |its |their )?"
+                         r"(?:[\w.-]+ ){0,3}error (?:messages?|msgs?|texts?|hints?)\b")
 # the page sentences about_errors looks for on any line: (words one of which the line holds, a cheap gate before the
 # regex; the marker; whether a tool's line with a log level is left out): an explainer's voice, the change told after its
 # reason, a failure foretold, the quoted error read out, the reader's condition of meeting it, a Chinese explainer's voice,
@@ -2690,7 +2701,8 @@ PAGE_MARKERS = ((("this ",), PAGE_VOICE, False), (("this ",), PAGE_PR_MID, True)
                 (("encounter", "run into", "come across", " face", "stumble ", "bump into"), PAGE_COMMON, True),
                 (("better", "clearer", "friendl", "nicer", "more ", "improve"), PAGE_WISH, True),
                 (("bump", "increas", "rais", "doubl", "jack"), PAGE_RAISE, True),
-                (("dreaded", "infamous", "notorious"), PAGE_DREAD, True))
+                (("dreaded", "infamous", "notorious"), PAGE_DREAD, True),
+                (("error m", "error t", "error h"), PAGE_REWORD, True))
 REPORT_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:describe the bug|bug description|steps to reproduce|to reproduce|reproduction"
                             r"|expected behaviou?r|actual behaviou?r|environment|system info(?:rmation)?|your environment"
                             r"|logs?|error logs?|pytorch version:|collecting environment information)\W{0,6}$")
