@@ -2647,11 +2647,16 @@ PAGE_COMMON = re.compile(r"(?i)^(?![^\n]*(?:\?|\b(?:my|me|we|our)\b|(?-i:\bI\b))
 # used, but I think we should give it a better error message."): a feature request or a change's summary, whose subject
 # is the wording the user met, not a run to diagnose; the error it quotes is the one to be reworded. A report's own run
 # keeps its findings (in_run_output), and a report's sections keep it a report (REPORT_HEADING). No doubt guard: the
-# request is often a user's ("I think we should ...", "so I thought it might be possible to improve it")
+# request is often a user's ("I think we should ...", "so I thought it might be possible to improve it"). (round fa8) also a
+# plain adjective of use for the message asked for, and the user as the one who should get it: "provide a proper error
+# message to the users" (Ericsson/codechecker#510), "user should get a useful error message, like"; "to get" is left out
+# (a user's "I ran it with -v to get a useful error message:" tells a run)
 PAGE_WISH = re.compile(r"(?i)\berror messages? (?:could|should|can|would|might) (?:really )?(?:use (?:some |an? )?improvement"
                        r"|be improved|be (?:more \w+|clearer|better|friendlier|nicer))"
-                       r"|\b(?:give|present|show|print|provide|return|raise|emit) (?:it |them |us |users |the user )?(?:a |an )?(?:much )?"
-                       r"(?:better|clearer|friendlier|nicer|more (?:helpful|descriptive|informative|user-friendly|meaningful|useful))"
+                       r"|\b(?:give|present|show|print|provide|return|raise|emit|(?:should|would|could|must) (?:get|see|receive))"
+                       r" (?:it |them |us |users |the user )?(?:a |an )?(?:much )?"
+                       r"(?:better|clearer|friendlier|nicer|more (?:helpful|descriptive|informative|user-friendly|meaningful|useful)"
+                       r"|proper|useful|helpful|meaningful|informative|descriptive|actionable|sensible)"
                        r" error(?: message)?\b|\bpossible to improve (?:it|the (?:error )?message|this)\b")
 # (round fa5) a change told as raising a resource's limit or request against the failure it names ("bump memory limits",
 # "increase memory limits and requests ... to 10G to resolve OOMKilled", "- Bumped requests 256Mi→512Mi, limits
@@ -2699,7 +2704,8 @@ PAGE_MARKERS = ((("this ",), PAGE_VOICE, False), (("this ",), PAGE_PR_MID, True)
                 (("to fix ", "to resolve ", "to solve "), PAGE_FIX_FOR, True),
                 (("to catch ", "to handle ", "gracefully handle "), PAGE_CATCH, True),
                 (("encounter", "run into", "come across", " face", "stumble ", "bump into"), PAGE_COMMON, True),
-                (("better", "clearer", "friendl", "nicer", "more ", "improve"), PAGE_WISH, True),
+                (("better", "clearer", "friendl", "nicer", "more ", "improve", "proper", "useful", "helpful", "meaningful",
+                  "informative", "descriptive", "actionable", "sensible"), PAGE_WISH, True),
                 (("bump", "increas", "rais", "doubl", "jack"), PAGE_RAISE, True),
                 (("dreaded", "infamous", "notorious"), PAGE_DREAD, True),
                 (("error m", "error t", "error h"), PAGE_REWORD, True))
