@@ -2261,7 +2261,11 @@ TABLE_NAME = re.compile(r"^\s{0,8}[A-Za-z_]\w{5,80}\s*$")
 NEXT_HEADING = re.compile(r"(?i)^\s{0,3}(?:>\s?)?(?:#{1,6}\s+|\*\*)\W{0,3}(?:reasons?|causes?|root[- ]causes?|why(?: (?:it|this) happens)?"
                           r"|原因|test(?:ing)? plan|testing|how (?:was|has) this been tested\??)[\s*_:：]{0,6}$")
 ANY_HEADING = re.compile(r"^\s{0,3}(?:>\s?)?(?:#{1,6}\s|\*\*[^*\n]{1,60}\*\*:?\s*$)")
+# (round fa8) also "By <Name> · Last verified <date>": an error knowledge base's byline under the error it names (runlocalai.co's
+# pages), the author's name and the page's review stamp together
 BYLINE = re.compile(r"(?i)^\s{0,4}(?:(?-i:Written|Posted|Published|Authored) by (?-i:[A-Z])"
+                    r"|(?-i:By [A-Z][\w.'-]{1,40}(?: [A-Z][\w.'-]{1,40}){0,3}) ?[·•|] ?(?:last )?(?:verified|updated|reviewed"
+                    r"|published|edited)\b"
                     r"|(?:last )?(?:updated|edited|published|posted) (?:over |about |almost |more than |less than )?(?:an?|\d{1,3})"
                     r" (?:minute|hour|day|week|month|year)s? ago\b)")
 TABLE_ROW = re.compile(r"^\s{0,8}\|[^\n]*\|\s*$")
