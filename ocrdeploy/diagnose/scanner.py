@@ -2691,6 +2691,20 @@ PAGE_REWORD = re.compile(_not_on_doubt(first_person=True) +
                          r"\b(?:improv(?:e|es|ed|ing)|enhanc(?:e|es|ed|ing)|optimi[sz](?:e|es|ed|ing)|refin(?:e|es|ed|ing)"
                          r"|polish(?:es|ed|ing)?|clarif(?:y|ies|ied|ying)|reword(?:s|ed|ing)?) (?:the |an? |some |all |our |its |their )?"
                          r"(?:[\w.-]+ ){0,3}error (?:messages?|msgs?|texts?|hints?)\b")
+# (round fa8) a page telling its reader's run in the second person, a sentence opening with "You" and the verb of what the
+# reader did ("You built a solid rig. ... You pulled Qwen 3.5 27B ...", "You check the logs and see nothing useful. You run
+# docker ps and ...", "You're loading a local LLM or running inference with PyTorch and hit RuntimeError: CUDA out of
+# memory.", "You run pip install and get this:", "You launch vLLM and it crashes during startup"): a how-to's or a blog's
+# story opener, the scene its reader knows; a user's report tells its own run in the first person or as steps ("Run X").
+# Across the corpus and batches 1-102 the shape stands on sixteen lines, all near-misses. A tool speaking to its user
+# ("You are running out of disk space", "You are running version 3.28.3", "You ran out of memory") is not taken: no
+# "running", and "run/ran" not followed by "out"; nor a line with a question, a doubt or a first person
+PAGE_SCENE = re.compile(_not_on_doubt(first_person=True) +
+                        r"(?:^|[.!?][\"”’)]?\s{1,3})(?-i:You)(?:(?:'|’)ve)? (?:just |then |finally )?(?:built|pulled|check|checked"
+                        r"|launch|launched|spin up|spun up|deploy|deployed|fire up|fired up|type|typed|kick off|kicked off"
+                        r"|run(?! out\b)|ran(?! out\b)|start|started|hit|open|opened|upgrade|upgraded|install|installed|load|loaded)\b"
+                        r"|(?:^|[.!?][\"”’)]?\s{1,3})(?-i:You)(?:(?:'|’)re| are) (?:loading|training|fine-tuning|deploying|building"
+                        r"|serving|launching|starting)\b")
 # the page sentences about_errors looks for on any line: (words one of which the line holds, a cheap gate before the
 # regex; the marker; whether a tool's line with a log level is left out): an explainer's voice, the change told after its
 # reason, a failure foretold, the quoted error read out, the reader's condition of meeting it, a Chinese explainer's voice,
@@ -2712,7 +2726,8 @@ PAGE_MARKERS = ((("this ",), PAGE_VOICE, False), (("this ",), PAGE_PR_MID, True)
                   "informative", "descriptive", "actionable", "sensible"), PAGE_WISH, True),
                 (("bump", "increas", "rais", "doubl", "jack"), PAGE_RAISE, True),
                 (("dreaded", "infamous", "notorious"), PAGE_DREAD, True),
-                (("error m", "error t", "error h"), PAGE_REWORD, True))
+                (("error m", "error t", "error h"), PAGE_REWORD, True),
+                (("you ", "you'", "you’"), PAGE_SCENE, True))
 REPORT_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:describe the bug|bug description|steps to reproduce|to reproduce|reproduction"
                             r"|expected behaviou?r|actual behaviou?r|environment|system info(?:rmation)?|your environment"
                             r"|logs?|error logs?|pytorch version:|collecting environment information)\W{0,6}$")
