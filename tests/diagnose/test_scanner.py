@@ -830,8 +830,8 @@ ROUND45D_PAIRS = [
      "I tried to refine error message of system_allocator.cc\n\nExpose other errors except `cudaErrorMemoryAllocation` to users.\n",
      "cuda-oom"),
     # (round fa8) a page telling its reader's run in the second person (markaicode's); the same run told as the user's is a report
-    ("You're loading a local LLM or running inference with PyTorch and hit RuntimeError: CUDA out of memory. Tried to allocate X GiB.\n",
-     "I'm loading a local LLM or running inference with PyTorch and hit RuntimeError: CUDA out of memory. Tried to allocate X GiB.\n",
+    ("You're loading a local LLM with PyTorch and it fails:\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n",
+     "I'm loading a local LLM with PyTorch and it fails:\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n",
      "cuda-oom"),
 ]
 
