@@ -2696,7 +2696,7 @@ PAGE_REWORD = re.compile(_not_on_doubt(first_person=True) +
 # docker ps and ...", "You're loading a local LLM or running inference with PyTorch and hit RuntimeError: CUDA out of
 # memory.", "You run pip install and get this:", "You launch vLLM and it crashes during startup"): a how-to's or a blog's
 # story opener, the scene its reader knows; a user's report tells its own run in the first person or as steps ("Run X").
-# Across the corpus and batches 1-102 the shape stands on sixteen lines, all near-misses. A tool speaking to its user
+# Across the corpus and batches 1-102 the marker takes fourteen lines, all near-misses. A tool speaking to its user
 # ("You are running out of disk space", "You are running version 3.28.3", "You ran out of memory") is not taken: no
 # "running", and "run/ran" not followed by "out"; nor a line with a question, a doubt or a first person
 PAGE_SCENE = re.compile(_not_on_doubt(first_person=True) +
