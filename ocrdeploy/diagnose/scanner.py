@@ -2278,7 +2278,11 @@ TABLE_NAME = re.compile(r"^\s{0,8}[A-Za-z_]\w{5,80}\s*$")
 NEXT_HEADING = re.compile(r"(?i)^\s{0,3}(?:>\s?)?(?:#{1,6}\s+|\*\*)\W{0,3}(?:reasons?|causes?|root[- ]causes?|why(?: (?:it|this) happens)?"
                           r"|原因|test(?:ing)? plan|testing|how (?:was|has) this been tested\??)[\s*_:：]{0,6}$")
 ANY_HEADING = re.compile(r"^\s{0,3}(?:>\s?)?(?:#{1,6}\s|\*\*[^*\n]{1,60}\*\*:?\s*$)")
+# (round fa8) also "By <Name> · Last verified <date>": an error knowledge base's byline under the error it names (runlocalai.co's
+# pages), the author's name and the page's review stamp together
 BYLINE = re.compile(r"(?i)^\s{0,4}(?:(?-i:Written|Posted|Published|Authored) by (?-i:[A-Z])"
+                    r"|(?-i:By [A-Z][\w.'-]{1,40}(?: [A-Z][\w.'-]{1,40}){0,3}) ?[·•|] ?(?:last )?(?:verified|updated|reviewed"
+                    r"|published|edited)\b"
                     r"|(?:last )?(?:updated|edited|published|posted) (?:over |about |almost |more than |less than )?(?:an?|\d{1,3})"
                     r" (?:minute|hour|day|week|month|year)s? ago\b)")
 TABLE_ROW = re.compile(r"^\s{0,8}\|[^\n]*\|\s*$")
@@ -2664,11 +2668,16 @@ PAGE_COMMON = re.compile(r"(?i)^(?![^\n]*(?:\?|\b(?:my|me|we|our)\b|(?-i:\bI\b))
 # used, but I think we should give it a better error message."): a feature request or a change's summary, whose subject
 # is the wording the user met, not a run to diagnose; the error it quotes is the one to be reworded. A report's own run
 # keeps its findings (in_run_output), and a report's sections keep it a report (REPORT_HEADING). No doubt guard: the
-# request is often a user's ("I think we should ...", "so I thought it might be possible to improve it")
+# request is often a user's ("I think we should ...", "so I thought it might be possible to improve it"). (round fa8) also a
+# plain adjective of use for the message asked for, and the user as the one who should get it: "provide a proper error
+# message to the users" (Ericsson/codechecker#510), "user should get a useful error message, like"; "to get" is left out
+# (a user's "I ran it with -v to get a useful error message:" tells a run)
 PAGE_WISH = re.compile(r"(?i)\berror messages? (?:could|should|can|would|might) (?:really )?(?:use (?:some |an? )?improvement"
                        r"|be improved|be (?:more \w+|clearer|better|friendlier|nicer))"
-                       r"|\b(?:give|present|show|print|provide|return|raise|emit) (?:it |them |us |users |the user )?(?:a |an )?(?:much )?"
-                       r"(?:better|clearer|friendlier|nicer|more (?:helpful|descriptive|informative|user-friendly|meaningful|useful))"
+                       r"|\b(?:give|present|show|print|provide|return|raise|emit|(?:should|would|could|must) (?:get|see|receive))"
+                       r" (?:it |them |us |users |the user )?(?:a |an )?(?:much )?"
+                       r"(?:better|clearer|friendlier|nicer|more (?:helpful|descriptive|informative|user-friendly|meaningful|useful)"
+                       r"|proper|useful|helpful|meaningful|informative|descriptive|actionable|sensible)"
                        r" error(?: message)?\b|\bpossible to improve (?:it|the (?:error )?message|this)\b")
 # (round fa5) a change told as raising a resource's limit or request against the failure it names ("bump memory limits",
 # "increase memory limits and requests ... to 10G to resolve OOMKilled", "- Bumped requests 256Mi→512Mi, limits
@@ -2688,6 +2697,31 @@ PAGE_RAISE = re.compile(_not_on_doubt(first_person=True, also="again|even|after|
 PAGE_DREAD = re.compile(_not_on_doubt(first_person=True, also=r"gets?|got|getting|keeps?|kept|keeping|hit|hits|hitting|running"
                                       r"|seeing|saw|again|even") +
                         r"\b(?:the|that|this) (?:dreaded|infamous|notorious)\b")
+# (round fa8) a change told as rewording the error message it names: "Refine error message of system_allocator.cc" (over
+# "Expose other errors except `cudaErrorMemoryAllocation` to users."), "**Optimize the error messages of paddle CUDA API.**",
+# "Enhance the error message for nccl when shared memory is insufficient.", "Improve error message when model path does not
+# exist": a pull request's or an improvement's title, PAGE_BETTER's and PAGE_WISH's sibling told by its verb; the error it
+# names or shows is the one being reworded, no run of it printed it. A user's line that asks or tells an attempt ("Could you
+# improve the error message?", "I tried to clarify the error message but it still fails") is not taken: a line with a
+# question, a doubt or a first person
+PAGE_REWORD = re.compile(_not_on_doubt(first_person=True) +
+                         r"\b(?:improv(?:e|es|ed|ing)|enhanc(?:e|es|ed|ing)|optimi[sz](?:e|es|ed|ing)|refin(?:e|es|ed|ing)"
+                         r"|polish(?:es|ed|ing)?|clarif(?:y|ies|ied|ying)|reword(?:s|ed|ing)?) (?:the |an? |some |all |our |its |their )?"
+                         r"(?:[\w.-]+ ){0,3}error (?:messages?|msgs?|texts?|hints?)\b")
+# (round fa8) a page telling its reader's run in the second person, a sentence opening with "You" and the verb of what the
+# reader did ("You built a solid rig. ... You pulled Qwen 3.5 27B ...", "You check the logs and see nothing useful. You run
+# docker ps and ...", "You're loading a local LLM or running inference with PyTorch and hit RuntimeError: CUDA out of
+# memory.", "You run pip install and get this:", "You launch vLLM and it crashes during startup"): a how-to's or a blog's
+# story opener, the scene its reader knows; a user's report tells its own run in the first person or as steps ("Run X").
+# Across the corpus and batches 1-102 the marker takes fourteen lines, all near-misses. A tool speaking to its user
+# ("You are running out of disk space", "You are running version 3.28.3", "You ran out of memory") is not taken: no
+# "running", and "run/ran" not followed by "out"; nor a line with a question, a doubt or a first person
+PAGE_SCENE = re.compile(_not_on_doubt(first_person=True) +
+                        r"(?:^|[.!?][\"”’)]?\s{1,3})(?-i:You)(?:(?:'|’)ve)? (?:just |then |finally )?(?:built|pulled|check|checked"
+                        r"|launch|launched|spin up|spun up|deploy|deployed|fire up|fired up|type|typed|kick off|kicked off"
+                        r"|run(?! out\b)|ran(?! out\b)|start|started|hit|open|opened|upgrade|upgraded|install|installed|load|loaded)\b"
+                        r"|(?:^|[.!?][\"”’)]?\s{1,3})(?-i:You)(?:(?:'|’)re| are) (?:loading|training|fine-tuning|deploying|building"
+                        r"|serving|launching|starting)\b")
 # the page sentences about_errors looks for on any line: (words one of which the line holds, a cheap gate before the
 # regex; the marker; whether a tool's line with a log level is left out): an explainer's voice, the change told after its
 # reason, a failure foretold, the quoted error read out, the reader's condition of meeting it, a Chinese explainer's voice,
@@ -2705,9 +2739,12 @@ PAGE_MARKERS = ((("this ",), PAGE_VOICE, False), (("this ",), PAGE_PR_MID, True)
                 (("to fix ", "to resolve ", "to solve "), PAGE_FIX_FOR, True),
                 (("to catch ", "to handle ", "gracefully handle "), PAGE_CATCH, True),
                 (("encounter", "run into", "come across", " face", "stumble ", "bump into"), PAGE_COMMON, True),
-                (("better", "clearer", "friendl", "nicer", "more ", "improve"), PAGE_WISH, True),
+                (("better", "clearer", "friendl", "nicer", "more ", "improve", "proper", "useful", "helpful", "meaningful",
+                  "informative", "descriptive", "actionable", "sensible"), PAGE_WISH, True),
                 (("bump", "increas", "rais", "doubl", "jack"), PAGE_RAISE, True),
-                (("dreaded", "infamous", "notorious"), PAGE_DREAD, True))
+                (("dreaded", "infamous", "notorious"), PAGE_DREAD, True),
+                (("error m", "error t", "error h"), PAGE_REWORD, True),
+                (("you ", "you'", "you’"), PAGE_SCENE, True))
 REPORT_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:describe the bug|bug description|steps to reproduce|to reproduce|reproduction"
                             r"|expected behaviou?r|actual behaviou?r|environment|system info(?:rmation)?|your environment"
                             r"|logs?|error logs?|pytorch version:|collecting environment information)\W{0,6}$")

@@ -825,6 +825,14 @@ ROUND45D_PAIRS = [
     # (round fa7) a Chinese article telling what it does (mynw.cn/news/528350's); a user citing another's article is a report
     ("一个训练脚本突然抛出RuntimeError: CUDA out of memory,打断实验进程。本文就从实战角度出发,深入剖析这一常见问题的本质。\n",
      "一个训练脚本突然抛出RuntimeError: CUDA out of memory,打断实验进程。按照这篇文章的方法还是报错。\n", "cuda-oom"),
+    # (round fa8) a change rewording the message it names (Paddle#20804's); a user who tried to is a report
+    ("Refine error message of system_allocator.cc\n\nExpose other errors except `cudaErrorMemoryAllocation` to users.\n",
+     "I tried to refine error message of system_allocator.cc\n\nExpose other errors except `cudaErrorMemoryAllocation` to users.\n",
+     "cuda-oom"),
+    # (round fa8) a page telling its reader's run in the second person (markaicode's); the same run told as the user's is a report
+    ("You're loading a local LLM with PyTorch and it fails:\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n",
+     "I'm loading a local LLM with PyTorch and it fails:\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n",
+     "cuda-oom"),
 ]
 
 
@@ -979,6 +987,33 @@ def test_a_page_sentence_is_not_taken_on_a_line_of_doubt_or_in_the_first_person(
                  "Keeps failing with the dreaded error:", "Running into the infamous bind error", "Seeing the dreaded OOM",
                  "Even with 24 GB, the dreaded OOM:", "It doesn't help, the dreaded OOM:", "Got the dreaded OOM:"):
         assert not scanner.PAGE_DREAD.search(told), told
+    # (round fa8) PAGE_REWORD, PAGE_WISH's adjectives of use, PAGE_SCENE, BYLINE's "By <Name> · Last verified"
+    for said in ("Refine error message of system_allocator.cc", "**Optimize the error messages of paddle CUDA API.**",
+                 "Enhance the error message for nccl when shared memory is insufficient.",
+                 "Improve error msg for address in use"):
+        assert scanner.PAGE_REWORD.search(said), said
+    for told in ("Could you improve the error message?", "I tried to clarify the error message but it still fails:",
+                 "My patch improves the error message, but the server still dies:", "Improve error handling for retries",
+                 "It doesn't improve the error message:"):
+        assert not scanner.PAGE_REWORD.search(told), told
+    for said in ("Handle viewer  `Address already in use` exception, provide a proper error message to the users.",
+                 "If the startup throws an error due to the port already being in use, user should get a useful error message, like"):
+        assert scanner.PAGE_WISH.search(said), said
+    for told in ("I ran it with -v to get a useful error message:", "With 0.4 I got a helpful error message, now it crashes:"):
+        assert not scanner.PAGE_WISH.search(told), told
+    for said in ("You built a solid rig. RTX 5070 Ti, 32GB of system RAM, Windows 11, Ollama.",
+                 "Then it started restarting every few hours. You check the logs and see nothing useful.",
+                 "You're loading a local LLM or running inference with PyTorch and hit RuntimeError: CUDA out of memory.",
+                 "You run pip install and get this:", "You launch vLLM and it crashes during startup or shortly after with:"):
+        assert scanner.PAGE_SCENE.search(said), said
+    for told in ("You are running out of disk space. The runner will stop working when the machine runs out of disk space.",
+                 "CMake 3.30 or higher is required.  You are running version 3.28.3", "You ran out of memory.",
+                 "You run it and I get this:", "You run it but it still fails:", "Did You run it with --gpus all?",
+                 "if you run it twice you get the error"):
+        assert not scanner.PAGE_SCENE.search(told), told
+    assert scanner.BYLINE.match("By Fredoline Eruo · Last verified May 6, 2026")
+    for told in ("By default the server binds 0.0.0.0 · updated", "By the way, updated the driver and it still fails"):
+        assert not scanner.BYLINE.match(told), told
 
 
 def test_spaced_parts_cjk_script_from_ascii_words_only():

@@ -156,6 +156,18 @@ TRAINED_ITEMS = {
     # 見てみましょう。以下のような表示を見たことはありませんか?"), one heading the quoted PEP 668 message "このエラーが発生する主な
     # 理由:": scanner.PAGE_JA, proved by openillumi's empty-cache and pip-guide pages and rafinova's Homebrew page
     95: ("openillumi.com/pytorch-cuda-oom-fragmentation-fix", "dev-solve.com/ja/posts/481b103"),
+    # (round fa8) an error knowledge base's byline under the error ("By Fredoline Eruo · Last verified May 6, 2026"):
+    # scanner.BYLINE, proved by runlocalai.co/errors/cuda-oom-kv-cache-blowup
+    98: ("runlocalai.co/errors/killed-oom-killer",),
+    # (round fa8) two pages telling their reader's run in the second person ("You built a solid rig. ... You pulled Qwen 3.5
+    # 27B ...", "You check the logs and see nothing useful. You run docker ps and ..."): scanner.PAGE_SCENE, proved by
+    # markaicode-hugo.pages.dev/fix-cuda-out-of-memory-errors-local-ai
+    100: ("craftrigs.pages.dev/articles/cuda-out-of-memory-windows-local-llm-fix-guide",
+          "serverspan.com/es/blog/docker-container-ate-all-my-vps-ram-how-to-diagnose-and-fix-oom-kills"),
+    # (round fa8) a change rewording its error messages ("**Optimize the error messages of paddle CUDA API.**"):
+    # scanner.PAGE_REWORD, proved by PaddlePaddle/Paddle#20804; a request that the user get a useful message ("user should
+    # get a useful error message, like"): PAGE_WISH's adjectives of use, proved by Ericsson/codechecker#510
+    101: ("PaddlePaddle/Paddle/pull/22475", "LuteOrg/lute-v3/issues/414"),
 }
 
 
