@@ -111,8 +111,18 @@ class Scanner:
         path.write_bytes(text_of(item))
         return scanner.scan(str(path), self.wire, engine=engine)
 
+    def findings(self, log: str, engine: str) -> dict:
+        """Each error finding's entry id and the indexes of the patterns that matched it."""
+        report = self.scan({"log": log}, engine)
+        return {f["id"]: f["patterns"] for f in report["findings"]}
+
     def close(self):
         self._dir.cleanup()
+
+
+def case_log(data: dict, entry: str, thread: str) -> str:
+    """The log of the real corpus case of `entry` whose source names `thread`: how a test cites a corpus case."""
+    return next(c["log"] for c in data["cases"] if c.get("entry") == entry and thread in c["source"])
 
 
 def found(report) -> dict:

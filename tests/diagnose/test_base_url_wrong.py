@@ -2,6 +2,8 @@
 it, or names another API; no model named) and a 404 whose body names the model are two failures, each named by its own
 entry through its own pattern and never by the other. Real corpus logs only."""
 
+import functools
+
 import pytest
 
 import corpus
@@ -10,13 +12,8 @@ SCAN = corpus.Scanner()
 CORPUS = corpus.load()
 
 
-def _log(entry, thread):
-    return next(c["log"] for c in CORPUS["cases"] if c.get("entry") == entry and thread in c["source"])
-
-
-def _found(log, engine):
-    report = SCAN.scan({"log": log}, engine)
-    return {f["id"]: f["patterns"] for f in report["findings"]}
+_log = functools.partial(corpus.case_log, CORPUS)
+_found = SCAN.findings
 
 
 # a FastAPI server's {'detail': 'Not Found'} for a path it lacks (vLLM's OpenAI server answers so), vLLM's own access

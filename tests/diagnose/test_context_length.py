@@ -1,6 +1,8 @@
 """(round ctx1) context-length-exceeded beside its neighbours: a start-time KV-cache failure and a later request refusal
 in one log are two failures, each named; the refusal's lines are explained, not left to the safety net."""
 
+import functools
+
 import pytest
 
 import corpus
@@ -9,8 +11,7 @@ SCAN = corpus.Scanner()
 CORPUS = corpus.load()
 
 
-def _log(entry, thread):
-    return next(c["log"] for c in CORPUS["cases"] if c.get("entry") == entry and thread in c["source"])
+_log = functools.partial(corpus.case_log, CORPUS)
 
 
 @pytest.mark.parametrize("engine", corpus.ENGINES)

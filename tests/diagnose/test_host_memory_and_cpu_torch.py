@@ -5,6 +5,8 @@ its own, and the neighbouring failures keep their entries: the kernel's OOM kill
 buffer stays cuda-oom, a CUDA torch without a driver stays cuda-driver-missing, an xformers wheel built for another
 CUDA torch stays flash-attn-undefined-symbol. Real corpus logs only."""
 
+import functools
+
 import pytest
 
 import corpus
@@ -13,13 +15,8 @@ SCAN = corpus.Scanner()
 CORPUS = corpus.load()
 
 
-def _log(entry, thread):
-    return next(c["log"] for c in CORPUS["cases"] if c.get("entry") == entry and thread in c["source"])
-
-
-def _found(log, engine):
-    report = SCAN.scan({"log": log}, engine)
-    return {f["id"]: f["patterns"] for f in report["findings"]}
+_log = functools.partial(corpus.case_log, CORPUS)
+_found = SCAN.findings
 
 
 # Ollama's scheduler (its 0.2+ and 0.1.4x wordings, through micro-agent, LangChain, the CLI and Continue), LM Studio's

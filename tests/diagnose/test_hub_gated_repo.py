@@ -4,6 +4,8 @@ a raw client's 401/403 for a repository path of the hub) is a failure of its own
 hub-unreachable and a client's key refused by the inference server stays unauthorized-401. Each pattern is held by its
 real corpus logs, so dropping one (or an alternative) fails here. Real corpus logs only."""
 
+import functools
+
 import pytest
 
 import corpus
@@ -12,13 +14,8 @@ SCAN = corpus.Scanner()
 CORPUS = corpus.load()
 
 
-def _log(entry, thread):
-    return next(c["log"] for c in CORPUS["cases"] if c.get("entry") == entry and thread in c["source"])
-
-
-def _found(log, engine):
-    report = SCAN.scan({"log": log}, engine)
-    return {f["id"]: f["patterns"] for f in report["findings"]}
+_log = functools.partial(corpus.case_log, CORPUS)
+_found = SCAN.findings
 
 
 # (thread, pattern): each alternative of each pattern by a thread of its own, two or more tools per pattern
