@@ -43,6 +43,8 @@ def test_port_after_a_name_or_a_range():
     assert split_port("node[1:3]:2200") == ("node[1:3]", 2200)
     assert split_port("node[1:3]") == ("node[1:3]", None)
     assert split_port("fe80::1") == ("fe80::1", None)
+    assert split_port("[2001:db8::2]:2222") == ("2001:db8::2", 2222)      # Ansible's bracketed IPv6 and its port
+    assert split_port("[1:3]:22") == ("[1:3]", 22)                        # a bracketed range is not an address
 
 
 def test_exactly_max_hosts_expand_and_one_more_does_not():
