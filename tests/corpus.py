@@ -116,6 +116,12 @@ class Scanner:
         report = self.scan({"log": log}, engine)
         return {f["id"]: f["patterns"] for f in report["findings"]}
 
+    def alone(self, log: str, engine: str, entry: str, note=None) -> list:
+        """The indexes of `entry`'s patterns that matched, once the test holds `entry` as the log's only error finding."""
+        found = self.findings(log, engine)
+        assert set(found) == {entry}, found if note is None else (note, found)
+        return found[entry]
+
     def close(self):
         self._dir.cleanup()
 

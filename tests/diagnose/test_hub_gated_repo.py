@@ -40,9 +40,7 @@ GATED = [
 @pytest.mark.parametrize("engine", corpus.ENGINES)
 @pytest.mark.parametrize("thread,pattern", GATED)
 def test_a_gated_repository_refused_is_hub_gated_repo(engine, thread, pattern):
-    found = _found(_log("hub-gated-repo", thread), engine)
-    assert set(found) == {"hub-gated-repo"}, found
-    assert pattern in found["hub-gated-repo"], found
+    assert pattern in SCAN.alone(_log("hub-gated-repo", thread), engine, "hub-gated-repo")
 
 
 # (thread, the head of one line of its log, pattern): each ALTERNATIVE alone, its line scanned by itself, so that dropping
@@ -74,9 +72,7 @@ ALTERNATIVES = [
 @pytest.mark.parametrize("thread,head,pattern", ALTERNATIVES)
 def test_each_alternative_names_the_entry_on_its_own_line(engine, thread, head, pattern):
     line = next(l for l in _log("hub-gated-repo", thread).splitlines() if l.lstrip().startswith(head))
-    found = _found(line + "\n", engine)
-    assert set(found) == {"hub-gated-repo"}, (line, found)
-    assert pattern in found["hub-gated-repo"], (line, found)
+    assert pattern in SCAN.alone(line + "\n", engine, "hub-gated-repo", note=line), line
 
 
 @pytest.mark.parametrize("engine", corpus.ENGINES)
@@ -101,6 +97,4 @@ def test_a_401_from_the_hub_overrides_the_client_key_entry(engine):
 @pytest.mark.parametrize("engine", corpus.ENGINES)
 def test_ollamas_runner_killed_by_sigkill_is_host_oom_killed(engine):
     # (the lead's decision) Go's "signal: killed" for Ollama's runner: the kernel's (or jetsam's) memory kill
-    found = _found(_log("host-oom-killed", "ollama/ollama/issues/10739"), engine)
-    assert set(found) == {"host-oom-killed"}, found
-    assert 23 in found["host-oom-killed"], found
+    assert 23 in SCAN.alone(_log("host-oom-killed", "ollama/ollama/issues/10739"), engine, "host-oom-killed")
