@@ -530,6 +530,10 @@ FATAL_CLASSES = (
                                      # transformers (>=4.51.1)" at the line's start, as its SolverProblemError prints them
                                      r"|, for which no candidates were found\b|, version solving failed\b"
                                      r"|^\s*Because [\w.\[\]-]{1,100} \([^()\n]{1,60}\) depends on [\w.\[\]-]{1,100} \("
+                                     # (round scan16) PubGrub's other first step, a range no release of a package is in:
+                                     # "Because no versions of transformers match >4.45.2,<4.46.1 || ..." (Poetry's
+                                     # SolverProblemError / SolveFailure, the conclusion line cut away or below the fold)
+                                     r"|^\s*Because no versions of [\w.\[\]-]{1,100} match \S"
                                      # (round scan7) pip's resolver's own summary (resolvelib/factory.py: "Cannot install
                                      # {info} because these package versions have conflicting dependencies.", logged at
                                      # CRITICAL: pipenv relays it as "CRITICAL:pipenv.patched.pip._internal...")
@@ -638,7 +642,7 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     # the GSP's RPC, resolvo's and Poetry's refusals, urllib3's and httpx's failures, an HTTP status)
                     " err: ", "failed: res = ", "failed to load ", "failed loading ",
                     "launch model", "bus error", "xid ", "failed with status 0x", "assertion failed: ",
-                    "no candidates were found", "version solving failed", ") depends on ",
+                    "no candidates were found", "version solving failed", ") depends on ", "because no versions of ",
                     "max retries exceeded with url", "tunnel connection failed", "httpx.", "httpcore.",
                     "request failed: ", "<title>4", "<title>5", "<h1>4", "<h1>5", "err_ssl_", "[ssl: ",
                     # (lead: the scheduler's unschedulable pod)

@@ -246,6 +246,7 @@ TRAINED_UNNAMED = {
     99: ("OpenBMB/MiniCPM/pull/126",),
     100: ("ggml-org/llama.cpp/issues/8234", "abetlen/llama-cpp-python/issues/812"),
     102: ("langgenius/dify/issues/6609",),
+    105: ("langchain-ai/langchain-upstage/issues/34",),
 }
 UNNAMED = picked(TRAINED_UNNAMED, "unrecognised")
 
