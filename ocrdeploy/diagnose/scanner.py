@@ -453,6 +453,11 @@ FATAL_CLASSES = (
                                 # this host lacks: AVX2/AVX-512 builds of llama.cpp, torch): the bare line, or the job report;
                                 # and SIGBUS the same way where no core is written (ulimit -c 0, most containers)
                                 r"|^\s*(?:Illegal instruction|Bus error)\s*$"
+                                # (round scan16) Go's report of a child that died of SIGILL (os.ProcessState's text,
+                                # "signal: illegal instruction", with no "(core dumped)" where no core is written), ending
+                                # its line: a runner a Go server execs ("llama.go:451: signal: illegal instruction"), a
+                                # test binary go test runs
+                                r"|\bsignal: illegal instruction\s*$"
                                 # (round 45s) SIGBUS in PyTorch's DataLoader worker's own words (its handler prints it
                                 # before the worker dies; /dev/shm too small in a container), with no ERROR: before it;
                                 # and the shell's "Bus error (core dump)" as retyped without the "ed"
