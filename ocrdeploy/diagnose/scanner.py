@@ -453,6 +453,11 @@ FATAL_CLASSES = (
                                 # this host lacks: AVX2/AVX-512 builds of llama.cpp, torch): the bare line, or the job report;
                                 # and SIGBUS the same way where no core is written (ulimit -c 0, most containers)
                                 r"|^\s*(?:Illegal instruction|Bus error)\s*$"
+                                # (round scan16) Go's report of a child that died of SIGILL (os.ProcessState's text,
+                                # "signal: illegal instruction", with no "(core dumped)" where no core is written), ending
+                                # its line: a runner a Go server execs ("llama.go:451: signal: illegal instruction"), a
+                                # test binary go test runs
+                                r"|\bsignal: illegal instruction\s*$"
                                 # (round 45s) SIGBUS in PyTorch's DataLoader worker's own words (its handler prints it
                                 # before the worker dies; /dev/shm too small in a container), with no ERROR: before it;
                                 # and the shell's "Bus error (core dump)" as retyped without the "ed"
@@ -530,6 +535,10 @@ FATAL_CLASSES = (
                                      # transformers (>=4.51.1)" at the line's start, as its SolverProblemError prints them
                                      r"|, for which no candidates were found\b|, version solving failed\b"
                                      r"|^\s*Because [\w.\[\]-]{1,100} \([^()\n]{1,60}\) depends on [\w.\[\]-]{1,100} \("
+                                     # (round scan16) PubGrub's other first step, a range no release of a package is in:
+                                     # "Because no versions of transformers match >4.45.2,<4.46.1 || ..." (Poetry's
+                                     # SolverProblemError / SolveFailure, the conclusion line cut away or below the fold)
+                                     r"|^\s*Because no versions of [\w.\[\]-]{1,100} match \S"
                                      # (round scan7) pip's resolver's own summary (resolvelib/factory.py: "Cannot install
                                      # {info} because these package versions have conflicting dependencies.", logged at
                                      # CRITICAL: pipenv relays it as "CRITICAL:pipenv.patched.pip._internal...")
@@ -638,7 +647,7 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     # the GSP's RPC, resolvo's and Poetry's refusals, urllib3's and httpx's failures, an HTTP status)
                     " err: ", "failed: res = ", "failed to load ", "failed loading ",
                     "launch model", "bus error", "xid ", "failed with status 0x", "assertion failed: ",
-                    "no candidates were found", "version solving failed", ") depends on ",
+                    "no candidates were found", "version solving failed", ") depends on ", "because no versions of ",
                     "max retries exceeded with url", "tunnel connection failed", "httpx.", "httpcore.",
                     "request failed: ", "<title>4", "<title>5", "<h1>4", "<h1>5", "err_ssl_", "[ssl: ",
                     # (lead: the scheduler's unschedulable pod)

@@ -244,8 +244,10 @@ TRAINED_UNNAMED = {
     95: ("bitsandbytes-foundation/bitsandbytes/issues/198", "docker-library/httpd/issues/102"),
     96: ("TabbyML/tabby/issues/1766",),
     99: ("OpenBMB/MiniCPM/pull/126",),
-    100: ("ggml-org/llama.cpp/issues/8234", "abetlen/llama-cpp-python/issues/812"),
+    100: ("ggml-org/llama.cpp/issues/8234", "abetlen/llama-cpp-python/issues/812", "ollama/ollama/issues/516"),
     102: ("langgenius/dify/issues/6609",),
+    104: ("ollama/ollama/issues/845",),
+    105: ("langchain-ai/langchain-upstage/issues/34",),
 }
 UNNAMED = picked(TRAINED_UNNAMED, "unrecognised")
 
