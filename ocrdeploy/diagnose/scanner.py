@@ -2289,6 +2289,14 @@ TABLE_ROW = re.compile(r"^\s{0,8}\|[^\n]*\|\s*$")
 TABLE_RULE = re.compile(r"^\s{0,8}\|?(?:\s*:?-{3,}:?\s*\|){2,}\s*(?::?-{3,}:?\s*)?$")
 TABLE_CODE_COL = re.compile(r"(?i)\|\s*(?:(?:exit |error |status |return )?codes?|hex|dec(?:imal)?|errno|value|number|no\.?|#)\s*(?=\|)")
 TABLE_MEANING_COL = re.compile(r"(?i)\|\s*(?:description|meaning|explanation|message|symbol|name)\s*(?=\|)")
+# (round fa9) a troubleshooting table: a header with an error column (Error, Issue, Problem, Symptom, Signature, Message,
+# 错误类型, 错误码, 状态码 ...) and a column of what to do about it (fix, solution, cause, what to do, action, 原因, 解决,
+# 处理策略, 排查, 触发场景 ...): "| Message or symptom | What to do |" over "| --- | --- |", then "| Address already in use |
+# Run `python3 server.py --port 8001` ... |" (a setup guide's "If something goes wrong"); a run's output has no such header
+TABLE_ERROR_COL = re.compile(r"(?i)\|\s*(?:\*\*)?(?:(?:error|message|issue|problem|symptom|signature)s?\b|错误|状态码|报错"
+                             r"|异常类型|现象|问题)[^|\n]{0,30}(?=\|)")
+TABLE_DOC_COL = re.compile(r"(?i)\|[^|\n]{0,20}(?:\b(?:fix(?:es)?|solutions?|(?:root )?causes?|what to do|actions?|remed(?:y|ies)"
+                           r"|resolution|workaround)\b|原因|解决|处理|排查|触发场景)[^|\n]{0,20}(?=\|)")
 HUNK = re.compile(r"^@@ -\d{1,9}(?:,\d{1,9})? \+\d{1,9}(?:,\d{1,9})? @@")
 
 
@@ -2336,8 +2344,9 @@ def _in_table_or_hunk(lines, seg):
         for i in range(len(lines) - 1, 0, -1):
             if TABLE_RULE.match(lines[i]):
                 head = lines[i - 1]
-                return (TABLE_ROW.match(head) is not None and TABLE_CODE_COL.search(head) is not None
-                        and TABLE_MEANING_COL.search(head) is not None)
+                return TABLE_ROW.match(head) is not None and (
+                    (TABLE_CODE_COL.search(head) is not None and TABLE_MEANING_COL.search(head) is not None)
+                    or (TABLE_ERROR_COL.search(head) is not None and TABLE_DOC_COL.search(head) is not None))
             if not TABLE_ROW.match(lines[i]):
                 return False
         return False
