@@ -1777,6 +1777,14 @@ PROSE_SHAPES = (
     (("`",),
      re.compile(r"`[^`\n]{4,300}`\s{0,2}[.;,]?\s{0,3}(?:So |Hence |Thus |Therefore )?(?:Disable|Enable|Skip|Remove|Drop|Exclude|Restrict"
                 r"|Limit|Gate|Only (?:build|compile|enable|use|add))\b[^\n]{0,80}?\b(?:unless|until|if|when|once) we\b")),
+    # (round fa9) an error message judged for its wording on the hit's own line ('Our error message ("Error: Invalid API
+    # key.") is too generic.', GitGuardian/ggshield#1120): a change's or a request's verdict on the message it quotes; a run
+    # prints its message, never a verdict on it. A report's run keeps its own line ("This error message is confusing." over
+    # tofnd's "Error: Address already in use (os error 98)": the verdict's line alone is taken)
+    (("error m", "error t"),
+     re.compile(r"(?i)\berror (?:messages?|msgs?|texts?)\s{0,2}(?:\([^)\n]{1,160}\)\s{0,2}|[\"“`][^\"”`\n]{1,160}[\"”`]\s{0,2})?"
+                r"(?:is|was|are|were|seems|looks) (?:(?:too|very|quite|rather|overly|a bit|pretty|somewhat|really|still|so) )?"
+                r"(?:generic|misleading|confusing|vague|unhelpful|cryptic|unclear|uninformative|meaningless|opaque)\b")),
     # (round 42f) a failure status denied ("Pods are not OOMKilled, containers are"): the words say the status does not hold
     (("oom",),
      re.compile(r"(?i)\b(?:not|never|n't) (?:been |being |getting |get |gets |got )?(?:OOM[- ]?Killed|killed by the OOM killer)\b")),
