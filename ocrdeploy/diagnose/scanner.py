@@ -1786,6 +1786,14 @@ PROSE_SHAPES = (
     (("`",),
      re.compile(r"`[^`\n]{4,300}`\s{0,2}[.;,]?\s{0,3}(?:So |Hence |Thus |Therefore )?(?:Disable|Enable|Skip|Remove|Drop|Exclude|Restrict"
                 r"|Limit|Gate|Only (?:build|compile|enable|use|add))\b[^\n]{0,80}?\b(?:unless|until|if|when|once) we\b")),
+    # (round fa9) an error message judged for its wording on the hit's own line ('Our error message ("Error: Invalid API
+    # key.") is too generic.', GitGuardian/ggshield#1120): a change's or a request's verdict on the message it quotes; a run
+    # prints its message, never a verdict on it. A report's run keeps its own line ("This error message is confusing." over
+    # tofnd's "Error: Address already in use (os error 98)": the verdict's line alone is taken)
+    (("error m", "error t"),
+     re.compile(r"(?i)\berror (?:messages?|msgs?|texts?)\s{0,2}(?:\([^)\n]{1,160}\)\s{0,2}|[\"“`][^\"”`\n]{1,160}[\"”`]\s{0,2})?"
+                r"(?:is|was|are|were|seems|looks) (?:(?:too|very|quite|rather|overly|a bit|pretty|somewhat|really|still|so) )?"
+                r"(?:generic|misleading|confusing|vague|unhelpful|cryptic|unclear|uninformative|meaningless|opaque)\b")),
     # (round 42f) a failure status denied ("Pods are not OOMKilled, containers are"): the words say the status does not hold
     (("oom",),
      re.compile(r"(?i)\b(?:not|never|n't) (?:been |being |getting |get |gets |got )?(?:OOM[- ]?Killed|killed by the OOM killer)\b")),
@@ -2298,6 +2306,14 @@ TABLE_ROW = re.compile(r"^\s{0,8}\|[^\n]*\|\s*$")
 TABLE_RULE = re.compile(r"^\s{0,8}\|?(?:\s*:?-{3,}:?\s*\|){2,}\s*(?::?-{3,}:?\s*)?$")
 TABLE_CODE_COL = re.compile(r"(?i)\|\s*(?:(?:exit |error |status |return )?codes?|hex|dec(?:imal)?|errno|value|number|no\.?|#)\s*(?=\|)")
 TABLE_MEANING_COL = re.compile(r"(?i)\|\s*(?:description|meaning|explanation|message|symbol|name)\s*(?=\|)")
+# (round fa9) a troubleshooting table: a header with an error column (Error, Issue, Problem, Symptom, Signature, Message,
+# 错误类型, 错误码, 状态码 ...) and a column of what to do about it (fix, solution, cause, what to do, action, 原因, 解决,
+# 处理策略, 排查, 触发场景 ...): "| Message or symptom | What to do |" over "| --- | --- |", then "| Address already in use |
+# Run `python3 server.py --port 8001` ... |" (a setup guide's "If something goes wrong"); a run's output has no such header
+TABLE_ERROR_COL = re.compile(r"(?i)\|\s*(?:\*\*)?(?:(?:error|message|issue|problem|symptom|signature)s?\b|错误|状态码|报错"
+                             r"|异常类型|现象|问题)[^|\n]{0,30}(?=\|)")
+TABLE_DOC_COL = re.compile(r"(?i)\|[^|\n]{0,20}(?:\b(?:fix(?:es)?|solutions?|(?:root )?causes?|what to do|actions?|remed(?:y|ies)"
+                           r"|resolution|workaround)\b|原因|解决|处理|排查|触发场景)[^|\n]{0,20}(?=\|)")
 HUNK = re.compile(r"^@@ -\d{1,9}(?:,\d{1,9})? \+\d{1,9}(?:,\d{1,9})? @@")
 
 
@@ -2345,8 +2361,9 @@ def _in_table_or_hunk(lines, seg):
         for i in range(len(lines) - 1, 0, -1):
             if TABLE_RULE.match(lines[i]):
                 head = lines[i - 1]
-                return (TABLE_ROW.match(head) is not None and TABLE_CODE_COL.search(head) is not None
-                        and TABLE_MEANING_COL.search(head) is not None)
+                return TABLE_ROW.match(head) is not None and (
+                    (TABLE_CODE_COL.search(head) is not None and TABLE_MEANING_COL.search(head) is not None)
+                    or (TABLE_ERROR_COL.search(head) is not None and TABLE_DOC_COL.search(head) is not None))
             if not TABLE_ROW.match(lines[i]):
                 return False
         return False

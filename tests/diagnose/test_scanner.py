@@ -611,6 +611,12 @@ ROUND42F_PAIRS = [
     (" | Hex | Dec | Inverted Dec | Symbol | Description | \n | --- | --- | --- | --- | --- | \n | 00000070 | 112 | "
      "-4294967184 | ERROR_DISK_FULL | There is not enough space on the disk. | ",
      "| step | output |\n| --- | --- |\n| build | OSError: [Errno 28] No space left on device |", "no-space-left"),
+    # (round fa9) a troubleshooting table: an error column and a what-to-do column; a table of a run's errors has no fix column
+    ("| Symptom | Check | Fix |\n|---------|-------|-----|\n| Address already in use | `ss -tlnp` | change the port |",
+     "| service | error |\n| --- | --- |\n| api | OSError: [Errno 98] Address already in use |", "address-in-use"),
+    # (round fa9) an error message judged for its wording, on the hit's own line; a run's own line under the verdict stays
+    ("This error message is confusing.  `Address already in use` does not appear in the code base.",
+     "The error message is confusing.\n\n$ tofnd\nError: Address already in use (os error 98)", "address-in-use"),
     # a help centre's title over its byline
     ("Error Code 401 - Incorrect API key provided\nError Code 401 - Incorrect API key provided\nJoshua J. avatar\n"
      "Written by Joshua J.\nUpdated over a week ago",

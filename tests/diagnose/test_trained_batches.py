@@ -168,6 +168,10 @@ TRAINED_ITEMS = {
     # scanner.PAGE_REWORD, proved by PaddlePaddle/Paddle#20804; a request that the user get a useful message ("user should
     # get a useful error message, like"): PAGE_WISH's adjectives of use, proved by Ericsson/codechecker#510
     101: ("PaddlePaddle/Paddle/pull/22475", "LuteOrg/lute-v3/issues/414"),
+    # (round fa9) a troubleshooting table: an error column and a what-to-do column over the rule row ("| Signature | Proposed
+    # fix |", "| 错误类型 | 核心特征 | 常见触发场景 | 排查优先级 |"): scanner.TABLE_ERROR_COL/TABLE_DOC_COL, proved by
+    # charliec2004/model-notebook's docs/SETUP.md ("| Message or symptom | What to do |")
+    105: ("scratchhax/model-loader/pull/2", "www.mzph.cn/news/1217235"),
 }
 
 
