@@ -2227,7 +2227,16 @@ FENCE_INTRO = re.compile(r"(?i)^[\s>#*_-]{0,8}(?:"
                          r"(?:see|get|encounter|experience|hit|receive|run into|face|be greeted (?:with|by)) (?:an? |the |this |some )?"
                          r"(?:following |below |same |new )?(?:[\w-]+ ){0,2}"
                          r"(?:errors?|messages?|output|exceptions?|warnings?|traceback)(?: messages?)?(?: (?:like|such as|similar to)"
-                         r"(?: this)?)?[\s*_]{0,4}[:：]\s*$)")
+                         r"(?: this)?)?[\s*_]{0,4}[:：]\s*$"
+                         # (round fa10) the same prediction in the plain future, of anyone but the writer ("... not everyone has
+                         # that dependency installed and will receive this error during compilation:", a docs request; "If trying
+                         # to install dulwich on Python 2, the following error will be printed:", a pull request's premise): the
+                         # error the change or the request is about, told as what will come; a user's "I will get this error:"
+                         # (a first person anywhere on the line) is not taken
+                         r"|(?![^\n]*\b(?:I|I'm|I've|I'll|we|we'll|my|me|us)\b)[^\n]{0,200}?\b(?:(?:will|would) (?:also |then |likely |probably )?"
+                         r"(?:receive|get|see|hit|encounter|run into|face) (?:this|the following|an?|the|such an?) (?:[\w-]+ ){0,2}"
+                         r"(?:errors?|messages?|exceptions?|output|warnings?|failures?)\b|(?:errors?|messages?|exceptions?|output|warnings?)"
+                         r" (?:will|would) be (?:printed|shown|displayed|raised|thrown|reported|emitted|logged|given)\b)[^\n]{0,80}[:：]\s*$)")
 # (not taken: a commit's "to avoid error:" over the CI log it quotes: held-out batch 20 labels intel/compute-runtime#242's
 # pasted ninja step a real compile-oom-killed case)
 

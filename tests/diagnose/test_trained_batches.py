@@ -172,6 +172,10 @@ TRAINED_ITEMS = {
     # fix |", "| 错误类型 | 核心特征 | 常见触发场景 | 排查优先级 |"): scanner.TABLE_ERROR_COL/TABLE_DOC_COL, proved by
     # charliec2004/model-notebook's docs/SETUP.md ("| Message or symptom | What to do |")
     105: ("scratchhax/model-loader/pull/2", "www.mzph.cn/news/1217235"),
+    # (round fa10) a docs request predicting the error a reader without the dependency will meet ("not everyone has that
+    # dependency installed and will receive this error during compilation:"): FENCE_INTRO's plain-future prediction,
+    # proved by jelmer/dulwich#776 ("the following error will be printed:")
+    106: ("darglein/ADOP/issues/20",),
 }
 
 
