@@ -76,7 +76,13 @@ GENERIC_CLASSES = (
     # (round scan9: and ggml's older loader, "llama_model_load: invalid model file 'models/7B/ggml-model-q4_0.bin' (bad
     # magic)", "...: invalid model file (bad magic [got 0x67676d66 want 0x67676a74])": a model of another ggml version)
     ("model-format", re.compile(r"(?i)\binvalid (?:gguf |file )?magic (?:number|characters)\b|(?<![\w-])invalid file magic\b"
-                                r"|\binvalid model file\b[^\n]{0,400}?\(bad magic\b")),
+                                r"|\binvalid model file\b[^\n]{0,400}?\(bad magic\b"
+                                # (round scan17) safetensors' refusal of a file whose first 8 bytes are not a header length
+                                # it can read (a Git LFS pointer, an HTML page, a cut download), its error's Display without
+                                # the SafetensorError class: "Error while deserializing header: HeaderTooLarge" (a title, an
+                                # app's own print), "... header too large" (0.6)
+                                r"|\bError while deserializing header: (?:HeaderTooLarge|HeaderTooSmall|InvalidHeader\w{0,30}"
+                                r"|MetadataIncompleteBuffer|header too (?:large|small)|invalid header)\b")),
     # (gcc's other languages: "error fatal:", "schwerwiegender Fehler:", "erreur fatale :", "致命错误：")
     ("compiler-error", re.compile(r"(?i)(?<![\w-])(?:fatal )?error(?:\[E\d+\])?:|\bfatal error\b|\berror fatal:"
                                   r"|\bschwerwiegender Fehler:|\berreur fatale ?:|致命错误[:：]")),
@@ -593,7 +599,7 @@ GENERIC_HINTS = {
                                                          "failed call to cu", "driver library init failure",
                                                          "system not yet initialized", "too many resources requested",
                                                          "cuda_error_", "cudaerror", " in file "),
-    "model-format": ("magic",),
+    "model-format": ("magic", "deserializing header"),
     "library-missing": ("cannot open shared object file", "error while loading shared libraries", "or one of its dependencies", "ailed to load", "ailed Loading", "ailed loading", "' not found (required by ",
                         ": undefined symbol: ", "undefined symbol: _Z"), "command-not-found": (": not found", "command not found"),
     "nvml-error": ("Failed to initialize NVML", "NVIDIA-SMI has failed", "Unable to determine the device handle",
