@@ -76,7 +76,13 @@ GENERIC_CLASSES = (
     # (round scan9: and ggml's older loader, "llama_model_load: invalid model file 'models/7B/ggml-model-q4_0.bin' (bad
     # magic)", "...: invalid model file (bad magic [got 0x67676d66 want 0x67676a74])": a model of another ggml version)
     ("model-format", re.compile(r"(?i)\binvalid (?:gguf |file )?magic (?:number|characters)\b|(?<![\w-])invalid file magic\b"
-                                r"|\binvalid model file\b[^\n]{0,400}?\(bad magic\b")),
+                                r"|\binvalid model file\b[^\n]{0,400}?\(bad magic\b"
+                                # (round scan17) safetensors' refusal of a file whose first 8 bytes are not a header length
+                                # it can read (a Git LFS pointer, an HTML page, a cut download), its error's Display without
+                                # the SafetensorError class: "Error while deserializing header: HeaderTooLarge" (a title, an
+                                # app's own print), "... header too large" (0.6)
+                                r"|\bError while deserializing header: (?:HeaderTooLarge|HeaderTooSmall|InvalidHeader\w{0,30}"
+                                r"|MetadataIncompleteBuffer|header too (?:large|small)|invalid header)\b")),
     # (gcc's other languages: "error fatal:", "schwerwiegender Fehler:", "erreur fatale :", "致命错误：")
     ("compiler-error", re.compile(r"(?i)(?<![\w-])(?:fatal )?error(?:\[E\d+\])?:|\bfatal error\b|\berror fatal:"
                                   r"|\bschwerwiegender Fehler:|\berreur fatale ?:|致命错误[:：]")),
@@ -428,7 +434,21 @@ GENERIC_CLASSES = (
     # Could not reliably determine ...") carry no status
     ("apache-error", re.compile(r"(?<![\w)])\(\d{1,6}\)[A-Z][A-Za-z ,'-]{2,80}: AH\d{5}: ")),
     ("start-timeout", re.compile(r"(?i)\btimed out waiting for [^\n]{1,80}? to (?:start|come up|become (?:ready|available|healthy)|be ready)\b")),
+    # (round scan17) an HTTP client's exception for a 4xx/5xx answer, printed by an app without the class name or any error
+    # word: aiohttp's ClientResponseError (f"{status}, message={message!r}, url={url!r}": Open WebUI's "Ollama: 500,
+    # message='Internal Server Error', url='http://localhost:11434/api/chat'", Home Assistant integrations' "Failed to
+    # communicate with the API! 400, message='Bad Request'"): the server refused the request, whatever the app calls it
+    ("http-response", re.compile(r"(?<![\w.])[45]\d\d, message='[A-Z][A-Za-z' -]{1,60}'")),
 )
+# (round scan17) the same answer from a server on this host or its network, logged at WARNING by an app that goes on
+# without it (marker's "[WARNING] marker: Ollama inference failed: 500 Server Error: Internal Server Error for url:
+# http://localhost:11434/api/generate"): requests' HTTPError, httpx's HTTPStatusError and aiohttp's ClientResponseError
+# for a loopback, private or docker-host URL count at WARNING too (a remote hub's 404 for an optional file stays a warning)
+LOCAL_URL = (r"https?://(?:localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|0\.0\.0\.0|\[::1\]|host\.docker\.internal"
+             r"|10\.\d{1,3}\.\d{1,3}\.\d{1,3}|192\.168\.\d{1,3}\.\d{1,3}|172\.(?:1[6-9]|2\d|3[01])\.\d{1,3}\.\d{1,3})[:/]")
+LOCAL_HTTP_STATUS = re.compile(r"\b[45]\d\d (?:Client|Server) Error: [A-Z][A-Za-z' -]{1,60} for url: " + LOCAL_URL
+                               + r"|\b(?:Client|Server) error '[45]\d\d [A-Z][A-Za-z' -]{1,60}' for url '" + LOCAL_URL
+                               + r"|(?<![\w.])[45]\d\d, message='[A-Z][A-Za-z' -]{1,60}', url=(?:URL\()?'" + LOCAL_URL)
 # Fatal ends whatever the tool: signals, non-zero exit statuses, the kernel's GPU and OOM-killer lines.
 # They count at WARNING level too (a supervisor logs a child's death as a warning), and a harmless entry
 # matching elsewhere on the same line never absorbs them.
@@ -579,7 +599,7 @@ GENERIC_HINTS = {
                                                          "failed call to cu", "driver library init failure",
                                                          "system not yet initialized", "too many resources requested",
                                                          "cuda_error_", "cudaerror", " in file "),
-    "model-format": ("magic",),
+    "model-format": ("magic", "deserializing header"),
     "library-missing": ("cannot open shared object file", "error while loading shared libraries", "or one of its dependencies", "ailed to load", "ailed Loading", "ailed loading", "' not found (required by ",
                         ": undefined symbol: ", "undefined symbol: _Z"), "command-not-found": (": not found", "command not found"),
     "nvml-error": ("Failed to initialize NVML", "NVIDIA-SMI has failed", "Unable to determine the device handle",
@@ -608,7 +628,7 @@ GENERIC_HINTS = {
     "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",),
     "start-timeout": ("timed out waiting for ",),
     "lua-error": (": attempt to ",), "apache-error": (": AH",),
-    "installer-failed": ("): Failed", " failed"), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
+    "http-response": (", message='",), "installer-failed": ("): Failed", " failed"), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
 }
 GENERIC_LOWER = ("start-timeout", "exec-format", "alloc-failed", "nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused",
                  "credentials-failed")
@@ -634,6 +654,8 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     # (round 16: docker's container status and JSON exit codes, a tool's "... aborting.")
                     # (a literal led by punctuation would make the prefilter stop at every ". " of a log: "aborting" alone)
                     "exited (", "restarting (", "exit_code\"", "aborting", "couldn't init a gpu test",
+                    # (round scan17: aiohttp's ClientResponseError without an error word, "400, message='Bad Request'")
+                    ", message='",
                     # (round 21: a server's "Error loading model X: ..." / "Failed to load model X: ...")
                     "loading model", "load model", "load the model", "loading the model",
                     # (round 20: the linker's own "cannot find")
@@ -903,6 +925,8 @@ def generic_class(text):
     cls = fatal_class(text) if level not in ("DEBUG", "INFO") else None
     if cls in KILL_CLASSES:     # the more telling class first: "error: ... oom-kill event" is a memory kill
         return cls
+    if level == "WARNING" and ("rror" in text or "message='" in text) and LOCAL_HTTP_STATUS.search(text):
+        return "http-response"
     if level not in QUIET_LEVELS:
         name = _generic(text)
         if name == "compiler-error" and "cuda" in text.lower() and _generic(text, CUDA_ONLY):

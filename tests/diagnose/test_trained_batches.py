@@ -256,6 +256,8 @@ TRAINED_UNNAMED = {
     102: ("langgenius/dify/issues/6609",),
     104: ("ollama/ollama/issues/845",),
     105: ("langchain-ai/langchain-upstage/issues/34",),
+    108: ("datalab-to/marker/issues/972", "datalab-to/marker/issues/1103", "acon96/home-llm/issues/317"),
+    109: ("Bogdanovich77/DeekSeek-OCR---Dockerized-API/issues/8",),
 }
 UNNAMED = picked(TRAINED_UNNAMED, "unrecognised")
 
