@@ -2506,6 +2506,10 @@ def documented(prev, seg="", nxt=()):
 PAGE_BYTES = 256 << 10
 PAGE_MAX_BYTES = 1 << 20
 PAGE_LINE = 160           # a heading is a short line; longer ones are never matched against the heading shapes
+# (round fa11) a paragraph of prose longer than PAGE_LINE * 4 (a forum bot's answer, a blog's paragraph stored as one
+# line) was passed over whole; its opening (PAGE_LINE * 4 characters) is now read for the page sentences, on a line up to
+# this length with no log level (a run's long line, a JSON record, keeps being passed over)
+PAGE_PARAGRAPH = 4096
 PAGE_HEADING = re.compile(r"(?i)^[\s>#*_•\d.)-]{0,8}(?:"
                           r"how to (?:fix|solve|resolve|troubleshoot)\b|(?:fix(?:ing)?|solving|resolving)\b[^.!]{0,100}$"
                           r"|(?:common |the most common )causes?\b[^.!?\n]{0,60}$|causes? of (?:the|this) (?:error|issue|problem)\W{0,3}$"
@@ -2831,9 +2835,10 @@ def about_errors(path):
     above = ""      # the non-blank line above, in the same paragraph (PAGE_BETTER's wrapped sentence)
     for raw in data.decode("utf-8", "replace").splitlines():
         line = _unwrapped(raw).strip() if raw else ""
-        if not line or len(line) > PAGE_LINE * 4:
+        if not line or len(line) > PAGE_LINE * 4 and (len(line) > PAGE_PARAGRAPH or line_level(line) is not None):
             above = ""
             continue
+        line = line[:PAGE_LINE * 4]     # (round fa11) a long paragraph's opening (see PAGE_PARAGRAPH)
         prev_line, above = above, line
         if len(line) <= PAGE_LINE and REPORT_HEADING.match(line) is not None:
             return False

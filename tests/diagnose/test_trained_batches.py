@@ -176,6 +176,10 @@ TRAINED_ITEMS = {
     # dependency installed and will receive this error during compilation:"): FENCE_INTRO's plain-future prediction,
     # proved by jelmer/dulwich#776 ("the following error will be printed:")
     106: ("darglein/ADOP/issues/20",),
+    # (round fa11) a forum bot's answer whose page sentence ("The error message means PyTorch tried to allocate ...") sits in
+    # a 724-character paragraph that about_errors passed over whole: scanner.PAGE_PARAGRAPH, proved by
+    # lifescipub.com/news/1127528 (本文就从实战角度出发 inside an 805-character paragraph)
+    109: ("discuss.vllm.ai/t/torch-outofmemoryerror-cuda-out-of-memory/2420/2",),
 }
 
 
