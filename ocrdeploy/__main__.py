@@ -19,7 +19,24 @@ def run():
     except SystemExit as exc:
         end(exc.code)
         raise
+    except BrokenPipeError:
+        # the reader of our output went away (`inv diagnose --log x | head`): nothing more to say, and no traceback;
+        # exit as a shell reports a writer ended by SIGPIPE (128 + 13)
+        _quiet_stdout()
+        end(141)
+        sys.exit(141)
     end(0)
+
+
+def _quiet_stdout():
+    """Point stdout at /dev/null, so the flush at exit does not meet the closed pipe again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def end(code):

@@ -63,6 +63,20 @@ def test_several_logs_stdin_and_json(tmp_path):
     assert doc["exit_code"] == 1
 
 
+def test_a_reader_that_goes_away_ends_the_report_without_a_traceback(tmp_path):
+    # `inv diagnose --log x | head -1`: the pipe is closed before the report is written; the command stops quietly
+    # with the shell's SIGPIPE status instead of printing BrokenPipeError's traceback
+    a = write(tmp_path, "a.log", f"{OOM}\n")
+    r, w = os.pipe()
+    os.close(r)
+    e = dict(os.environ, COLUMNS="200")
+    e.pop("OCRDEPLOY_INVENTORY", None)
+    p = subprocess.run([sys.executable, "-m", "ocrdeploy", "diagnose", "--log", a], stdout=w, stderr=subprocess.PIPE,
+                       text=True, cwd=ROOT, env=e, timeout=120)
+    os.close(w)
+    assert p.returncode == 141 and "Traceback" not in p.stderr and "BrokenPipeError" not in p.stderr
+
+
 @pytest.mark.parametrize("args,needle", [
     (["--log", "/nonexistent.log"], "/nonexistent.log: no such file"),
     ([], "nothing to scan"),
