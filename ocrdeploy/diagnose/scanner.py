@@ -2601,7 +2601,12 @@ PAGE_FORECAST = re.compile(r"(?i)\b(?:will|may|might) (?:\w+ly )?(?:fail|exit|re
 # in use. To resolve this, ...", a troubleshooting page under the message it quotes; "The 401 error means Unauthorized."): the
 # error is the sentence's subject and the verb says what it means; a report quotes what its run printed and asks, and a tool's
 # line with a log level is not taken (round 17's PROSE clears such a line alone; here it makes the text a page)
+# (stop 47, the lead) not ComfyUI's own tip under a GPU allocation failure ("Allocation on device 0 would exceed allowed memory.
+# (out of memory)" ... "This error means you ran out of memory on your GPU.", printed by its executor with every OOM:
+# Comfy-Org/ComfyUI#12360 in batch 111, EricRollei/Comfy_HunyuanImage3#16, huanngzh/ComfyUI-MVAdapter#97): a tool's line,
+# which made every ComfyUI OOM a page and its report clean
 PAGE_EXPLAIN = re.compile(r"(?i)\b(?:this|the|that) (?:[\w-]+ )?error(?: message| code)? (?:indicates|means|signals|tells you)\b"
+                          r"(?! you ran out of memory on your GPU\.)"
                           # (round fa3) a numbered code read out ("Exit code 137 means your process didn't decide to quit
                           # — something killed it from the outside with SIGKILL", a runbook's "Exit code 137 means the
                           # container received SIGKILL from the kernel OOM killer"): an explainer decoding the number
