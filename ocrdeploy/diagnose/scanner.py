@@ -82,7 +82,14 @@ GENERIC_CLASSES = (
                                 # the SafetensorError class: "Error while deserializing header: HeaderTooLarge" (a title, an
                                 # app's own print), "... header too large" (0.6)
                                 r"|\bError while deserializing header: (?:HeaderTooLarge|HeaderTooSmall|InvalidHeader\w{0,30}"
-                                r"|MetadataIncompleteBuffer|header too (?:large|small)|invalid header)\b")),
+                                r"|MetadataIncompleteBuffer|header too (?:large|small)|invalid header)\b"
+                                # (round scan18) a serialized TensorRT engine (.engine/.plan) refused by the runtime's
+                                # header check, built by another TensorRT or not an engine at all, in each release's
+                                # words: TensorRT 7's "coreReadArchive.cpp (31) - Serialization Error in verifyHeader: 0
+                                # (Magic tag does not match)", 8-10's "Serialization assertion stdVersionRead ==
+                                # kSERIALIZATION_VERSION failed.Version tag does not match. Note: Current Version: 228,
+                                # ...", a title's "IRuntime::deserializeCudaEngine: Version tag does not match."
+                                r"|\b(?:Version|Magic) tag does not match\b")),
     # (gcc's other languages: "error fatal:", "schwerwiegender Fehler:", "erreur fatale :", "致命错误：")
     ("compiler-error", re.compile(r"(?i)(?<![\w-])(?:fatal )?error(?:\[E\d+\])?:|\bfatal error\b|\berror fatal:"
                                   r"|\bschwerwiegender Fehler:|\berreur fatale ?:|致命错误[:：]")),
@@ -599,7 +606,7 @@ GENERIC_HINTS = {
                                                          "failed call to cu", "driver library init failure",
                                                          "system not yet initialized", "too many resources requested",
                                                          "cuda_error_", "cudaerror", " in file "),
-    "model-format": ("magic", "deserializing header"),
+    "model-format": ("magic", "deserializing header", "tag does not match"),
     "library-missing": ("cannot open shared object file", "error while loading shared libraries", "or one of its dependencies", "ailed to load", "ailed Loading", "ailed loading", "' not found (required by ",
                         ": undefined symbol: ", "undefined symbol: _Z"), "command-not-found": (": not found", "command not found"),
     "nvml-error": ("Failed to initialize NVML", "NVIDIA-SMI has failed", "Unable to determine the device handle",
@@ -679,6 +686,8 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "level=error", "level=fatal", "[crit] ", "[alert] ", "[emerg] ", "connectex: ", "cuda failure",
                     # (round rndfa: a model file's bad magic; TensorFlow's "failed call to cuX: CUDA_ERROR_..." has "error")
                     "invalid magic", "invalid gguf magic", "invalid file magic",
+                    # (round scan18: TensorRT's engine header check, "Version tag does not match", "Magic tag ...")
+                    "tag does not match",
                     # (round scan3: a Rust thread's panic, an allocator's refusal)
                     "panicked at", "failed to allocate ", "unable to allocate ",
                     # (round scan7: ld.so's version check, Ollama's cuInit report, pip's resolver summary at CRITICAL)
