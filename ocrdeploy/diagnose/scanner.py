@@ -385,7 +385,12 @@ GENERIC_CLASSES = (
     # unexpected keyword argument 'limit-mm-per-prompt'" (a library of another version than the caller was written for),
     # ImportError's "cannot import name 'LlamaFlashAttention2' from 'transformers.models.llama.modeling_llama' (...)"
     ("py-message", re.compile(r"(?<![\w.])[\w.]{1,120}\(\) got an unexpected keyword argument '"
-                              r"|\bcannot import name '[\w.]{1,120}' from '[\w.]{1,200}'")),
+                              r"|\bcannot import name '[\w.]{1,120}' from '[\w.]{1,200}'"
+                              # (round scan18) ImportError's "No module named 'x'" relayed under a generic "exception:"
+                              # label, the ImportError class gone: Python's bare "Exception: No module named
+                              # 'img2table.ocr.base'" (an app's raise Exception(e)), Sphinx's "Could not import extension
+                              # x (exception: No module named 'y')"
+                              r"|(?i:\bexception: )No module named '?[A-Za-z_][\w.]{0,120}")),
     # (lead, after round 45s) a pod no node can take, in the scheduler's words: the FailedScheduling event's "0/6 nodes
     # are available: 6 Insufficient nvidia.com/gpu." (kubectl describe, kubectl get events), an extended resource short
     # on every node (nvidia.com/gpu, amd.com/gpu, tencent.com/vcuda-core) also in the autoscaler's NotTriggerScaleUp;
@@ -631,7 +636,7 @@ GENERIC_HINTS = {
                     "<Response [5"),
     "decode-error": ("not valid JSON", " in JSON at position ", "looking for beginning of ", " at line ", ", line: ", " (char ", "json: cannot unmarshal "),
     "js-typeerror": ("Cannot read propert", "Cannot set propert"),
-    "py-message": ("unexpected keyword argument", "cannot import name"),
+    "py-message": ("unexpected keyword argument", "cannot import name", "xception: No module named"),
     "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",),
     "start-timeout": ("timed out waiting for ",),
     "lua-error": (": attempt to ",), "apache-error": (": AH",),
