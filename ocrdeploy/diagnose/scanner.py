@@ -82,7 +82,14 @@ GENERIC_CLASSES = (
                                 # the SafetensorError class: "Error while deserializing header: HeaderTooLarge" (a title, an
                                 # app's own print), "... header too large" (0.6)
                                 r"|\bError while deserializing header: (?:HeaderTooLarge|HeaderTooSmall|InvalidHeader\w{0,30}"
-                                r"|MetadataIncompleteBuffer|header too (?:large|small)|invalid header)\b")),
+                                r"|MetadataIncompleteBuffer|header too (?:large|small)|invalid header)\b"
+                                # (round scan18) a serialized TensorRT engine (.engine/.plan) refused by the runtime's
+                                # header check, built by another TensorRT or not an engine at all, in each release's
+                                # words: TensorRT 7's "coreReadArchive.cpp (31) - Serialization Error in verifyHeader: 0
+                                # (Magic tag does not match)", 8-10's "Serialization assertion stdVersionRead ==
+                                # kSERIALIZATION_VERSION failed.Version tag does not match. Note: Current Version: 228,
+                                # ...", a title's "IRuntime::deserializeCudaEngine: Version tag does not match."
+                                r"|\b(?:Version|Magic) tag does not match\b")),
     # (gcc's other languages: "error fatal:", "schwerwiegender Fehler:", "erreur fatale :", "致命错误：")
     ("compiler-error", re.compile(r"(?i)(?<![\w-])(?:fatal )?error(?:\[E\d+\])?:|\bfatal error\b|\berror fatal:"
                                   r"|\bschwerwiegender Fehler:|\berreur fatale ?:|致命错误[:：]")),
@@ -378,7 +385,12 @@ GENERIC_CLASSES = (
     # unexpected keyword argument 'limit-mm-per-prompt'" (a library of another version than the caller was written for),
     # ImportError's "cannot import name 'LlamaFlashAttention2' from 'transformers.models.llama.modeling_llama' (...)"
     ("py-message", re.compile(r"(?<![\w.])[\w.]{1,120}\(\) got an unexpected keyword argument '"
-                              r"|\bcannot import name '[\w.]{1,120}' from '[\w.]{1,200}'")),
+                              r"|\bcannot import name '[\w.]{1,120}' from '[\w.]{1,200}'"
+                              # (round scan18) ImportError's "No module named 'x'" relayed under a generic "exception:"
+                              # label, the ImportError class gone: Python's bare "Exception: No module named
+                              # 'img2table.ocr.base'" (an app's raise Exception(e)), Sphinx's "Could not import extension
+                              # x (exception: No module named 'y')"
+                              r"|(?i:\bexception: )No module named '?[A-Za-z_][\w.]{0,120}")),
     # (lead, after round 45s) a pod no node can take, in the scheduler's words: the FailedScheduling event's "0/6 nodes
     # are available: 6 Insufficient nvidia.com/gpu." (kubectl describe, kubectl get events), an extended resource short
     # on every node (nvidia.com/gpu, amd.com/gpu, tencent.com/vcuda-core) also in the autoscaler's NotTriggerScaleUp;
@@ -599,7 +611,7 @@ GENERIC_HINTS = {
                                                          "failed call to cu", "driver library init failure",
                                                          "system not yet initialized", "too many resources requested",
                                                          "cuda_error_", "cudaerror", " in file "),
-    "model-format": ("magic", "deserializing header"),
+    "model-format": ("magic", "deserializing header", "tag does not match"),
     "library-missing": ("cannot open shared object file", "error while loading shared libraries", "or one of its dependencies", "ailed to load", "ailed Loading", "ailed loading", "' not found (required by ",
                         ": undefined symbol: ", "undefined symbol: _Z"), "command-not-found": (": not found", "command not found"),
     "nvml-error": ("Failed to initialize NVML", "NVIDIA-SMI has failed", "Unable to determine the device handle",
@@ -624,7 +636,7 @@ GENERIC_HINTS = {
                     "<Response [5"),
     "decode-error": ("not valid JSON", " in JSON at position ", "looking for beginning of ", " at line ", ", line: ", " (char ", "json: cannot unmarshal "),
     "js-typeerror": ("Cannot read propert", "Cannot set propert"),
-    "py-message": ("unexpected keyword argument", "cannot import name"),
+    "py-message": ("unexpected keyword argument", "cannot import name", "xception: No module named"),
     "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",),
     "start-timeout": ("timed out waiting for ",),
     "lua-error": (": attempt to ",), "apache-error": (": AH",),
@@ -679,6 +691,8 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "level=error", "level=fatal", "[crit] ", "[alert] ", "[emerg] ", "connectex: ", "cuda failure",
                     # (round rndfa: a model file's bad magic; TensorFlow's "failed call to cuX: CUDA_ERROR_..." has "error")
                     "invalid magic", "invalid gguf magic", "invalid file magic",
+                    # (round scan18: TensorRT's engine header check, "Version tag does not match", "Magic tag ...")
+                    "tag does not match",
                     # (round scan3: a Rust thread's panic, an allocator's refusal)
                     "panicked at", "failed to allocate ", "unable to allocate ",
                     # (round scan7: ld.so's version check, Ollama's cuInit report, pip's resolver summary at CRITICAL)

@@ -219,6 +219,8 @@ def test_a_trained_batch_near_miss_stays_clean(item, engine):
 # widenings (apache-error and Apache's error-log level, decode-error's serde_json syntax errors, cuda-error's check macro
 # naming its .cu file) add items of 95 and 96; (round scan15) batches 1-102, its widenings (assert-failed's _ASSERT macro,
 # http-client's "('Connection aborted.', ...)", decode-error's Go UnmarshalTypeError) add items of 99, 100 and 102
+# (round scan18) batches 1-112, its widenings (model-format's TensorRT engine header check, py-message's "exception: No
+# module named") add items of 107 and 109
 TRAINED_UNNAMED = {
     42: ("ollama/ollama/issues/12173",),
     44: ("shouxieai/infer/issues/39",),
@@ -260,8 +262,9 @@ TRAINED_UNNAMED = {
     102: ("langgenius/dify/issues/6609",),
     104: ("ollama/ollama/issues/845",),
     105: ("langchain-ai/langchain-upstage/issues/34",),
+    107: ("triton-inference-server/tensorrtllm_backend/issues/531",),
     108: ("datalab-to/marker/issues/972", "datalab-to/marker/issues/1103", "acon96/home-llm/issues/317"),
-    109: ("Bogdanovich77/DeekSeek-OCR---Dockerized-API/issues/8",),
+    109: ("Bogdanovich77/DeekSeek-OCR---Dockerized-API/issues/8", "rocketride-org/rocketride-server/issues/913"),
 }
 UNNAMED = picked(TRAINED_UNNAMED, "unrecognised")
 
