@@ -172,10 +172,6 @@ TRAINED_ITEMS = {
     # fix |", "| 错误类型 | 核心特征 | 常见触发场景 | 排查优先级 |"): scanner.TABLE_ERROR_COL/TABLE_DOC_COL, proved by
     # charliec2004/model-notebook's docs/SETUP.md ("| Message or symptom | What to do |")
     105: ("scratchhax/model-loader/pull/2", "www.mzph.cn/news/1217235"),
-    # (round fa10) a docs request predicting the error a reader without the dependency will meet ("not everyone has that
-    # dependency installed and will receive this error during compilation:"): FENCE_INTRO's plain-future prediction,
-    # proved by jelmer/dulwich#776 ("the following error will be printed:")
-    106: ("darglein/ADOP/issues/20",),
     # (round fa11) a forum bot's answer whose page sentence ("The error message means PyTorch tried to allocate ...") sits in
     # a 724-character paragraph that about_errors passed over whole: scanner.PAGE_PARAGRAPH, proved by
     # lifescipub.com/news/1127528 (本文就从实战角度出发 inside an 805-character paragraph)
@@ -263,7 +259,7 @@ TRAINED_UNNAMED = {
     104: ("ollama/ollama/issues/845",),
     105: ("langchain-ai/langchain-upstage/issues/34",),
     107: ("triton-inference-server/tensorrtllm_backend/issues/531",),
-    108: ("datalab-to/marker/issues/972", "datalab-to/marker/issues/1103", "acon96/home-llm/issues/317"),
+    108: ("acon96/home-llm/issues/317",),
     109: ("Bogdanovich77/DeekSeek-OCR---Dockerized-API/issues/8", "rocketride-org/rocketride-server/issues/913"),
 }
 UNNAMED = picked(TRAINED_UNNAMED, "unrecognised")
