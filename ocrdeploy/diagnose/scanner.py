@@ -2842,7 +2842,7 @@ def about_errors(path):
     above = ""      # the non-blank line above, in the same paragraph (PAGE_BETTER's wrapped sentence)
     for raw in data.decode("utf-8", "replace").splitlines():
         line = _unwrapped(raw).strip() if raw else ""
-        if not line or len(line) > PAGE_LINE * 4 and (len(line) > PAGE_PARAGRAPH or line_level(line) is not None):
+        if not line or (len(line) > PAGE_LINE * 4 and (len(line) > PAGE_PARAGRAPH or line_level(line) is not None)):
             above = ""
             continue
         line = line[:PAGE_LINE * 4]     # (round fa11) a long paragraph's opening (see PAGE_PARAGRAPH)
