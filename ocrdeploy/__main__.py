@@ -25,7 +25,35 @@ def run():
         _quiet_stdout()
         end(141)
         sys.exit(141)
+    except OSError as exc:
+        if exc.errno not in _OUTPUT_FULL:
+            raise
+        # the output went to a full disk or a broken device (`inv diagnose --json > /dev/full`): one line instead of a
+        # traceback, and a status of its own, so a script never reads 1 ("a known error") or 0 from a report that
+        # was never written
+        _quiet_stdout()
+        try:
+            what = exc.filename or "the output"
+            sys.stderr.write(f"ocrdeploy: could not write {what}: {exc.strerror or exc}\n")
+            sys.stderr.flush()
+        except OSError:
+            pass
+        end(EXIT_OUTPUT_FAILED)
+        sys.exit(EXIT_OUTPUT_FAILED)
     end(0)
+
+
+# sysexits.h's EX_IOERR: an error while doing I/O on a file, here our own output
+EXIT_OUTPUT_FAILED = 74
+
+
+def _errnos():
+    import errno
+
+    return frozenset(getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EFBIG", "EIO") if hasattr(errno, name))
+
+
+_OUTPUT_FULL = _errnos()
 
 
 def _quiet_stdout():

@@ -77,6 +77,22 @@ def test_a_reader_that_goes_away_ends_the_report_without_a_traceback(tmp_path):
     assert p.returncode == 141 and "Traceback" not in p.stderr and "BrokenPipeError" not in p.stderr
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs Linux's /dev/full")
+@pytest.mark.parametrize("fmt", [[], ["--json"]])
+def test_output_to_a_full_disk_is_one_line_and_its_own_status(tmp_path, fmt):
+    # `inv diagnose --json > /dev/full`: the report cannot be written; no traceback, and not 1 ("a known error",
+    # which the log does hold) nor 0: a script must not read a verdict from a report that was never written
+    a = write(tmp_path, "a.log", f"{OOM}\n")
+    e = dict(os.environ, COLUMNS="200")
+    e.pop("OCRDEPLOY_INVENTORY", None)
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([sys.executable, "-m", "ocrdeploy", "diagnose", "--log", a, *fmt], stdout=full,
+                           stderr=subprocess.PIPE, text=True, cwd=ROOT, env=e, timeout=120)
+    assert p.returncode == 74, p.stderr
+    assert "Traceback" not in p.stderr
+    assert p.stderr.strip() == "ocrdeploy: could not write the output: No space left on device"
+
+
 @pytest.mark.parametrize("args,needle", [
     (["--log", "/nonexistent.log"], "/nonexistent.log: no such file"),
     ([], "nothing to scan"),
