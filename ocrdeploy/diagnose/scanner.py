@@ -2268,18 +2268,21 @@ FENCE_INTRO = re.compile(r"(?i)^[\s>#*_-]{0,8}(?:"
                          # the following error on NVIDIA GPUs ..."), the state without the change ("w/o this change, gets the
                          # following error:", "Error without fix:", "Without this, trying to `import torch` ... would result
                          # in"), and a fix's purpose as a label ("To fix the error:"). A user asks or tries ("How can I fix
-                         # the following error?", "I'm trying to avoid the following error:", "I get the following error:"):
-                         # no subject of a change, not taken
-                         r"|[^\n]{0,200}?\b(?:this|it|which)(?: (?:pr|pull request|change|commit|patch|fix))? (?:also |should |will )?"
+                         # the following error?", "I'm trying to avoid the following error:", "I get the following error:"),
+                         # and a line in the first person ("Without this patch I get:", "This fixes the following error for
+                         # me, but ...") is the user's own run: not taken; nor the plain future ("Without this, it will
+                         # fail with:", round fa10's withdrawn shape), only the conditional would/could/might
+                         r"|(?![^\n]*(?:(?-i:\bI\b)|\b(?:my|me)\b))(?:"
+                         r"[^\n]{0,200}?\b(?:this|it|which)(?: (?:pr|pull request|change|commit|patch|fix))? (?:also |should |will )?"
                          r"(?:fix(?:es)?|prevents?|avoids?|solves?|resolves?|works? around|gets? rid of) (?:the|these) following\b"
                          r"|(?:fix|prevent|avoid|solve|resolve)(?: the| these)? following (?:errors?|issues?|problems?|failures?"
                          r"|exceptions?|warnings?|crash(?:es)?)\b"
                          r"|[^\n]{0,200}?\b(?:added|needed|required|introduced|necessary) (?:in order )?to (?:fix|prevent|avoid|solve"
                          r"|resolve|work around|get rid of) (?:the|these) following\b"
                          r"|(?:w/o|without) this ?(?:change|patch|fix|pr|pull request|commit)\b"
-                         r"|without this, [^\n]{0,160}?\b(?:would|will|could|might)\b"
+                         r"|without this, [^\n]{0,160}?\b(?:would|could|might)\b"
                          r"|(?:the )?(?:errors?|output|logs?) (?:w/o|without) (?:the |this )?(?:fix|change|patch)\b"
-                         r"|to (?:fix|avoid|prevent|solve|resolve) the (?:following )?errors?[\s*_]{0,4}[:：]\s*$)")
+                         r"|to (?:fix|avoid|prevent|solve|resolve) the (?:following )?errors?[\s*_]{0,4}[:：]\s*$))")
 # (not taken, stop 47: round fa10's plain-future prediction "... will receive this error:" / "the following error will be
 # printed:", withdrawn by the lead: a user's reproduction step says the same over the user's own traceback ("Run `vllm
 # serve ...` on a 24 GB card and you will get this error:"), whose finding it hid)

@@ -703,6 +703,11 @@ ROUND42F_PAIRS = [
      "cuda-oom"),
     ("Error without fix:\n```\nOSError: [Errno 28] No space left on device\n```",
      "Error from the pipeline:\n```\nOSError: [Errno 28] No space left on device\n```", "no-space-left"),
+    # ... and a first person over the quote, or a flag the user left out, is the user's own run
+    ("Without this change, the build fails with:\n```\nOSError: [Errno 28] No space left on device\n```",
+     "Without this patch I get:\n```\nOSError: [Errno 28] No space left on device\n```", "no-space-left"),
+    ("Without this, the build would fail with:\n```\nerror: externally-managed-environment\n```",
+     "Without this flag, the build fails with:\n```\nerror: externally-managed-environment\n```", "pip-externally-managed"),
 ]
 
 
