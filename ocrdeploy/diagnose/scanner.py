@@ -2259,7 +2259,30 @@ FENCE_INTRO = re.compile(r"(?i)^[\s>#*_-]{0,8}(?:"
                          r"(?:see|get|encounter|experience|hit|receive|run into|face|be greeted (?:with|by)) (?:an? |the |this |some )?"
                          r"(?:following |below |same |new )?(?:[\w-]+ ){0,2}"
                          r"(?:errors?|messages?|output|exceptions?|warnings?|traceback)(?: messages?)?(?: (?:like|such as|similar to)"
-                         r"(?: this)?)?[\s*_]{0,4}[:：]\s*$)")
+                         r"(?: this)?)?[\s*_]{0,4}[:：]\s*$"
+                         # (round gfa) the quote is what a change removes, told over it: the change (this, it, which) fixes,
+                         # prevents or avoids "the following" ("This fixes the following timeout issue when installing
+                         # PyTorch via uv.", "... but it fixes the following error when trying to build the docker image:"),
+                         # the imperative of a pull request ("Fix the following error"), what a line of code is there for
+                         # ("This part of code was added to avoid the following pip3 errors:", "This is needed to prevent
+                         # the following error on NVIDIA GPUs ..."), the state without the change ("w/o this change, gets the
+                         # following error:", "Error without fix:", "Without this, trying to `import torch` ... would result
+                         # in"), and a fix's purpose as a label ("To fix the error:"). A user asks or tries ("How can I fix
+                         # the following error?", "I'm trying to avoid the following error:", "I get the following error:"),
+                         # and a line in the first person ("Without this patch I get:", "This fixes the following error for
+                         # me, but ...") is the user's own run: not taken; nor the plain future ("Without this, it will
+                         # fail with:", round fa10's withdrawn shape), only the conditional would/could/might
+                         r"|(?![^\n]*(?:(?-i:\bI\b)|\b(?:my|me)\b))(?:"
+                         r"[^\n]{0,200}?\b(?:this|it|which)(?: (?:pr|pull request|change|commit|patch|fix))? (?:also |should |will )?"
+                         r"(?:fix(?:es)?|prevents?|avoids?|solves?|resolves?|works? around|gets? rid of) (?:the|these) following\b"
+                         r"|(?:fix|prevent|avoid|solve|resolve)(?: the| these)? following (?:errors?|issues?|problems?|failures?"
+                         r"|exceptions?|warnings?|crash(?:es)?)\b"
+                         r"|[^\n]{0,200}?\b(?:added|needed|required|introduced|necessary) (?:in order )?to (?:fix|prevent|avoid|solve"
+                         r"|resolve|work around|get rid of) (?:the|these) following\b"
+                         r"|(?:w/o|without) this ?(?:change|patch|fix|pr|pull request|commit)\b"
+                         r"|without this, [^\n]{0,160}?\b(?:would|could|might)\b"
+                         r"|(?:the )?(?:errors?|output|logs?) (?:w/o|without) (?:the |this )?(?:fix|change|patch)\b"
+                         r"|to (?:fix|avoid|prevent|solve|resolve) the (?:following )?errors?[\s*_]{0,4}[:：]\s*$))")
 # (not taken, stop 47: round fa10's plain-future prediction "... will receive this error:" / "the following error will be
 # printed:", withdrawn by the lead: a user's reproduction step says the same over the user's own traceback ("Run `vllm
 # serve ...` on a 24 GB card and you will get this error:"), whose finding it hid)

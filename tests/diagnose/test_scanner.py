@@ -691,6 +691,23 @@ ROUND42F_PAIRS = [
      "through the 18 translation units",
      "Default 16-way ninja was OOM-killed (FAILED: [code=137]) partway through the 18 translation units",
      "compile-oom-killed"),
+    # (round gfa) the quote is what a change removes, told over it (FENCE_INTRO); a user's own intro over the same quote, a
+    # question how to fix it, an attempt to avoid it, stay findings
+    ("This fixes the following error when building the image:\n```\nerror: externally-managed-environment\n```",
+     "I get the following error when building the image:\n```\nerror: externally-managed-environment\n```",
+     "pip-externally-managed"),
+    ("w/o this change, gets the following error:\nc++: fatal error: Killed signal terminated program cc1plus",
+     "How can I fix the following error:\nc++: fatal error: Killed signal terminated program cc1plus", "compile-oom-killed"),
+    ("This is needed to prevent the following error:\n```\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n```",
+     "I'm trying to avoid the following error:\n```\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n```",
+     "cuda-oom"),
+    ("Error without fix:\n```\nOSError: [Errno 28] No space left on device\n```",
+     "Error from the pipeline:\n```\nOSError: [Errno 28] No space left on device\n```", "no-space-left"),
+    # ... and a first person over the quote, or a flag the user left out, is the user's own run
+    ("Without this change, the build fails with:\n```\nOSError: [Errno 28] No space left on device\n```",
+     "Without this patch I get:\n```\nOSError: [Errno 28] No space left on device\n```", "no-space-left"),
+    ("Without this, the build would fail with:\n```\nerror: externally-managed-environment\n```",
+     "Without this flag, the build fails with:\n```\nerror: externally-managed-environment\n```", "pip-externally-managed"),
 ]
 
 

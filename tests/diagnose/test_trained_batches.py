@@ -105,11 +105,13 @@ TRAINED_ITEMS = {
     # Unauthorized."): scanner.PAGE_EXPLAIN
     # (round scan6) the change as the subject of its own sentence after the reason's ("... This PR fixes this.", "... This PR
     # restores the function ...", "This change clarifies that:"): PAGE_PR's "This change/commit" and PAGE_PR_MID
-    24: ("traceroot-ai/traceroot/pull/55",),
+    24: ("traceroot-ai/traceroot/pull/55",
+         "vllm-project/vllm/pull/13850"),      # (round gfa) "This fixes the following ...": scanner.FENCE_INTRO
     26: ("webnexus-uk/ChatBot-OpenAI/issues/6",),
     50: ("UW-COSMOS/Cosmos/issues/39", "HannesStark/boltzgen/issues/2", "triton-lang/triton/pull/3053"),
     56: ("runebook.dev/en/docs/cmake/variable/cmake_cuda_architectures",),
     61: ("kubernetes/website/pull/53484",
+         "opencomputeproject/SAI-Challenger/pull/243",      # (round gfa) "... added to avoid the following": FENCE_INTRO
          "cloud.tencent.cn/developer/article/2519693",      # (round scan8) "就很容易遇到如下错误:": scanner.PAGE_ZH
          "blog.csdn.net/shejizuopin/article/details/148255423"),    # (round fa7) "本文结合...提供系统化解决方案": PAGE_ZH_VOICE
     63: ("theneuralbase.com/nvidia-cuda-for-ai/learn/beginner/compute-capability-matching",),
@@ -138,7 +140,9 @@ TRAINED_ITEMS = {
     # at 72 columns: scanner.PAGE_BETTER, proved by specter-desktop#1332; batch 86's other false alarms stay open
     # (round fa5) a feature request's title asking for a better message for the bind error: scanner.PAGE_WISH, proved by
     # webtorrent#339; batch 85's other false alarms stay open (heldout/README.md)
-    85: ("mitmproxy/mitmproxy/issues/5491",),
+    85: ("mitmproxy/mitmproxy/issues/5491",
+         # (round gfa) "it fixes the following error", "This is needed to prevent the following error": FENCE_INTRO
+         "troykinsella/concourse-ansible-playbook-resource/pull/30", "karpathy/nanoGPT/pull/277"),
     # ... and (round fa5) a request that the message be improved (PAGE_WISH), a how-to page's "developers frequently
     # encounter the [Errno 111] Connection refused error" (PAGE_COMMON, proved by the dnmtechs page)
     86: ("cryptoadvance/specter-desktop/pull/1337", "spring-projects/spring-ai/issues/772",
@@ -176,6 +180,12 @@ TRAINED_ITEMS = {
     # a 724-character paragraph that about_errors passed over whole: scanner.PAGE_PARAGRAPH, proved by
     # lifescipub.com/news/1127528 (本文就从实战角度出发 inside an 805-character paragraph)
     109: ("discuss.vllm.ai/t/torch-outofmemoryerror-cuda-out-of-memory/2420/2",),
+    # (round gfa) the quote is what a change removes, told over it ("To fix the error:", "w/o this change, gets the following
+    # error:", "Fix the following error"): scanner.FENCE_INTRO, proved by ThHanika/YCast#4 ("Error without fix:") and
+    # pytorch/pytorch#140535 ("Without this, ... would result in")
+    45: ("PolyPhyHub/PolyPhy/pull/86",),
+    53: ("triton-lang/triton/pull/8773",),
+    113: ("Vauxoo/travis2docker/pull/216",),
 }
 
 
