@@ -452,16 +452,15 @@ GENERIC_CLASSES = (
     # communicate with the API! 400, message='Bad Request'"): the server refused the request, whatever the app calls it
     ("http-response", re.compile(r"(?<![\w.])[45]\d\d, message='[A-Z][A-Za-z' -]{1,60}'")),
     # (round gnet) an HTTP API's JSON error body in any layout, as a client, a UI or curl prints it: pretty-printed one
-    # key a line (jq, a UI's box: '"object": "error",' of vLLM's ErrorResponse, '"type": "invalid_request_error",' of
-    # OpenAI's and the OpenAI-compatible servers' error object, llama.cpp's "server_error", llama-cpp-python's
+    # key a line (jq, a UI's box: '"type": "invalid_request_error",' of OpenAI's and the OpenAI-compatible servers' error
+    # object, llama.cpp's "server_error", llama-cpp-python's
     # "internal_server_error"), compact with other keys first, inside a sentence or escaped in a Rust Debug string
     # ('Other( "{\"error\":\"model is required\"}", )'), and the web frameworks' error body that carries the status's
-    # reason phrase under "error" (hapi/Boom and NestJS '{"statusCode":404,"error":"Not Found","message":...}', Spring
-    # Boot's '{"timestamp":...,"status":500,"error":"Internal Server Error",...}').  Last: every class above names more.
+    # reason phrase under "error" (hapi/Boom's and NestJS' '{"statusCode":404,"error":"Not Found","message":...}').  Last:
+    # every class above names more.
     # A body a client retries on is not taken (see RETRY_BODY): llama.cpp's /health answers '{"error":{"code":503,
     # "message":"Loading model","type":"unavailable_error"}}' while a healthy server loads its model
-    ("json-error-body", re.compile(r"""["']object["'] ?: ?["']error["']"""
-                                   r"""|["']type["'] ?: ?["'][a-z]{2,30}(?:_[a-z]{2,30}){0,3}_error["']"""
+    ("json-error-body", re.compile(r"""["']type["'] ?: ?["'][a-z]{2,30}(?:_[a-z]{2,30}){0,3}_error["']"""
                                    r"""|\{ ?\\?["']error\\?["'] ?: ?(?:\\?["'][^"\\\n]{2,}|\{)"""
                                    r"""|["']error["'] ?: ?["'](?:Bad Request|Unauthorized|Forbidden|Not Found|Method Not Allowed"""
                                    r"""|Not Acceptable|Conflict|Payload Too Large|Request Entity Too Large|Unprocessable Entity"""
@@ -655,7 +654,7 @@ GENERIC_HINTS = {
     "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",),
     "start-timeout": ("timed out waiting for ",),
     "lua-error": (": attempt to ",), "apache-error": (": AH",),
-    "http-response": (", message='",), "json-error-body": ('"error"', "'error'", '\\"error\\"', '_error"', "_error'", '"object"', "'object'"), "installer-failed": ("): Failed", " failed"), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
+    "http-response": (", message='",), "json-error-body": ('"error"', "'error'", '\\"error\\"', '_error"', "_error'"), "installer-failed": ("): Failed", " failed"), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
 }
 GENERIC_LOWER = ("start-timeout", "exec-format", "alloc-failed", "nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused",
                  "credentials-failed")
