@@ -460,6 +460,13 @@ GENERIC_CLASSES = (
     # every class above names more.
     # A body a client retries on is not taken (see RETRY_BODY): llama.cpp's /health answers '{"error":{"code":503,
     # "message":"Loading model","type":"unavailable_error"}}' while a healthy server loads its model
+    # (round gnet) a launcher's, a UI's or an init system's own words for a server or service that never came up, its
+    # cause elsewhere or not shown: systemd's "Failed to start <unit description>.", an app's "Failed to start llama.cpp
+    # local-server ; No exception info.", a CLI's "* Failed to start LlamaEdge API Server after 3 retries."; and the same
+    # told of the server as the subject, "vLLM failed to start.", "Endpoint failed to start", "Server failed to start -
+    # timeout waiting for ...".  The capital F or a server-like subject: a sentence's "the job failed to start when ..." is not
+    ("start-failed", re.compile(r"(?<![\w-])Failed to start [\w\"'`]|(?i:\b(?:server|engine|endpoint|service|runner|backend"
+                                r"|worker|daemon|container|vllm|sglang|ollama|tritonserver|llama-server)) failed to start\b")),
     ("json-error-body", re.compile(r"""["']type["'] ?: ?["'][a-z]{2,30}(?:_[a-z]{2,30}){0,3}_error["']"""
                                    r"""|\{ ?\\?["']error\\?["'] ?: ?(?:\\?["'][^"\\\n]{2,}|\{)"""
                                    r"""|["']error["'] ?: ?["'](?:Bad Request|Unauthorized|Forbidden|Not Found|Method Not Allowed"""
@@ -654,7 +661,7 @@ GENERIC_HINTS = {
     "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",),
     "start-timeout": ("timed out waiting for ",),
     "lua-error": (": attempt to ",), "apache-error": (": AH",),
-    "http-response": (", message='",), "json-error-body": ('"error"', "'error'", '\\"error\\"', '_error"', "_error'"), "installer-failed": ("): Failed", " failed"), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
+    "http-response": (", message='",), "start-failed": ("ailed to start",), "json-error-body": ('"error"', "'error'", '\\"error\\"', '_error"', "_error'"), "installer-failed": ("): Failed", " failed"), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
 }
 GENERIC_LOWER = ("start-timeout", "exec-format", "alloc-failed", "nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused",
                  "credentials-failed")

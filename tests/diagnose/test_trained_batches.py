@@ -217,10 +217,11 @@ def test_a_trained_batch_near_miss_stays_clean(item, engine):
 # http-client's "('Connection aborted.', ...)", decode-error's Go UnmarshalTypeError) add items of 99, 100 and 102
 # (round scan18) batches 1-112, its widenings (model-format's TensorRT engine header check, py-message's "exception: No
 # module named") add items of 107 and 109; (round gnet) its json-error-body (an API's JSON error body in any layout) adds
-# items of 68, 75, 76, 84, 93, 98 and 99
+# items of 68, 75, 76, 84, 93, 98 and 99, its start-failed (a server or service that never came up) items of 14, 84 and 114
 TRAINED_UNNAMED = {
     42: ("ollama/ollama/issues/12173",),
     44: ("shouxieai/infer/issues/39",),
+    14: ("instructlab/instructlab/issues/3466",),
     45: ("astral-sh/uv/issues/12578", "deepseek-ai/DeepSeek-OCR/issues/203"),
     49: ("ollama/ollama/issues/12352",),
     50: ("vllm-project/vllm/issues/917",),
@@ -246,7 +247,8 @@ TRAINED_UNNAMED = {
     81: ("biocore/qiime/issues/1048", "cBio/cbio-cluster/issues/256"),
     82: ("cline/cline/issues/396",),
     83: ("RattyDAVE/docker-ubuntu-hercules-mvs/issues/1", "actions/runner/issues/2427"),
-    84: ("lmstudio-ai/lmstudio-bug-tracker/issues/1755", "HartsyAI/SwarmUI-MagicPromptExtension/issues/51"),
+    84: ("lmstudio-ai/lmstudio-bug-tracker/issues/1755", "HartsyAI/SwarmUI-MagicPromptExtension/issues/51",
+         "bytedance/UI-TARS/issues/153"),
     85: ("coldfunction/qCUDA/issues/9", "dhcode-cpp/X-R1/issues/68"),
     86: ("continuedev/continue/issues/10286", "agentgateway/agentgateway/issues/2371", "sashabaranov/go-openai/issues/165",
          "sugarforever/chat-ollama/issues/567"),
@@ -266,6 +268,7 @@ TRAINED_UNNAMED = {
     107: ("triton-inference-server/tensorrtllm_backend/issues/531",),
     108: ("acon96/home-llm/issues/317",),
     109: ("Bogdanovich77/DeekSeek-OCR---Dockerized-API/issues/8", "rocketride-org/rocketride-server/issues/913"),
+    114: ("abgulati/LARS/issues/19",),
 }
 UNNAMED = picked(TRAINED_UNNAMED, "unrecognised")
 
