@@ -451,32 +451,7 @@ GENERIC_CLASSES = (
     # message='Internal Server Error', url='http://localhost:11434/api/chat'", Home Assistant integrations' "Failed to
     # communicate with the API! 400, message='Bad Request'"): the server refused the request, whatever the app calls it
     ("http-response", re.compile(r"(?<![\w.])[45]\d\d, message='[A-Z][A-Za-z' -]{1,60}'")),
-    # (round gnet) an HTTP API's JSON error body in any layout, as a client, a UI or curl prints it: pretty-printed one
-    # key a line (jq, a UI's box: '"type": "invalid_request_error",' of OpenAI's and the OpenAI-compatible servers' error
-    # object, llama.cpp's "server_error", llama-cpp-python's
-    # "internal_server_error"), compact with other keys first, inside a sentence or escaped in a Rust Debug string
-    # ('Other( "{\"error\":\"model is required\"}", )'), and the web frameworks' error body that carries the status's
-    # reason phrase under "error" (hapi/Boom's and NestJS' '{"statusCode":404,"error":"Not Found","message":...}').  Last:
-    # every class above names more.
-    # A body a client retries on is not taken (see RETRY_BODY): llama.cpp's /health answers '{"error":{"code":503,
-    # "message":"Loading model","type":"unavailable_error"}}' while a healthy server loads its model
-    # (round gnet) a launcher's, a UI's or an init system's own words for a server or service that never came up, its
-    # cause elsewhere or not shown: systemd's "Failed to start <unit description>.", an app's "Failed to start llama.cpp
-    # local-server ; No exception info.", a CLI's "* Failed to start LlamaEdge API Server after 3 retries."; and the same
-    # told of the server as the subject, "vLLM failed to start.", "Endpoint failed to start", "Server failed to start -
-    # timeout waiting for ...".  The capital F or a server-like subject: a sentence's "the job failed to start when ..." is not
-    ("start-failed", re.compile(r"(?<![\w-])Failed to start [\w\"'`]|(?i:\b(?:server|engine|endpoint|service|runner|backend"
-                                r"|worker|daemon|container|vllm|sglang|ollama|tritonserver|llama-server)) failed to start\b")),
-    ("json-error-body", re.compile(r"""["']type["'] ?: ?["'][a-z]{2,30}(?:_[a-z]{2,30}){0,3}_error["']"""
-                                   r"""|\{ ?\\?["']error\\?["'] ?: ?(?:\\?["'][^"\\\n]{2,}|\{)"""
-                                   r"""|["']error["'] ?: ?["'](?:Bad Request|Unauthorized|Forbidden|Not Found|Method Not Allowed"""
-                                   r"""|Not Acceptable|Conflict|Payload Too Large|Request Entity Too Large|Unprocessable Entity"""
-                                   r"""|Internal Server Error|Not Implemented|Bad Gateway|Gateway Timeout)["']""")),
 )
-# (round gnet) what a client retries on, in a JSON error body: a server still loading (llama.cpp's 503 "Loading model",
-# its "unavailable_error"), overloaded or rate-limited (Anthropic's "overloaded_error", "rate_limit_error", a 429)
-RETRY_BODY = re.compile(r"""(?i)unavailable_error|overloaded_error|rate_limit|["']code["'] ?: ?["']?(?:503|429)\b|\bLoading model\b"""
-                        r"""|\bService Unavailable\b|\bToo Many Requests\b""")
 # (stop 47, the lead) not at WARNING level: round scan17 also counted a local server's 4xx/5xx logged as a WARNING
 # (marker's "[WARNING] marker: Ollama inference failed: 500 Server Error ... for url: http://localhost:11434/..."), but an
 # app polling a server that is still starting logs the same line and goes on ("health probe returned 503 Server Error:
@@ -661,7 +636,7 @@ GENERIC_HINTS = {
     "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",),
     "start-timeout": ("timed out waiting for ",),
     "lua-error": (": attempt to ",), "apache-error": (": AH",),
-    "http-response": (", message='",), "start-failed": ("ailed to start",), "json-error-body": ('"error"', "'error'", '\\"error\\"', '_error"', "_error'"), "installer-failed": ("): Failed", " failed"), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
+    "http-response": (", message='",), "installer-failed": ("): Failed", " failed"), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
 }
 GENERIC_LOWER = ("start-timeout", "exec-format", "alloc-failed", "nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused",
                  "credentials-failed")
@@ -962,8 +937,6 @@ def generic_class(text):
         return cls
     if level not in QUIET_LEVELS:
         name = _generic(text)
-        if name == "json-error-body" and RETRY_BODY.search(text):
-            name = None     # (round gnet) a body a client retries on (see RETRY_BODY); the last class, none after it
         if name == "compiler-error" and "cuda" in text.lower() and _generic(text, CUDA_ONLY):
             # (round rndfa) a CUDA runtime's own message ("CUDA error: all CUDA-capable devices are busy or
             # unavailable") carries the "error:" a compiler's line does: the runtime's class is the telling one

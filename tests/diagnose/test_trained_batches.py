@@ -226,12 +226,10 @@ def test_a_trained_batch_near_miss_stays_clean(item, engine):
 # naming its .cu file) add items of 95 and 96; (round scan15) batches 1-102, its widenings (assert-failed's _ASSERT macro,
 # http-client's "('Connection aborted.', ...)", decode-error's Go UnmarshalTypeError) add items of 99, 100 and 102
 # (round scan18) batches 1-112, its widenings (model-format's TensorRT engine header check, py-message's "exception: No
-# module named") add items of 107 and 109; (round gnet) its json-error-body (an API's JSON error body in any layout) adds
-# items of 68, 75, 76, 84, 93, 98 and 99, its start-failed (a server or service that never came up) items of 14, 84 and 114
+# module named") add items of 107 and 109
 TRAINED_UNNAMED = {
     42: ("ollama/ollama/issues/12173",),
     44: ("shouxieai/infer/issues/39",),
-    14: ("instructlab/instructlab/issues/3466",),
     45: ("astral-sh/uv/issues/12578", "deepseek-ai/DeepSeek-OCR/issues/203"),
     49: ("ollama/ollama/issues/12352",),
     50: ("vllm-project/vllm/issues/917",),
@@ -248,17 +246,14 @@ TRAINED_UNNAMED = {
     65: ("tenstorrent/tt-inference-server/issues/603",),
     66: ("vwxyzjn/cleanrl/issues/367", "pytorch/pytorch/issues/47916"),
     67: ("invoke-ai/InvokeAI/issues/7141",),
-    68: ("langgenius/dify/issues/20254", "mnfst/llm-gateway/issues/2126"),
+    68: ("langgenius/dify/issues/20254",),
     70: ("Hanjun-Dai/graphnn/issues/21",),
     71: ("NVIDIA/nvidia-docker/issues/1199",),
     73: ("kubeflow/kubeflow/issues/421",),
-    75: ("ggml-org/llama.cpp/issues/13566",),
-    76: ("ggml-org/llama.cpp/issues/15377",),
     81: ("biocore/qiime/issues/1048", "cBio/cbio-cluster/issues/256"),
     82: ("cline/cline/issues/396",),
     83: ("RattyDAVE/docker-ubuntu-hercules-mvs/issues/1", "actions/runner/issues/2427"),
-    84: ("lmstudio-ai/lmstudio-bug-tracker/issues/1755", "HartsyAI/SwarmUI-MagicPromptExtension/issues/51",
-         "bytedance/UI-TARS/issues/153"),
+    84: ("lmstudio-ai/lmstudio-bug-tracker/issues/1755",),
     85: ("coldfunction/qCUDA/issues/9", "dhcode-cpp/X-R1/issues/68"),
     86: ("continuedev/continue/issues/10286", "agentgateway/agentgateway/issues/2371", "sashabaranov/go-openai/issues/165",
          "sugarforever/chat-ollama/issues/567"),
@@ -266,11 +261,9 @@ TRAINED_UNNAMED = {
     88: ("icereed/paperless-gpt/issues/46",),
     90: ("InternLM/lmdeploy/issues/2089",),
     91: ("zstar1003/ragflow-plus/issues/69",),
-    93: ("abetlen/llama-cpp-python/issues/1168",),
     95: ("bitsandbytes-foundation/bitsandbytes/issues/198", "docker-library/httpd/issues/102"),
     96: ("TabbyML/tabby/issues/1766",),
-    98: ("pepperoni21/ollama-rs/issues/120",),
-    99: ("OpenBMB/MiniCPM/pull/126", "OpenBMB/MiniCPM-V/issues/721"),
+    99: ("OpenBMB/MiniCPM/pull/126",),
     100: ("ggml-org/llama.cpp/issues/8234", "abetlen/llama-cpp-python/issues/812", "ollama/ollama/issues/516"),
     102: ("langgenius/dify/issues/6609",),
     104: ("ollama/ollama/issues/845",),
@@ -278,7 +271,6 @@ TRAINED_UNNAMED = {
     107: ("triton-inference-server/tensorrtllm_backend/issues/531",),
     108: ("acon96/home-llm/issues/317",),
     109: ("Bogdanovich77/DeekSeek-OCR---Dockerized-API/issues/8", "rocketride-org/rocketride-server/issues/913"),
-    114: ("abgulati/LARS/issues/19",),
 }
 UNNAMED = picked(TRAINED_UNNAMED, "unrecognised")
 
