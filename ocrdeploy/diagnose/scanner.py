@@ -2272,10 +2272,13 @@ FENCE_INTRO = re.compile(r"(?i)^[\s>#*_-]{0,8}(?:"
                          # and a line in the first person ("Without this patch I get:", "This fixes the following error for
                          # me, but ...") is the user's own run: not taken; nor the plain future ("Without this, it will
                          # fail with:", round fa10's withdrawn shape), only the conditional would/could/might
-                         r"|(?![^\n]*(?:(?-i:\bI\b)|\b(?:my|me)\b))(?:"
+                         # (the lead's review) nor a line of a user's own voice: any first person, singular or plural
+                         # and in lower case ("i still get it", "we still get it"), a plea ("please"), or the fix said not to
+                         # work ("still", "does not help")
+                         r"|(?![^\n]*\b(?:i|my|me|we|our|us|still|please|help|does ?n[o']t|did ?n[o']t)\b)(?:"
                          r"[^\n]{0,200}?\b(?:this|it|which)(?: (?:pr|pull request|change|commit|patch|fix))? (?:also |should |will )?"
                          r"(?:fix(?:es)?|prevents?|avoids?|solves?|resolves?|works? around|gets? rid of) (?:the|these) following\b"
-                         r"|(?:fix|prevent|avoid|solve|resolve)(?: the| these)? following (?:errors?|issues?|problems?|failures?"
+                         r"|(?:fix|prevent|avoid)(?: the| these)? following (?:errors?|issues?|problems?|failures?"
                          r"|exceptions?|warnings?|crash(?:es)?)\b"
                          r"|[^\n]{0,200}?\b(?:added|needed|required|introduced|necessary) (?:in order )?to (?:fix|prevent|avoid|solve"
                          r"|resolve|work around|get rid of) (?:the|these) following\b"

@@ -708,6 +708,22 @@ ROUND42F_PAIRS = [
      "Without this patch I get:\n```\nOSError: [Errno 28] No space left on device\n```", "no-space-left"),
     ("Without this, the build would fail with:\n```\nerror: externally-managed-environment\n```",
      "Without this flag, the build fails with:\n```\nerror: externally-managed-environment\n```", "pip-externally-managed"),
+    # (the lead's review of stop 48) a user's own voice over the same words: lower-case "i", "we", "still", a plea, and
+    # "Solve/Resolve the following error" (a user's request; only a change's "Fix the following error" is taken)
+    ("This fixes the following error:\n```\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n```",
+     "the readme says this should fix the following error but i still get it:\n```\n"
+     "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n```", "cuda-oom"),
+    ("This fixes the following error:\n```\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n```",
+     "The release notes say it fixes the following error, but after upgrading we get it:\n```\n"
+     "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n```", "cuda-oom"),
+    ("Fix the following error:\n```\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n```",
+     "Fix the following error on an RTX 4090 (24 GB), please:\n```\n"
+     "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n```", "cuda-oom"),
+    ("Fix the following error:\n```\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n```",
+     "Solve the following error:\n```\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n```", "cuda-oom"),
+    ("Fix the following error:\n```\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n```",
+     "Tried the workaround from #5521, which should fix the following error, still there:\n```\n"
+     "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n```", "cuda-oom"),
 ]
 
 
@@ -1057,3 +1073,16 @@ def test_an_error_glued_to_a_cjk_sentence_is_named_and_shown_as_written(tmp_path
     rep = scan_text(tmp_path, line + "\n", engine)
     assert ids(rep) == ["address-in-use"]
     assert rep["findings"][0]["text"] == line
+
+
+# (the lead's review of stop 48) choices-empty's client word is a word of its own: a module named after the model
+# (gpt4v_ocr, openai_ocr) logging a None image is not a reply without choices; the model's name with its version is
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("log,named", [
+    ("| ERROR | gpt4v_ocr:load_page:57 - page load failed: 'NoneType' object is not subscriptable", False),
+    ("ERROR:openai_ocr.pipeline:crop failed: 'NoneType' object is not subscriptable", False),
+    ("[Bug]: api chatgpt3.5 error: TypeError: 'NoneType' object is not subscriptable", True),
+    ("OpenAI API error: list index out of range", True),
+])
+def test_choices_empty_takes_the_client_as_a_word(tmp_path, engine, log, named):
+    assert ("choices-empty" in ids(scan_text(tmp_path, log + "\n", engine))) is named
