@@ -23,7 +23,8 @@ from . import scanner as scanner_module
 from .table import Rule, fill
 
 WIRE_FIELDS = ("id", "stage", "severity", "patterns", "literals", "unless", "levels", "not_levels", "overrides",
-               "preceded_by", "followed_by", "within", "reset_by", "context_on_line")
+               "preceded_by", "followed_by", "within", "reset_by", "context_on_line",
+               "retried_by")
 
 
 # runs the scanner as `python3 -c SCANNER REQUEST` would (as __main__, with the request as sys.argv[1]),

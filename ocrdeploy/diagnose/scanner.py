@@ -760,7 +760,7 @@ class InputProblem(Exception):
 
 class CompiledRule(object):
     __slots__ = ("id", "stage", "severity", "patterns", "literals", "unless", "levels", "not_levels",
-                 "overrides", "preceded_by", "followed_by", "within", "reset_by", "context_on_line")
+                 "overrides", "preceded_by", "followed_by", "within", "reset_by", "context_on_line", "retried_by")
 
     def __init__(self, d):
         self.id = d["id"]
@@ -777,10 +777,11 @@ class CompiledRule(object):
         self.within = int(d.get("within") or 20)
         self.reset_by = [re.compile(p) for p in d.get("reset_by") or ()]
         self.context_on_line = bool(d.get("context_on_line"))
+        self.retried_by = [re.compile(p) for p in d.get("retried_by") or ()]
 
     @property
     def multiline(self):
-        return bool(self.preceded_by or self.followed_by or self.reset_by)
+        return bool(self.preceded_by or self.followed_by or self.reset_by or self.retried_by)
 
 
 # A table is compiled once per process, not once per log: its ~550 patterns overflow re's own cache (512), so
@@ -1612,6 +1613,10 @@ class Windows(object):
         return prev, nxt
 
 
+# how many lines after a hit a retried_by line may stand (a traceback's last line, a blank, the retry message)
+RETRY_WITHIN = 3
+
+
 def _any(patterns, raw):
     return any(p.search(unwrap(seg)) for seg in clean(raw) for p in patterns)
 
@@ -1622,11 +1627,16 @@ def window_ok(rule, windows, offset, segs=()):
     Killed signal terminated program cc1plus" is a compile, and so is a BuildKit step's "#8 245.6 Killed") needs no
     line before it."""
     own = rule.context_on_line and any(p.search(seg) for seg in segs for p in rule.preceded_by)
-    if own and not rule.followed_by and not rule.reset_by:
+    if own and not rule.followed_by and not rule.reset_by and not rule.retried_by:
         return True
     before = rule.within if (rule.preceded_by or rule.reset_by) else 0
-    after = rule.within if rule.followed_by else 0
+    after = max(rule.within if rule.followed_by else 0, RETRY_WITHIN if rule.retried_by else 0)
     prev, nxt = windows.around(offset, before, after)
+    # retried_by: the client tried again right after this failure (a retry line among the next RETRY_WITHIN lines), so
+    # this attempt is not the run's end; a run that never recovers prints its last failure with no retry after it,
+    # and that one counts
+    if rule.retried_by and any(_any(rule.retried_by, ln) for ln in nxt[:RETRY_WITHIN]):
+        return False
     # reset_by where the context is the line itself (or there is no preceded_by): a veto by the lines just before (a
     # raw socket's constructor frame before a 10013 is no port), so the entry's line alone still counts when nothing
     # before it says otherwise

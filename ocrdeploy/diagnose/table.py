@@ -33,7 +33,7 @@ LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 MIN_LITERAL = 3
 _FIELDS = {"id", "stage", "severity", "patterns", "literals", "unless", "levels", "not_levels",
            "overrides", "cause", "fix", "remedy", "title", "preceded_by", "followed_by", "within", "reset_by",
-           "context_on_line"}
+           "context_on_line", "retried_by"}
 # The only {names} a cause or fix may hold; engine.fix_context fills them with the host's values.
 PLACEHOLDERS = ("vllm_env", "sdk_env", "tf_env", "transformers_src", "vllm_src", "cu13", "deps_dir", "workdir", "port")
 MAX_WITHIN = 500
@@ -62,12 +62,14 @@ class Rule:
     within: int = 20
     reset_by: list[str] = field(default_factory=list)
     context_on_line: bool = False
+    retried_by: list[str] = field(default_factory=list)
     origin: str = "builtin"
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in (
             "id", "stage", "severity", "patterns", "literals", "cause", "fix", "title", "unless", "levels",
-            "not_levels", "overrides", "remedy", "preceded_by", "followed_by", "within", "reset_by", "context_on_line", "origin")}
+            "not_levels", "overrides", "remedy", "preceded_by", "followed_by", "within", "reset_by", "context_on_line",
+            "retried_by", "origin")}
 
 
 # ------------------------------------------------------------ cause and fix texts
@@ -229,7 +231,7 @@ def parse_rules(data, source: str, origin: str) -> list[Rule]:
         patterns = _str_list(entry["patterns"], source, entry, "patterns")
         unless = _str_list(entry.get("unless"), source, entry, "unless")
         near = {key: _str_list(entry.get(key), source, entry, key) for key in ("preceded_by", "followed_by",
-                                                                             "reset_by")}
+                                                                             "reset_by", "retried_by")}
         on_line = entry.get("context_on_line", False)
         if not isinstance(on_line, bool) or (on_line and not near["preceded_by"]):
             raise UsageError(f"{_where(source, entry, 'context_on_line')}: {rid}: context_on_line is true or false, "
@@ -277,7 +279,7 @@ def parse_rules(data, source: str, origin: str) -> list[Rule]:
             title=texts["title"], unless=unless, levels=levels, not_levels=not_levels,
             overrides=_str_list(entry.get("overrides"), source, entry, "overrides"), remedy=remedy,
             preceded_by=near["preceded_by"], followed_by=near["followed_by"], within=within,
-            reset_by=near["reset_by"], context_on_line=on_line, origin=origin))
+            reset_by=near["reset_by"], context_on_line=on_line, retried_by=near["retried_by"], origin=origin))
     return rules
 
 

@@ -332,3 +332,37 @@ def test_the_lead_of_an_unrecognised_line_reads_the_lines_shown_around_it(tmp_pa
     (u,) = reps[0]["unrecognised"]
     assert u["text"].startswith("error: creating server")
     assert "cuda-arch-mismatch" in u["looks_like"] and reps[0]["findings"] == [] and exit_code(reps) == 3
+
+
+RETRIED = [r.to_dict() for r in parse_rules([{
+    "id": "proxy-502", "stage": "client", "patterns": ["status code 502"], "retried_by": ["(?i)\\bretrying\\b"],
+    "cause": "c", "fix": "f"}], "t.yaml", "t")]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_retried_by_lets_a_retried_attempt_pass_and_keeps_the_last_failure(tmp_path, engine):
+    """(stop 48) A client's failure it retries at once ("... status code 502." then "Retrying (1/3)") is not the run's
+    end; the last failure of a run that never recovers has no retry after it and counts.  The retry line stands among
+    the next scanner.RETRY_WITHIN lines (3), not further."""
+    fail, retry = "ERROR - Ollama call failed with status code 502.", "INFO - Retrying (1/3)"
+    assert ids(tmp_path, [fail, retry, "INFO - page 5 extracted"], engine, rules=RETRIED)[0] == {}
+    assert ids(tmp_path, [fail, retry, fail, retry, fail], engine, rules=RETRIED)[0] == {"proxy-502": 5}
+    assert ids(tmp_path, [fail, "x", "y", retry], engine, rules=RETRIED)[0] == {}
+    assert ids(tmp_path, [fail, "x", "y", "z", retry], engine, rules=RETRIED)[0] == {"proxy-502": 1}
+    # a retry BEFORE the failure is no retry of it
+    assert ids(tmp_path, [retry, fail, "INFO - done"], engine, rules=RETRIED)[0] == {"proxy-502": 2}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_builtin_client_entries_pass_a_retried_attempt(tmp_path, engine):
+    """The review of stop 48: an OCR app's LM Studio call without choices retried and then fine was choices-empty (exit
+    1); an Ollama client's 502 retried was local-proxy-failed.  The same lines without the retry keep their entry."""
+    from ocrdeploy.diagnose.engine import wire_rules
+    from ocrdeploy.diagnose.table import load_table
+
+    builtin = wire_rules(load_table())
+    for fail, entry in (("[ocr] LM Studio request failed: list index out of range", "choices-empty"),
+                        ("2025-06-01 12:00:01,000 - app - ERROR - Ollama call failed with status code 502.",
+                         "local-proxy-failed")):
+        assert entry not in ids(tmp_path, [fail, "[ocr] retry 1/3", "[ocr] page 3 ok"], engine, rules=builtin)[0]
+        assert entry in ids(tmp_path, [fail, "[ocr] giving up"], engine, rules=builtin)[0]
