@@ -791,8 +791,16 @@ class SSHConnection(Connection):
             raise HostError(host.name, f"cannot resolve {host.address!r}: {exc.strerror or exc}")
         except (socket.timeout, TimeoutError):
             raise HostError(host.name, f"connection to {where} timed out after {self.connect_timeout:g} s")
+        except EOFError:
+            # paramiko's own write of its banner met a peer that had already reset the connection (a listener that
+            # closes at once with SO_LINGER 0): start_client re-raises the bare EOFError
+            raise HostError(host.name, f"{where} closed the connection without an SSH greeting "
+                                       f"(not an SSH server, or it refuses this client)")
         except paramiko.SSHException as exc:
-            if isinstance(exc.__context__, EOFError) or isinstance(exc.__cause__, EOFError):
+            # a peer that closes before its banner: a clean close (EOF) or a reset; either way it answered at once, so
+            # "no greeting within N s" would be the wrong reason
+            closed = (EOFError, ConnectionResetError, ConnectionAbortedError)
+            if isinstance(exc.__context__, closed) or isinstance(exc.__cause__, closed):
                 raise HostError(host.name, f"{where} closed the connection without an SSH greeting "
                                            f"(not an SSH server, or it refuses this client)")
             if "banner" in str(exc).lower() or "no existing session" in str(exc).lower():
