@@ -5,6 +5,7 @@ An `install` over SSH starts its facts probe's ssh before invoke, the tasks and 
 command is done, the exit handlers run and the output is flushed, then the process ends without the interpreter's
 teardown of every module (a no-op's last 30-40 ms, after its answer is out), as the facts probe does on the host."""
 
+import errno
 import sys
 
 
@@ -47,13 +48,8 @@ def run():
 EXIT_OUTPUT_FAILED = 74
 
 
-def _errnos():
-    import errno
-
-    return frozenset(getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EFBIG", "EIO") if hasattr(errno, name))
-
-
-_OUTPUT_FULL = _errnos()
+# a full disk or a broken device behind our output (EDQUOT is not defined everywhere)
+_OUTPUT_FULL = frozenset(getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EFBIG", "EIO") if hasattr(errno, name))
 
 
 def _quiet_stdout():

@@ -791,16 +791,12 @@ class SSHConnection(Connection):
             raise HostError(host.name, f"cannot resolve {host.address!r}: {exc.strerror or exc}")
         except (socket.timeout, TimeoutError):
             raise HostError(host.name, f"connection to {where} timed out after {self.connect_timeout:g} s")
-        except EOFError:
-            # paramiko's own write of its banner met a peer that had already reset the connection (a listener that
-            # closes at once with SO_LINGER 0): start_client re-raises the bare EOFError
-            raise HostError(host.name, f"{where} closed the connection without an SSH greeting "
-                                       f"(not an SSH server, or it refuses this client)")
-        except paramiko.SSHException as exc:
-            # a peer that closes before its banner: a clean close (EOF) or a reset; either way it answered at once, so
-            # "no greeting within N s" would be the wrong reason
+        except (EOFError, paramiko.SSHException) as exc:
+            # a peer that closes before its banner: a clean close (EOF) or a reset (SO_LINGER 0), seen as the bare
+            # EOFError start_client re-raises from paramiko's own banner write, or under its banner SSHException; either
+            # way it answered at once, so "no greeting within N s" would be the wrong reason
             closed = (EOFError, ConnectionResetError, ConnectionAbortedError)
-            if isinstance(exc.__context__, closed) or isinstance(exc.__cause__, closed):
+            if isinstance(exc, EOFError) or isinstance(exc.__context__, closed) or isinstance(exc.__cause__, closed):
                 raise HostError(host.name, f"{where} closed the connection without an SSH greeting "
                                            f"(not an SSH server, or it refuses this client)")
             if "banner" in str(exc).lower() or "no existing session" in str(exc).lower():
