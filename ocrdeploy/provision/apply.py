@@ -174,7 +174,12 @@ class Applier:
                 failed.add(step.name)
                 self._done(StepResult(step.name, SKIPPED, f"not run: {blocked[0]} did not succeed"), start)
                 continue
-            decision = step.needs(facts, self.vars)
+            try:
+                decision = step.needs(facts, self.vars)
+            except StepError as exc:    # it cannot even decide: an input the user named is not what it says
+                failed.add(step.name)
+                self._done(StepResult(step.name, FAILED, str(exc)), start)
+                continue
             if not decision.needed and not self.force:
                 waiting = [d for d in self._deps(step) if d in pending] if self.check and step.judges_after else []
                 if waiting:
