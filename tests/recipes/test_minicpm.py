@@ -95,3 +95,24 @@ def test_a_users_env_needs_no_source_checkout_and_a_wrong_one_fails_its_step(arg
     assert p.returncode == 1
     assert step["status"] == "failed"
     assert step["reason"] == f"inventory var {var}: {path} is not a venv on this host (no pyvenv.cfg)"
+
+
+@pytest.mark.parametrize("version,status,reason", [
+    ("5.19.0.dev0", "ok", "already 5.19.0.dev0 (editable from /home/ubuntu/src/transformers)"),
+    # a later pip pulled another transformers over the feat-ocr build: re-applied, never accepted
+    ("5.18.0", "changed", "reads 5.18.0, want 5.19.0.dev0"),
+])
+def test_feat_ocr_transformers_must_read_the_guides_version(tmp_path, version, status, reason):
+    facts = json.loads(FACTS.read_text())
+    work = facts["workdir"]["path"]
+    facts.setdefault("venvs", {})["@/tf-ocr-env"] = {
+        "path": f"{work}/tf-ocr-env", "python": "3.12.3", "site_packages": f"{work}/tf-ocr-env/lib/python3.12/site-packages",
+        "dists": {"pip": {"version": "25.0", "editable": False, "complete": True},
+                  "transformers": {"version": version, "editable": True, "complete": True,
+                                   "source": "file:///home/ubuntu/src/transformers"}}}
+    path = tmp_path / "facts.json"
+    path.write_text(json.dumps(facts))
+    steps = steps_of(run_check(["--json", "--recipe", "transformers", "--set", "sdk_repo=x", "--set",
+                                "transformers_src=/home/ubuntu/src/transformers"], path))
+    step = steps["tf-transformers"]
+    assert step["status"] == status and step["reason"] == reason, step
