@@ -119,6 +119,23 @@ def test_the_router_port_leaves_room_for_its_metrics_port():
     assert args[args.index("--prometheus-port") + 1] == "18491" and args[args.index("--port") + 1] == "18490"
 
 
+
+def test_the_router_drops_a_dead_worker_within_seconds_and_keeps_its_metrics_local():
+    """The router's own defaults (a check every 60 s, 3 failures) keep a dead worker in the pool for minutes,
+    each request sent to it failing meanwhile; the metrics port answers on loopback only."""
+    args = rt.argv("vllm-router", 18490, bind="0.0.0.0")
+    value = {a: args[i + 1] for i, a in enumerate(args[:-1]) if a.startswith("--")}
+    assert value["--health-check-interval-secs"] == "5" and value["--health-failure-threshold"] == "2"
+    assert value["--prometheus-host"] == "127.0.0.1" and value["--host"] == "0.0.0.0"
+    assert value["--policy"] == "round_robin"
+
+
+def test_uptime_counts_from_the_start_and_knows_no_start():
+    import time
+
+    assert 99 <= rt.uptime(time.time() - 100) < 110
+    assert rt.uptime(None) is None and rt.uptime("yesterday") is None
+
 def test_what_stop_drain_prints():
     assert router_cmd.drain_note({}) is None
     assert router_cmd.drain_note({"drain": {"removed_from": ["vllm-router-18490"], "drained": True, "waited": 1.26,
