@@ -2408,40 +2408,20 @@ def _sibling_entry(seg, nxt):
     return False
 
 
-# (round hfa) a change's after-state told right under the error it quotes, in the same paragraph or the next: "Now,
-# instead of erroring out with that stack trace, we log a warning ..." under the IndexError it used to raise
-# (ogx-ai/ogx#1424, batch 116), "- With this change, CMake configure fails immediately with a clear message ..." under
-# the cryptic compiler error of the line before (elastic/ml-cpp#3164, batch 111), "- after this change, `python -m build
-# --wheel` succeeds ..." under the ModuleNotFoundError (KaiyangZhou/Dassl.pytorch#75, the corpus): a pull request's
-# before and after, the quoted error is the before. "Now, instead of X" takes only what a change makes the code do (we /
-# it / the server ... log, return, raise, warn, skip, fall back ...), never a user's new symptom ("Now, instead of the OOM,
-# it hangs", "... we get a timeout"); a line with a question, "still", or a first person ("With this change I still get:")
-# is not taken
-AFTER_CHANGE = re.compile(r"(?i)^(?![^\n]*(?:\?|\b(?:my|me|still)\b|(?-i:\bI\b)))\W{0,3}(?:"
-                          r"now,? instead of [^\n]{1,160}?,? (?:we|it|this|the (?:server|client|provider|adapter|tool|library|code))"
-                          r" (?:now |just |simply |only |will )?(?:log|logs|return|returns|raise|raises|print|prints|show|shows|emit|emits"
-                          r"|warn|warns|skip|skips|report|reports|catch|catches|handle|handles|fall back|falls back|retry|retries"
-                          r"|surface|surfaces)\b"
-                          r"|(?:with|after) (?:this|the) (?:change|pr|pull request|patch|fix|commit)(?: applied)?,)")
-
-
 def _below(nxt):
-    """True when the lines under a hit (NEXT_HEADING, BYLINE, a change's next paragraph, AFTER_CHANGE) make it
-    documentation."""
+    """True when the lines under a hit (NEXT_HEADING, BYLINE, a change's next paragraph) make it documentation."""
     gap = False
     for raw in nxt:
         line = _unwrapped(raw).rstrip()
         if not line.strip():
             gap = True
             continue
-        low = line.lower()
-        if ("instead of" in low or " this " in low or " the " in low) and AFTER_CHANGE.match(line) is not None:
-            return True     # (round hfa) the change's after-state under the quote (see AFTER_CHANGE)
         if BYLINE.match(line):
             return True
         if ANY_HEADING.match(line) or line.lstrip()[:1] == "#":
             return NEXT_HEADING.match(line) is not None
         if gap:
+            low = line.lower()
             return low.lstrip(" >*_-")[:5] == "this " and THIS_CHANGE.match(line) is not None
     return False
 

@@ -1086,21 +1086,3 @@ def test_an_error_glued_to_a_cjk_sentence_is_named_and_shown_as_written(tmp_path
 ])
 def test_choices_empty_takes_the_client_as_a_word(tmp_path, engine, log, named):
     assert ("choices-empty" in ids(scan_text(tmp_path, log + "\n", engine))) is named
-
-
-def test_a_changes_after_state_under_the_quote_makes_it_the_before():
-    """(round hfa) a pull request's after-state told right under the error it quotes ("Now, instead of erroring out with
-    that stack trace, we log a warning ...", "- With this change, CMake configure fails immediately ...", "- after this
-    change, ... succeeds"): the quote is the change's before (scanner.AFTER_CHANGE, read by _below); a user's new
-    symptom, a question, "still" or a first person is not taken."""
-    for said in ("Now, instead of erroring out with that stack trace, we log a warning that vLLM failed to generate any"
-                 " completions and alert the user to check the vLLM server logs for details.",
-                 "- With this change, CMake configure fails immediately with a clear message pointing at the network issue.",
-                 "- after this change, `python -m build --wheel` succeeds and creates `dassl-0.6.3-py3-none-any.whl`"):
-        assert scanner.AFTER_CHANGE.match(said), said
-        assert scanner._below([said])
-    for told in ("Now, instead of the OOM, it hangs forever.", "Now, instead of crashing, we get a timeout.",
-                 "With this change I still get the same error:", "With this change, it still fails:",
-                 "After this change, does it work?", "With this change, my server crashes at start:",
-                 "Now, instead of crashing, it returns an empty list?", "I tried this change, and now it fails:"):
-        assert not scanner.AFTER_CHANGE.match(told), told

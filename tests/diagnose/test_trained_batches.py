@@ -186,10 +186,6 @@ TRAINED_ITEMS = {
     45: ("PolyPhyHub/PolyPhy/pull/86",),
     53: ("triton-lang/triton/pull/8773",),
     113: ("Vauxoo/travis2docker/pull/216",),
-    # (round hfa) a change's after-state right under the traceback it quotes ("Now, instead of erroring out with that stack
-    # trace, we log a warning ..."): scanner.AFTER_CHANGE, its siblings batch 111's elastic/ml-cpp#3164 ("- With this
-    # change, ...") and the corpus's KaiyangZhou/Dassl.pytorch#75 ("- after this change, ... succeeds")
-    116: ("ogx-ai/ogx/pull/1424",),
 }
 
 
