@@ -1086,3 +1086,52 @@ def test_an_error_glued_to_a_cjk_sentence_is_named_and_shown_as_written(tmp_path
 ])
 def test_choices_empty_takes_the_client_as_a_word(tmp_path, engine, log, named):
     assert ("choices-empty" in ids(scan_text(tmp_path, log + "\n", engine))) is named
+
+
+# (the lead's review of stop 49) what the wave's patterns took from healthy runs and users' own reports, and what
+# each still names: a docs sentence quoting the 401 message, a runtime that truncates and goes on, CuPy's preload
+# warning, another program's "Failed to load the tokenizer.", conda 4.3's "HTTP None None" (as often an SSL failure
+# as a timeout), a server's 404 for a route a client probes and falls back from; a refusal is still named when a
+# server's start line follows it (the withdrawn retried_by), and a user's own "After this commit, ..." keeps the OOM
+# (the withdrawn AFTER_CHANGE veto)
+CUPY = ("C:\\venv\\lib\\site-packages\\cupy\\_environment.py:487: UserWarning: CuPy failed to preload library "
+        "(C:\\venv\\nvidia\\cudnn\\bin\\cudnn64_8.dll): FileNotFoundError (Could not find module "
+        "'C:\\venv\\nvidia\\cudnn\\bin\\cudnn64_8.dll' (or one of its dependencies). Try using the full path with "
+        "constructor syntax.)\n  warnings.warn(msg)\nProcessed 120 pages in 14.2 s")
+OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.00 GiB. GPU 0 has a total capacity of 23.64 GiB "
+       "of which 1.10 GiB is free.\n\n")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("log,entry,named", [
+    ('"Invalid or missing API key" is returned with status 401 when the Authorization header is absent.',
+     "unauthorized-401", False),
+    ('{"level":"warn","ts":1721764977.5750027,"caller":"handler/handler.go:23","msg":"Invalid or missing API key",'
+     '"receivedAuthHeader":""}', "unauthorized-401", True),
+    ("When the prompt is 5000 tokens and the context window is 4096, GPT4All refuses it.",
+     "context-length-exceeded", False),
+    ("W rkllm: Prompt is 11543 tokens but the model context window is 4096 tokens, truncating to the last 4096 tokens",
+     "context-length-exceeded", False),
+    ("Prompt is 11543 tokens but the model context window is 4096 tokens.", "context-length-exceeded", True),
+    ("GPT-J ERROR: The prompt is2614tokens and the context window is2048!", "context-length-exceeded", True),
+    (CUPY, "libcudart-missing", False),
+    ('Traceback (most recent call last):\n  File "/app/ocr_service/loader.py", line 88, in load_tokenizer\n'
+     '    raise RuntimeError("Failed to load the tokenizer.") from e\nRuntimeError: Failed to load the tokenizer.',
+     "model-arch-unknown", False),
+    ("RuntimeError: Failed to load the model config. If the model is a custom model not yet available in the "
+     "HuggingFace transformers library, consider setting `trust_remote_code=True` in LLM or using the "
+     "`--trust-remote-code` flag in the CLI.", "model-arch-unknown", True),
+    ("CondaHTTPError: HTTP None None for url <https://conda.anaconda.org/conda-forge/win-64/repodata.json>\n"
+     "Elapsed: None", "pip-timeout", False),
+    ('INFO:     172.17.0.1:50412 - "GET /v1/api/tags HTTP/1.1" 404 Not Found\n'
+     'INFO:     172.17.0.1:50412 - "GET /v1/models HTTP/1.1" 200 OK', "base-url-wrong", False),
+    ('httpx.ConnectError: [Errno 111] Connection refused\n$ ollama serve\ntime=2024-05-01T10:00:00.000+02:00 '
+     'level=INFO source=routes.go:1143 msg="Listening on 127.0.0.1:11434 (version 0.1.32)"',
+     "service-unreachable", True),
+    (OOM + "After this commit, the same page set runs out of memory on the 24 GB card (it fit before).",
+     "cuda-oom", True),
+    (OOM + "With this PR, the server can no longer restart on the same page set; reverting it fixes the crash.",
+     "cuda-oom", True),
+])
+def test_stop49_review_healthy_runs_and_own_reports(tmp_path, engine, log, entry, named):
+    assert (entry in ids(scan_text(tmp_path, log + "\n", engine))) is named
