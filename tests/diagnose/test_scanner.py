@@ -1094,11 +1094,11 @@ def test_choices_empty_takes_the_client_as_a_word(tmp_path, engine, log, named):
 # as a timeout), a server's 404 for a route a client probes and falls back from; a refusal is still named when a
 # server's start line follows it (the withdrawn retried_by), and a user's own "After this commit, ..." keeps the OOM
 # (the withdrawn AFTER_CHANGE veto)
-CUPY = ("C:\\venv\\lib\\site-packages\\cupy\\_environment.py:487: UserWarning: CuPy failed to preload library "
+REVIEW49_CUPY = ("C:\\venv\\lib\\site-packages\\cupy\\_environment.py:487: UserWarning: CuPy failed to preload library "
         "(C:\\venv\\nvidia\\cudnn\\bin\\cudnn64_8.dll): FileNotFoundError (Could not find module "
         "'C:\\venv\\nvidia\\cudnn\\bin\\cudnn64_8.dll' (or one of its dependencies). Try using the full path with "
         "constructor syntax.)\n  warnings.warn(msg)\nProcessed 120 pages in 14.2 s")
-OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.00 GiB. GPU 0 has a total capacity of 23.64 GiB "
+REVIEW49_OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.00 GiB. GPU 0 has a total capacity of 23.64 GiB "
        "of which 1.10 GiB is free.\n\n")
 
 
@@ -1114,7 +1114,7 @@ OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.00 GiB. 
      "context-length-exceeded", False),
     ("Prompt is 11543 tokens but the model context window is 4096 tokens.", "context-length-exceeded", True),
     ("GPT-J ERROR: The prompt is2614tokens and the context window is2048!", "context-length-exceeded", True),
-    (CUPY, "libcudart-missing", False),
+    (REVIEW49_CUPY, "libcudart-missing", False),
     ('Traceback (most recent call last):\n  File "/app/ocr_service/loader.py", line 88, in load_tokenizer\n'
      '    raise RuntimeError("Failed to load the tokenizer.") from e\nRuntimeError: Failed to load the tokenizer.',
      "model-arch-unknown", False),
@@ -1128,9 +1128,9 @@ OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.00 GiB. 
     ('httpx.ConnectError: [Errno 111] Connection refused\n$ ollama serve\ntime=2024-05-01T10:00:00.000+02:00 '
      'level=INFO source=routes.go:1143 msg="Listening on 127.0.0.1:11434 (version 0.1.32)"',
      "service-unreachable", True),
-    (OOM + "After this commit, the same page set runs out of memory on the 24 GB card (it fit before).",
+    (REVIEW49_OOM + "After this commit, the same page set runs out of memory on the 24 GB card (it fit before).",
      "cuda-oom", True),
-    (OOM + "With this PR, the server can no longer restart on the same page set; reverting it fixes the crash.",
+    (REVIEW49_OOM + "With this PR, the server can no longer restart on the same page set; reverting it fixes the crash.",
      "cuda-oom", True),
 ])
 def test_stop49_review_healthy_runs_and_own_reports(tmp_path, engine, log, entry, named):
