@@ -43,7 +43,10 @@ def number(value, option: str, default, *, above=None, minimum=None, maximum=Non
 
 
 def parse_sets(sets) -> dict:
-    """--set KEY=VALUE items as a dict of host vars (the last of a key wins)."""
+    """--set KEY=VALUE items as a dict of host vars (the last of a key wins), each checked as the
+    inventory checks the same var (a port, a boolean, ssh args, a gpu, a connection)."""
+    from ..inventory.model import connection_problem, var_problem
+
     out = {}
     for item in sets:
         if "=" not in item:
@@ -51,5 +54,8 @@ def parse_sets(sets) -> dict:
         key, value = item.split("=", 1)
         if not key.isidentifier():
             raise UsageError(f"--set {item!r}: {key!r} is not a variable name")
+        problem = var_problem(key, value) or (connection_problem(value) if key == "ansible_connection" else None)
+        if problem:
+            raise UsageError(f"--set {item!r}: {problem}")
         out[key] = value
     return out

@@ -1,0 +1,51 @@
+"""commands/options.py: --set KEY=VALUE read and checked as the inventory checks the same var."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ocrdeploy.commands.options import parse_sets
+from ocrdeploy.errors import UsageError
+
+ROOT = Path(__file__).parents[2]
+
+
+@pytest.mark.parametrize("item,needle", [
+    ("ansible_port=abc", "ansible_port must be a port number 1-65535, got 'abc'"),
+    ("ansible_port=70000", "ansible_port must be a port number 1-65535"),
+    ("ansible_port=0", "ansible_port must be a port number 1-65535"),
+    ("ansible_become=maybe", "ansible_become must be true or false"),
+    ("ansible_become_method=su", "ansible_become_method 'su' is not supported"),
+    ("ansible_connection=docker", "ansible_connection 'docker' is not supported"),
+    ('ansible_ssh_common_args=-o "open', "ansible_ssh_common_args: cannot split"),
+    ("gpu=abc", "gpu must be 'auto', an index or a comma list of indexes"),
+])
+def test_a_set_value_the_inventory_would_refuse_is_one_line_naming_the_option(item, needle):
+    with pytest.raises(UsageError) as exc:
+        parse_sets([item])
+    assert str(exc.value).startswith(f"--set {item!r}: ")
+    assert needle in str(exc.value)
+
+
+def test_set_values_the_inventory_takes_pass_as_written():
+    assert parse_sets(["ansible_port=2222", "gpu=0,1", "gpu=auto", "ansible_become=yes",
+                       "ansible_connection=local", "vllm_src=/src/vllm"]) == {
+        "ansible_port": "2222", "gpu": "auto", "ansible_become": "yes", "ansible_connection": "local",
+        "vllm_src": "/src/vllm"}
+
+
+def test_install_with_a_bad_set_port_is_exit_2_not_a_traceback(tmp_path):
+    inv = tmp_path / "inventory.yml"
+    inv.write_text("all:\n  hosts:\n    h1:\n      ansible_host: 127.0.0.1\n      ansible_port: 1\n"
+                   "  vars:\n    sdk_repo: /src/sdk\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("OCRDEPLOY_INVENTORY", None)
+    p = subprocess.run([sys.executable, "-m", "ocrdeploy", "install", "--check", "--recipe", "sdk-only", "-i", str(inv),
+                        "-H", "h1", "--connect-timeout", "1", "--set", "ansible_port=abc"],
+                       capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60)
+    assert p.returncode == 2, p.stderr
+    assert "Traceback" not in p.stderr
+    assert p.stderr.strip() == "error: --set 'ansible_port=abc': ansible_port must be a port number 1-65535, got 'abc'"
