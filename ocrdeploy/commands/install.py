@@ -253,8 +253,12 @@ def index_url_option(flag: str, value: str | None) -> str | None:
 
     if value is None:
         return None
-    parts = urlsplit(str(value))
-    if parts.scheme not in ("http", "https") or not parts.netloc or any(c.isspace() or c in "\"'\\$`"
+    try:
+        parts = urlsplit(str(value))
+        parts.port
+    except ValueError:                         # http://[::1, a port out of range: not a URL pip can use
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc or any(c.isspace() or c in "\"'\\$`"
                                                                         for c in str(value)):
         raise UsageError(f"{flag} {value!r}: an http(s) URL of a package index, e.g. "
                          f"https://pypi.tuna.tsinghua.edu.cn/simple")

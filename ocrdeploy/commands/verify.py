@@ -384,7 +384,10 @@ def run_verify(*, host, inventory, name, api_key, scripts, as_json, accept_new_h
 def check_url(url: str) -> str:
     from urllib.parse import urlsplit
 
-    parts = urlsplit(str(url))
+    try:
+        parts = urlsplit(str(url))
+    except ValueError as exc:                  # http://[::1 : a bracketed host urlsplit cannot read
+        raise UsageError(f"--server-url {url!r}: not a URL ({exc})")
     try:
         parts.port
     except ValueError:

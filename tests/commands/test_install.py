@@ -81,6 +81,8 @@ def test_install_one_step_then_rerun_is_ok(tmp_path):
      "an http(s) URL of a package index"),
     (["--recipe", "deepseek-ocr-vllm085", "--pip-index-url", "https://m/simple"], "--pip-index-url goes with --docker"),
     (["--check", "--facts", "/tmp"], "/tmp: is a directory, expected the JSON of `inv facts --json --raw`"),
+    (["--recipe", "deepseek-ocr-vllm085", "--docker", "--pip-index-url", "http://[::1/simple"],
+     "--pip-index-url 'http://[::1/simple': an http(s) URL of a package index"),
 ])
 def test_install_usage_errors(tmp_path, args, needle):
     inv = tmp_path / "inv.yml"

@@ -489,3 +489,17 @@ def test_the_sdk_gets_loopback_in_no_proxy_merged_with_the_users():
     assert job.env["no_proxy"] == job.env["NO_PROXY"] == "corp.example,127.0.0.1,localhost,::1"
     job = parse_job("/w/m", "/w/s", "dspark", ["http://127.0.0.1:1"], "/i.pdf", "/o.md", layout_dir="/l")
     assert job.env["no_proxy"] == "127.0.0.1,localhost,::1"
+
+
+@pytest.mark.parametrize("url,says", [
+    ("http://[::1", "--server-url 'http://[::1': not a URL"),
+    ("http://[::1]:99999", "the port is not a number 1-65535"),
+    ("localhost:18499", "give the server's base URL"),
+])
+def test_a_server_url_urlsplit_cannot_read_is_one_line(url, says):
+    from ocrdeploy.commands.verify import check_url
+    from ocrdeploy.errors import UsageError
+
+    with pytest.raises(UsageError) as exc:
+        check_url(url)
+    assert says in str(exc.value)
