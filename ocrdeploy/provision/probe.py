@@ -539,6 +539,9 @@ def _sources(out, sources, net_timeout):
             found = {"proxy": mask_url(proxy) if proxy else None, "reachable": False,
                      "ms": round((time.time() - start) * 1000),
                      "error": "no answer within %.1f s (name lookup included)" % give_up}
+        except Exception as exc:  # noqa: BLE001 - a URL urllib cannot read (http://[::1): a reading, never a hole
+            found = {"proxy": None, "reachable": False, "ms": round((time.time() - start) * 1000),
+                     "error": "%s: %s" % (type(exc).__name__, exc)}
         results[i] = dict(src, url=mask_url(src["url"]), **found)
 
     threads = [threading.Thread(target=one, args=(i, s)) for i, s in enumerate(sources)]
