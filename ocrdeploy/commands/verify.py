@@ -355,7 +355,18 @@ def write_report(path, doc):
 
 def run_verify(*, host, inventory, name, api_key, scripts, as_json, accept_new_host_keys, connect_timeout,
                server_urls=None, backend=None, model=None, image=None, report=None) -> int:
+    from .services import check_name
+
     check_report_path(report)
+    check_name(name)                   # as status and stop: a bad name is not "no running service"
+    if scripts:
+        if not all(scripts):
+            given, missing = (("--verify-transformers", "--verify-vllm") if scripts[0]
+                              else ("--verify-vllm", "--verify-transformers"))
+            raise UsageError(f"{given} needs {missing} too: the two-end verification runs both scripts")
+        for flag, path in zip(("--verify-transformers", "--verify-vllm"), scripts):
+            if not str(path).startswith("/"):
+                raise UsageError(f"{flag} {path}: give the script's absolute path on the host")
     if image is not None:
         if not str(image).startswith("/"):
             raise UsageError(f"--image {image}: give the image's absolute path on the host")

@@ -503,3 +503,24 @@ def test_a_server_url_urlsplit_cannot_read_is_one_line(url, says):
     with pytest.raises(UsageError) as exc:
         check_url(url)
     assert says in str(exc.value)
+
+
+@pytest.mark.parametrize("kwargs,says", [
+    ({"name": "a b"}, "--name 'a b' is not a service name"),
+    ({"name": "../x"}, "--name '../x' is not a service name"),
+    ({"scripts": ("/src/verify_transformers.py", None)}, "--verify-transformers needs --verify-vllm too"),
+    ({"scripts": (None, "/src/verify_vllm.py")}, "--verify-vllm needs --verify-transformers too"),
+    ({"scripts": ("verify_transformers.py", "/src/verify_vllm.py")},
+     "--verify-transformers verify_transformers.py: give the script's absolute path on the host"),
+])
+def test_verify_options_are_checked_before_any_host_is_reached(kwargs, says):
+    """A bad --name read as 'no running service lists minicpm-ocr', and one two-end script alone as 'not
+    given': both are input errors, said before anything connects (the host here does not exist)."""
+    from ocrdeploy.commands.verify import run_verify
+    from ocrdeploy.errors import UsageError
+
+    args = dict(host="nosuchhost.invalid", inventory=None, name=None, api_key=None, scripts=None, as_json=False,
+                accept_new_host_keys=False, connect_timeout=None)
+    with pytest.raises(UsageError) as exc:
+        run_verify(**{**args, **kwargs})
+    assert says in str(exc.value)
