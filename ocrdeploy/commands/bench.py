@@ -54,7 +54,7 @@ def run_bench(*, host=None, inventory=None, server_url=None, name=None, api_key=
               router_port=None) -> int:
     """router: None, or True to bench through the router's URL on the host (router_port, default 18490)."""
     from ..sdk import pages as pages_mod
-    from .router import router_url
+    from .router import router_target
     from .verify import check_report_path, check_url, write_html
 
     levels = levels_option(concurrency)
@@ -69,9 +69,8 @@ def run_bench(*, host=None, inventory=None, server_url=None, name=None, api_key=
     through = through or "api"
     if through not in THROUGH:
         raise UsageError(f"--through {through!r}: choose api or sdk")
-    router = True if router else None
-    if router is not None and server_url:
-        raise UsageError("--router benches the router `inv serve --router` started; --server-url a server by its URL")
+    routed = router_target(router, router_port, server_url, "benches")
+    router = True if routed else None
     if backend is not None and backend not in sdk_bench.driver.CONFIG_FOR:
         raise UsageError(f"--backend {backend!r}: choose {', '.join(sdk_bench.driver.CONFIG_FOR)}")
     check_report_path(report)                              # said now, not after the whole run
@@ -82,6 +81,9 @@ def run_bench(*, host=None, inventory=None, server_url=None, name=None, api_key=
 
     if name and (server_url or router is not None):
         raise UsageError("--name picks a service `inv serve` started; --server-url and --router bench one URL")
+    if server_url and through == "api" and host:
+        raise UsageError("--server-url with --through api benches from this machine: --host is not used "
+                         "(--through sdk runs the SDK on the host against that URL)")
     if server_url and through == "api":      # a server by its URL, from this machine: no host session
         url = check_url(server_url)
         doc = _bench_url(url, page_list, backend=backend or "openai", model=model, **options)
@@ -91,7 +93,7 @@ def run_bench(*, host=None, inventory=None, server_url=None, name=None, api_key=
         # SDK, --server-url as the host sees it; the SDK runs on that host
         url, kind = None, backend
         if router is not None:
-            url, kind = router_url(router_port), backend or "standard"
+            url, kind = routed, backend or "standard"
         elif server_url:
             url, kind = check_url(server_url), backend or "openai"
         doc = _bench_host(host, inventory, name, page_list, kind, model, accept_new_host_keys, connect_timeout,

@@ -688,3 +688,16 @@ def _unrestartable(services, api_key) -> str | None:
 def router_url(router_port) -> str:
     port = number(router_port, "router-port", rt.DEFAULT_PORT, whole=True, minimum=1, maximum=65534)
     return f"http://127.0.0.1:{port}"
+
+
+def router_target(router, router_port, server_urls, what: str) -> str | None:
+    """--router's URL for verify, parse and bench (None without it), the options it goes with checked: a
+    --router-port without --router, or --router beside --server-url, was dropped without a word, and the
+    report then spoke of a server the user did not name."""
+    if not router:
+        if router_port is not None:
+            raise UsageError("--router-port goes with --router")
+        return None
+    if server_urls:
+        raise UsageError(f"--router {what} the router `inv serve --router` started; --server-url a server by its URL")
+    return router_url(router_port)
