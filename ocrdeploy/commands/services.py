@@ -728,6 +728,8 @@ def run_stop(*, host, inventory, name, grace, as_json, accept_new_host_keys, con
 
     check_name(name)
     grace = number(grace, "grace", 30, minimum=0)
+    if drain_timeout is not None and not drain:     # a plain stop waits on no drain: the value would be dropped
+        raise UsageError("--drain-timeout goes with --drain")
     drain_timeout = number(drain_timeout, "drain-timeout", 600, minimum=0)
     # a worker host's instances leave the pool router held by another host too (its tunnel's URL)
     rhost = router_cmd.pool_router_host(router_host, inventory)

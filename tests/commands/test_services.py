@@ -622,3 +622,13 @@ def test_transformers_serve_is_restarted_once_never_given_a_vllm_flag(site, tmp_
     assert inst["kind"] == "transformers" and inst["attempts"] == 2, inst
     assert inst["restarts"] == ["restart once: the compile cache now exists (the guide, section 4.4)"]
     assert "--enforce-eager" not in inst["command"] and inst.get("kept") == "failed"
+
+
+def test_stop_refuses_a_drain_timeout_without_drain():
+    """A plain stop waits on no drain: --drain-timeout alone was dropped without a word (exit 0)."""
+    from ocrdeploy.commands.services import run_stop
+    from ocrdeploy.errors import UsageError
+
+    with pytest.raises(UsageError, match="^--drain-timeout goes with --drain$"):
+        run_stop(host="nosuchhost.invalid", inventory=None, name=None, grace=None, as_json=False,
+                 accept_new_host_keys=False, connect_timeout=None, drain_timeout="5")
