@@ -57,6 +57,13 @@ def _shape_problem(facts: dict) -> str | None:
                 return f"{section}[{name!r}] is a {type(value).__name__}, not an object"
     if not all(isinstance(g, dict) for g in facts["gpu"].get("gpus") or []):
         return "gpu.gpus holds something other than objects"
+    from ..provision.probe import PROBE_VERSION
+
+    version = (facts.get("probe") or {}).get("version", PROBE_VERSION)
+    if version != PROBE_VERSION or isinstance(version, bool):
+        # another probe's facts name other keys (or mean other things by the same ones): a plan read from them
+        # would say ok for what this version cannot see
+        return f"probe version {version!r}, this ocrdeploy reads version {PROBE_VERSION}: record it again"
     return None
 
 

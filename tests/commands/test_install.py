@@ -352,3 +352,19 @@ def test_a_shared_build_plans_only_with_the_hosts_it_reached(lab, tmp_path, monk
             assert shared is not None and shared.order == ["up"]
         finally:
             shared.close()
+
+
+@pytest.mark.parametrize("version", [2, 999, "1", None, True])
+def test_a_facts_file_from_another_probe_version_is_refused(tmp_path, version):
+    """Facts recorded by another probe version were planned from as if this one had read them (exit 0)."""
+    doc = json.loads((ROOT / "tests" / "fixtures" / "facts" / "ubuntu2204-rtx5090-bare.json").read_text())
+    doc["probe"]["version"] = version
+    f = tmp_path / "other.json"
+    f.write_text(json.dumps({"hosts": {"gpu1": {"reachable": True, "facts": doc}}}))
+    from ocrdeploy.commands.install import load_facts_file
+    from ocrdeploy.errors import UsageError
+
+    with pytest.raises(UsageError) as exc:
+        load_facts_file(str(f))
+    assert str(exc.value).startswith(f"{f}: not a facts document (probe version {version!r}, this ocrdeploy reads "
+                                     f"version 1: record it again")
