@@ -103,6 +103,7 @@ def _disk(path):
     try:
         st = os.statvfs(probe)
         return {"path": path, "exists": os.path.isdir(path), "disk_path": probe,
+                "disk_path_is_dir": os.path.isdir(probe),     # False: a file where the work dir (or a parent) goes
                 "free": st.f_bavail * st.f_frsize, "total": st.f_blocks * st.f_frsize}
     except OSError as exc:
         return {"path": path, "exists": False, "disk_path": probe, "free": None,
