@@ -16,7 +16,7 @@ from ..errors import UsageError
 from ..provision.probe import mask_url
 from ..sdk import bench as sdk_bench
 from ..terminal import safe
-from .options import number
+from .options import api_key as api_key_option, number
 
 THROUGH = ("api", "sdk")
 
@@ -58,6 +58,7 @@ def run_bench(*, host=None, inventory=None, server_url=None, name=None, api_key=
     from .verify import check_report_path, check_url, write_html
 
     levels = levels_option(concurrency)
+    api_key_option(api_key)
     if duration is not None and requests is not None:
         raise UsageError("give --duration S or --requests N, not both")
     duration = number(duration, "duration", None, above=0) if duration is not None else None

@@ -42,6 +42,16 @@ def number(value, option: str, default, *, above=None, minimum=None, maximum=Non
     return n
 
 
+def api_key(value):
+    """--api-key: None or the key as given.  A line break or another control character cannot travel in an
+    Authorization header: a server started with it requires what no client can send (serve then waited
+    its whole timeout for a readiness that never came), and a client sending it failed as 'not ready'."""
+    if value is not None and any(not c.isprintable() for c in str(value)):
+        raise UsageError("--api-key holds a line break or another control character: an HTTP header cannot "
+                         "carry it (give the key on one line)")
+    return value
+
+
 def parse_sets(sets) -> dict:
     """--set KEY=VALUE items as a dict of host vars (the last of a key wins), each checked as the
     inventory checks the same var (a port, a boolean, ssh args, a gpu, a connection)."""

@@ -22,7 +22,7 @@ from ..provision.step import absolute, wd
 from ..services import router as rt
 from ..services.control import Instance, accept_length, start_instance, status_all, stop_service
 from ..terminal import safe
-from .options import number
+from .options import api_key as api_key_option, number
 
 LIVE_WAIT_S = 60.0
 
@@ -533,6 +533,7 @@ def run_restart(*, host, inventory, rolling, change, timeout, batch, allow_downt
     if not rolling:
         raise UsageError("restart needs --rolling (one instance at a time behind the router); to restart one "
                          "service with a remedy, use inv diagnose --fix")
+    api_key_option(api_key)
     if model_dir is not None and not str(model_dir).startswith(("/", "~")):
         raise UsageError(f"--model-dir {model_dir}: give the model directory's absolute path on the host")
     timeout = number(timeout, "timeout", 900, above=0)

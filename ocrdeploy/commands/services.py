@@ -17,7 +17,7 @@ from ..provision.kinds import STATE_FILE, host_state, venv_python
 from ..recipes.cuda_steps import cu13_dir
 from ..provision.report import console
 from .hosts import map_hosts
-from .options import number
+from .options import api_key as api_key_option, number
 from ..services.control import (Instance, accept_length, serve_with_retries, status_all, stop_service,
                                 systemd_env_file, systemd_unit, wait_ready)
 from ..provision.step import absolute, wd
@@ -383,6 +383,7 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
     if backend not in BACKENDS:
         raise UsageError(f"unknown backend {backend!r}: choose {', '.join(BACKENDS)}")
     gpu = check_gpu(gpu)
+    api_key_option(api_key)
     if port is None:
         port = 8000 if backend in DEEPSEEK_ENVS else serving.DEFAULT_PORT
     if public and not api_key:
@@ -671,6 +672,7 @@ def run_status(*, host, inventory, name, api_key, as_json, accept_new_host_keys,
     from rich.table import Table
 
     check_name(name)
+    api_key_option(api_key)
 
     from . import router as router_cmd
 
@@ -727,6 +729,7 @@ def run_stop(*, host, inventory, name, grace, as_json, accept_new_host_keys, con
     from . import router as router_cmd
 
     check_name(name)
+    api_key_option(api_key)
     grace = number(grace, "grace", 30, minimum=0)
     if drain_timeout is not None and not drain:     # a plain stop waits on no drain: the value would be dropped
         raise UsageError("--drain-timeout goes with --drain")

@@ -355,10 +355,12 @@ def write_report(path, doc):
 
 def run_verify(*, host, inventory, name, api_key, scripts, as_json, accept_new_host_keys, connect_timeout,
                server_urls=None, backend=None, model=None, image=None, report=None) -> int:
+    from .options import api_key as api_key_option
     from .services import check_name
 
     check_report_path(report)
-    check_name(name)                   # as status and stop: a bad name is not "no running service"
+    check_name(name)
+    api_key_option(api_key)                   # as status and stop: a bad name is not "no running service"
     if scripts:
         if not all(scripts):
             given, missing = (("--verify-transformers", "--verify-vllm") if scripts[0]

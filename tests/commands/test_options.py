@@ -49,3 +49,38 @@ def test_install_with_a_bad_set_port_is_exit_2_not_a_traceback(tmp_path):
     assert p.returncode == 2, p.stderr
     assert "Traceback" not in p.stderr
     assert p.stderr.strip() == "error: --set 'ansible_port=abc': ansible_port must be a port number 1-65535, got 'abc'"
+
+
+@pytest.mark.parametrize("key", ["a\nb", "key\r", "a\x00b", "a\tb"])
+def test_an_api_key_no_header_can_carry_is_refused_by_every_command_that_takes_one(key):
+    """serve started a server requiring a key no client can send (then waited out its timeout); verify said
+    'not ready' and bench 'LocalProtocolError'.  Each now says why before reaching a host."""
+    from ocrdeploy.commands.bench import run_bench
+    from ocrdeploy.commands.options import api_key
+    from ocrdeploy.commands.router import run_restart
+    from ocrdeploy.commands.services import run_serve, run_status, run_stop
+    from ocrdeploy.commands.verify import run_verify
+
+    with pytest.raises(UsageError, match="^--api-key holds a line break or another control character"):
+        api_key(key)
+    host = dict(host="nosuchhost.invalid", inventory=None, as_json=False, accept_new_host_keys=False,
+                connect_timeout=None)
+    calls = [
+        lambda: run_serve(backend="dspark", gpu=None, port=None, instances=None, public=False, api_key=key,
+                          systemd=False, timeout=None, **host),
+        lambda: run_status(name=None, api_key=key, **host),
+        lambda: run_stop(name=None, grace=None, api_key=key, **host),
+        lambda: run_restart(rolling=True, change={}, timeout=None, batch=None, allow_downtime=False,
+                            drain_timeout=None, router_port=None, api_key=key, **host),
+        lambda: run_verify(name=None, api_key=key, scripts=None, **host),
+        lambda: run_bench(server_url="http://127.0.0.1:9", api_key=key),
+    ]
+    for call in calls:
+        with pytest.raises(UsageError, match="^--api-key holds"):
+            call()
+
+
+def test_an_api_key_on_one_line_passes_as_given():
+    from ocrdeploy.commands.options import api_key
+
+    assert api_key(None) is None and api_key("sk-abc 123") == "sk-abc 123"
