@@ -54,7 +54,7 @@ def candidates(spec, v, endpoint, layout_url) -> list[dict]:
 def build_models_plan(v: dict, *, names=None, source=None, from_path=None, manifest=None, rehash=False,
                       layout_url=None, endpoint=None, staged=None) -> Plan:
     """staged: {name: {"lfs", "sizes"}} for models already copied to the host (--via-controller)."""
-    names = list(names or DEFAULT_SET)
+    names = list(dict.fromkeys(names or DEFAULT_SET))     # --model X --model X: one step, not a duplicate name
     unknown = [n for n in names if n not in MODELS]
     if unknown:
         raise UsageError(f"unknown model {unknown[0]!r}; known: {', '.join(MODELS)}")

@@ -23,3 +23,10 @@ def test_a_bad_url_var_is_named_as_the_inventory_var():
     with pytest.raises(UsageError) as exc:
         build_models_plan({"layout_url": "ftp://x/l.tar"})
     assert "inventory var layout_url: 'ftp://x/l.tar' is not" in str(exc.value)
+
+
+def test_a_model_named_twice_is_one_step():
+    """--model X --model X ended in a ValueError traceback (plan models: duplicate step names)."""
+    plan = build_models_plan({}, names=["MiniCPM-OCR-1.0", "MiniCPM-OCR-1.0"])
+    names = [s.name for s in plan.steps]
+    assert names.count("model:MiniCPM-OCR-1.0") == 1
