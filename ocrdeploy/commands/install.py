@@ -143,6 +143,11 @@ def run_install(*, host, group, inventory, recipe, check, step, from_, force, ve
         raise UsageError("--facts only plans (it needs --check): it describes a host, it cannot change one")
     recorded = load_facts_file(facts_file) if facts_file else None
     session = open_session(host, group, inventory, accept_new_host_keys, connect_timeout)
+    if recorded is not None and len(session.hosts) != 1:
+        # one host's facts: a plan for each of several hosts read from them would speak for hosts never seen
+        raise UsageError(f"--facts {facts_file} describes one host, and the selection names "
+                         f"{len(session.hosts)} ({', '.join(h.name for h in session.hosts[:4])}"
+                         f"{', ...' if len(session.hosts) > 4 else ''}): select one with --host")
     plans = {}
     for h in session.hosts:
         h.vars.update(overrides)

@@ -368,3 +368,19 @@ def test_a_facts_file_from_another_probe_version_is_refused(tmp_path, version):
         load_facts_file(str(f))
     assert str(exc.value).startswith(f"{f}: not a facts document (probe version {version!r}, this ocrdeploy reads "
                                      f"version 1: record it again")
+
+
+def test_one_hosts_facts_plan_one_host(tmp_path):
+    """--facts with a selection of two hosts planned both from the one file (exit 0), each recap line
+    speaking for a host no facts were read from."""
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"hosts": {"h1": {"ansible_host": "127.0.0.1", "ansible_port": 1},
+                                                     "h2": {"ansible_host": "127.0.0.1", "ansible_port": 2}},
+                                           "vars": {"sdk_repo": "x"}}}))
+    facts = ROOT / "tests" / "fixtures" / "facts" / "ubuntu2204-rtx5090-bare.json"
+    p = run(["--inventory", str(inv), "--recipe", "sdk-only", "--check", "--facts", str(facts), "-H", "all"])
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    assert p.stderr.strip() == (f"error: --facts {facts} describes one host, and the selection names 2 (h1, h2): "
+                                f"select one with --host")
+    p = run(["--inventory", str(inv), "--recipe", "sdk-only", "--check", "--facts", str(facts), "-H", "h2"])
+    assert p.returncode == 0 and "h2 : ok=" in p.stdout, p.stdout + p.stderr
