@@ -422,6 +422,10 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
 
         chosen = {x.name: x for x in selected_hosts(host, None, inventory, current_options().limit)}
         rhost = router_cmd.pick_router_host(list(chosen.values()), router.get("host"), inventory)
+        rport, last = router["port"], port + instances - 1
+        if rhost in chosen and port <= rport + 1 and rport <= last:    # the router beside its instances
+            raise UsageError(f"--port {port} --instances {instances}: the instances' ports {port}-{last} take the "
+                             f"router's {rport} (and {rport + 1}, its metrics): choose another --port or --router-port")
     run = map_hosts(one, host=host, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
                     connect_timeout=connect_timeout, as_json=as_json, con=con)
     if router:          # once every host's instances are up: one router over them all, on its host

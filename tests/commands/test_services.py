@@ -632,3 +632,18 @@ def test_stop_refuses_a_drain_timeout_without_drain():
     with pytest.raises(UsageError, match="^--drain-timeout goes with --drain$"):
         run_stop(host="nosuchhost.invalid", inventory=None, name=None, grace=None, as_json=False,
                  accept_new_host_keys=False, connect_timeout=None, drain_timeout="5")
+
+
+@pytest.mark.parametrize("args,ports", [(["--port", "18490"], "18490-18490"),
+                                        (["--port", "18491"], "18491-18491"),
+                                        (["--port", "18489", "--instances", "2"], "18489-18490"),
+                                        (["--port", "18490", "--router-host", "localhost"], "18490-18490")])
+def test_serve_refuses_instance_ports_that_take_the_routers(tmp_path, args, ports):
+    """An instance on the router's port (18490 by default) or its metrics port went ahead: whichever started
+    second failed on the host after the first was up.  Said before anything starts, touching nothing."""
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(tmp_path / "wd")}}}))
+    p = cli("serve", ["--standard", "--router", *args], inv, timeout=60)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    assert f"the instances' ports {ports} take the router's 18490 (and 18491, its metrics)" in p.stderr
+    assert not (tmp_path / "wd").exists()
