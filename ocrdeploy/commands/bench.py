@@ -10,6 +10,7 @@ compares with a baseline document.  Exit 0: the verdict passed; 1: no level hold
 from __future__ import annotations
 
 import json as _json
+import math
 from pathlib import Path
 
 from ..errors import UsageError
@@ -44,6 +45,9 @@ def _baseline(path):
     figure = doc["verdict"].get("pages_per_min")
     if figure is not None and (isinstance(figure, bool) or not isinstance(figure, (int, float))):
         raise UsageError(f"--baseline {path}: its verdict's pages_per_min {str(figure)[:40]!r} is not a number")
+    if figure is not None and not (math.isfinite(figure) and figure >= 0):
+        # NaN compared as never worse (the gate passed whatever the run did); -1 or Infinity as always worse
+        raise UsageError(f"--baseline {path}: its verdict's pages_per_min {figure!r} is not a figure a run makes")
     return doc
 
 
