@@ -78,6 +78,9 @@ def pick_gpus(facts, gpu, instances) -> list:
         return [None] * instances
     if gpu not in (None, "", "auto"):
         gpus = [g.strip() for g in str(gpu).split(",") if g.strip()]
+        twice = sorted({g for g in gpus[:instances] if gpus[:instances].count(g) > 1}, key=int)
+        if twice:          # one instance per GPU: a second vLLM on a card the first holds at 0.85 runs out of memory
+            raise UsageError(f"--gpu {gpu}: GPU {', '.join(twice)} named twice; each instance gets a GPU of its own")
         if len(gpus) < instances:
             raise UsageError(f"--gpu {gpu}: {instances} instances need {instances} GPUs")
         return gpus[:instances]

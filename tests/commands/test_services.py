@@ -647,3 +647,15 @@ def test_serve_refuses_instance_ports_that_take_the_routers(tmp_path, args, port
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stdout + p.stderr
     assert f"the instances' ports {ports} take the router's 18490 (and 18491, its metrics)" in p.stderr
     assert not (tmp_path / "wd").exists()
+
+
+@pytest.mark.parametrize("gpu,instances,twice", [("0,0", 2, "0"), ("1,0,1", 3, "1"), ("0,1,0,1", 4, "0, 1")])
+def test_a_gpu_named_twice_for_two_instances_is_refused(gpu, instances, twice):
+    """--gpu 0,0 --instances 2 (or the inventory's gpu var so) put two vLLMs on one card, one per free GPU
+    being the rule; the second ran out of memory."""
+    from ocrdeploy.commands.services import pick_gpus
+    from ocrdeploy.errors import UsageError
+
+    with pytest.raises(UsageError, match=f"^--gpu {gpu}: GPU {twice} named twice; each instance gets a GPU"):
+        pick_gpus({}, gpu, instances)
+    assert pick_gpus({}, "0,0", 1) == ["0"] and pick_gpus({}, "1,0", 2) == ["1", "0"]
