@@ -15,6 +15,9 @@ import math
 from ..errors import UsageError
 
 
+LARGEST = 1e9         # about 31 years of seconds: any count or timeout a run can mean, below threading.TIMEOUT_MAX
+
+
 def number(value, option: str, default, *, above=None, minimum=None, maximum=None, whole=False):
     """`value` (a string from the command line, or None for `default`) as a finite number."""
     if value is None:
@@ -27,6 +30,10 @@ def number(value, option: str, default, *, above=None, minimum=None, maximum=Non
         raise UsageError(f"--{option} must be a {'whole ' if whole else ''}number, got {value!r}")
     if not math.isfinite(n):
         raise UsageError(f"--{option} must be a finite number, got {value!r}")
+    if maximum is None and abs(n) > LARGEST:
+        # finite but past what a timeout can be (threading's waits and time_t overflow: --network-timeout 1e300
+        # printed thread tracebacks and reported every source closed)
+        raise UsageError(f"--{option} must be at most {LARGEST:g}, got {value!r}")
     if whole:
         if n != int(n):
             raise UsageError(f"--{option} must be a whole number, got {value!r}")

@@ -84,3 +84,24 @@ def test_an_api_key_on_one_line_passes_as_given():
     from ocrdeploy.commands.options import api_key
 
     assert api_key(None) is None and api_key("sk-abc 123") == "sk-abc 123"
+
+
+@pytest.mark.parametrize("value", ["1e300", "1e10", "-1e12"])
+def test_a_finite_number_past_any_timeout_is_refused(value):
+    """--network-timeout 1e300 overflowed time_t in the probe's threads: tracebacks on stderr and every
+    source reported closed.  Past 1e9 (about 31 years) no count or timeout means anything."""
+    from ocrdeploy.commands.options import number
+
+    with pytest.raises(UsageError, match=f"^--network-timeout must be at most 1e\\+09, got '{value}'$"):
+        number(value, "network-timeout", 1.0)
+    assert number("1e9", "network-timeout", 1.0) == 1e9
+    assert number("70000", "port", None, maximum=70000) == 70000      # an option's own maximum rules
+
+
+def test_preflight_with_a_huge_network_timeout_is_exit_2_not_thread_tracebacks(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("OCRDEPLOY_INVENTORY", None)
+    p = subprocess.run([sys.executable, "-m", "ocrdeploy", "preflight", "--recipe", "sdk-only", "--network-timeout",
+                        "1e300"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert p.stderr.strip() == "error: --network-timeout must be at most 1e+09, got '1e300'"
