@@ -422,10 +422,11 @@ def verify(c, host=None, inventory=None, name=None, api_key=None, verify_transfo
     """Readiness, a smoke request, DSpark counters, sample pages through the SDK; each check passed/failed/not run."""
     from .commands.verify import run_verify
 
-    if router:          # the router's URL as the one server (the engines behind it speak vLLM's API)
-        from .commands.router import router_url
+    from .commands.router import router_target
 
-        server_url, backend = [router_url(router_port)], backend or "standard"
+    url = router_target(router, router_port, server_url, "checks")
+    if url:             # the router's URL as the one server (the engines behind it speak vLLM's API)
+        server_url, backend = [url], backend or "standard"
 
     code = run_verify(host=host, inventory=inventory, name=name, api_key=api_key,
                       scripts=(verify_transformers, verify_vllm) if verify_transformers or verify_vllm else None,
@@ -488,10 +489,11 @@ def parse(c, input=None, output=None, host=None, inventory=None, backend=None, s
     from .commands.parse import run_parse
     from .errors import UsageError
 
-    if router:          # the SDK gets the router's one URL
-        from .commands.router import router_url
+    from .commands.router import router_target
 
-        server_url, backend = [router_url(router_port)], backend or "standard"
+    url = router_target(router, router_port, server_url, "parses through")
+    if url:             # the SDK gets the router's one URL
+        server_url, backend = [url], backend or "standard"
 
     if not input or not output:  # options, not positionals: a positional would swallow -h
         raise UsageError("parse needs --input /abs/doc.pdf and --output /abs/doc.md")

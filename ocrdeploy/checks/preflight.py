@@ -158,6 +158,11 @@ def check_disk(facts: dict, req: Requirements) -> CheckResult:
     free = wd.get("free")
     if free is None:
         return CheckResult(name, FAIL, f"free space at {wd.get('path')} unknown: {wd.get('error', 'no reading')}")
+    blocker = wd.get("disk_path")
+    if not wd.get("exists") and blocker and (wd.get("disk_path_is_dir") is False or blocker == wd.get("path")):
+        # the nearest existing path is no directory: nothing can be made under it, whatever the free space
+        return CheckResult(name, FAIL, f"work dir {wd.get('path')}: {blocker} exists and is not a directory",
+                           fix="point `workdir` in the inventory at a directory (or move that file away)")
     gib = free / GIB
     where = wd.get("path") if wd.get("exists") else f"{wd.get('path')} (not created yet; on {wd.get('disk_path')})"
     if gib < req.min_disk_gib:

@@ -10,13 +10,14 @@ compares with a baseline document.  Exit 0: the verdict passed; 1: no level hold
 from __future__ import annotations
 
 import json as _json
+import math
 from pathlib import Path
 
 from ..errors import UsageError
 from ..provision.probe import mask_url
 from ..sdk import bench as sdk_bench
 from ..terminal import safe
-from .options import number
+from .options import api_key as api_key_option, number
 
 THROUGH = ("api", "sdk")
 
@@ -44,6 +45,9 @@ def _baseline(path):
     figure = doc["verdict"].get("pages_per_min")
     if figure is not None and (isinstance(figure, bool) or not isinstance(figure, (int, float))):
         raise UsageError(f"--baseline {path}: its verdict's pages_per_min {str(figure)[:40]!r} is not a number")
+    if figure is not None and not (math.isfinite(figure) and figure >= 0):
+        # NaN compared as never worse (the gate passed whatever the run did); -1 or Infinity as always worse
+        raise UsageError(f"--baseline {path}: its verdict's pages_per_min {figure!r} is not a figure a run makes")
     return doc
 
 
@@ -54,10 +58,11 @@ def run_bench(*, host=None, inventory=None, server_url=None, name=None, api_key=
               router_port=None) -> int:
     """router: None, or True to bench through the router's URL on the host (router_port, default 18490)."""
     from ..sdk import pages as pages_mod
-    from .router import router_url
+    from .router import router_target
     from .verify import check_report_path, check_url, write_html
 
     levels = levels_option(concurrency)
+    api_key_option(api_key)
     if duration is not None and requests is not None:
         raise UsageError("give --duration S or --requests N, not both")
     duration = number(duration, "duration", None, above=0) if duration is not None else None
@@ -69,9 +74,8 @@ def run_bench(*, host=None, inventory=None, server_url=None, name=None, api_key=
     through = through or "api"
     if through not in THROUGH:
         raise UsageError(f"--through {through!r}: choose api or sdk")
-    router = True if router else None
-    if router is not None and server_url:
-        raise UsageError("--router benches the router `inv serve --router` started; --server-url a server by its URL")
+    routed = router_target(router, router_port, server_url, "benches")
+    router = True if routed else None
     if backend is not None and backend not in sdk_bench.driver.CONFIG_FOR:
         raise UsageError(f"--backend {backend!r}: choose {', '.join(sdk_bench.driver.CONFIG_FOR)}")
     check_report_path(report)                              # said now, not after the whole run
@@ -82,6 +86,9 @@ def run_bench(*, host=None, inventory=None, server_url=None, name=None, api_key=
 
     if name and (server_url or router is not None):
         raise UsageError("--name picks a service `inv serve` started; --server-url and --router bench one URL")
+    if server_url and through == "api" and host:
+        raise UsageError("--server-url with --through api benches from this machine: --host is not used "
+                         "(--through sdk runs the SDK on the host against that URL)")
     if server_url and through == "api":      # a server by its URL, from this machine: no host session
         url = check_url(server_url)
         doc = _bench_url(url, page_list, backend=backend or "openai", model=model, **options)
@@ -91,7 +98,7 @@ def run_bench(*, host=None, inventory=None, server_url=None, name=None, api_key=
         # SDK, --server-url as the host sees it; the SDK runs on that host
         url, kind = None, backend
         if router is not None:
-            url, kind = router_url(router_port), backend or "standard"
+            url, kind = routed, backend or "standard"
         elif server_url:
             url, kind = check_url(server_url), backend or "openai"
         doc = _bench_host(host, inventory, name, page_list, kind, model, accept_new_host_keys, connect_timeout,

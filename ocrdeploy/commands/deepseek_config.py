@@ -25,6 +25,13 @@ def int_option(flag: str, value, low: int, high: int | None = None, why: str = "
     return n
 
 
+def host_path_option(flag: str, value) -> str | None:
+    """--input/--output of deepseek-config and deepseek-run: None, or an absolute path on the host."""
+    if value is not None and not str(value).startswith("/"):
+        raise UsageError(f"{flag} {value}: a path on the host, and it must be absolute")
+    return value
+
+
 def gpu_option(value) -> str | None:
     """--gpu: one GPU index, or auto/None (preflight's free GPU).  ASCII digits only: str.isdigit() holds for
     '²' (which int() refuses) and isdecimal for '٣' (which int() reads as 3), and the value ends up in
@@ -74,6 +81,8 @@ def run_deepseek_config(*, host, inventory, mode, max_crops, max_concurrency, in
                            f" (MIN_CROPS is {MIN_CROPS}; {MAX_CROPS_LIMIT} is the model's maximum)")
     max_concurrency = int_option("--max-concurrency", max_concurrency, 1)
     gpu = gpu_option(gpu)
+    host_path_option("--input", input_path)        # before any host: config.py's own check names no option
+    host_path_option("--output", output_path)
 
     def one(conn, h):
         facts = facts_mod.gather(conn, facts_mod.probe_request(h.workdir, reads=[CONFIG, STATE_FILE], net_timeout=0))

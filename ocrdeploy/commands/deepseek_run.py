@@ -26,7 +26,7 @@ from ..errors import UsageError
 from ..provision.command import Command, Script
 from ..recipes import deepseek_gpu, deepseek_tf
 from ..recipes.deepseek import CONFIG, ENV, read_config, render_config
-from .deepseek_config import GPU_KEY, gpu_option
+from .deepseek_config import GPU_KEY, gpu_option, host_path_option
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")          # what run_dpsk_ocr_image.py reads (seed 003 3.1)
 SCRIPTS = {"pdf": "run_dpsk_ocr_pdf.py", "image": "run_dpsk_ocr_image.py", "eval": "run_dpsk_ocr_eval_batch.py"}
@@ -292,9 +292,8 @@ def run_deepseek_batch(*, host, inventory, input_path, output, evaluate, as_json
     from ..provision.report import console
     from .hosts import map_hosts
 
-    for flag, value in (("--input", input_path), ("--output", output)):
-        if value is not None and not str(value).startswith("/"):
-            raise UsageError(f"{flag} {value}: a path on the host, and it must be absolute")
+    host_path_option("--input", input_path)
+    host_path_option("--output", output)
     if not input_path:
         raise UsageError("--input PATH is required (a PDF, an image, or a directory of images)")
     gpu = gpu_option(gpu)

@@ -57,6 +57,13 @@ def _shape_problem(facts: dict) -> str | None:
                 return f"{section}[{name!r}] is a {type(value).__name__}, not an object"
     if not all(isinstance(g, dict) for g in facts["gpu"].get("gpus") or []):
         return "gpu.gpus holds something other than objects"
+    from ..provision.probe import PROBE_VERSION
+
+    version = (facts.get("probe") or {}).get("version", PROBE_VERSION)
+    if version != PROBE_VERSION or isinstance(version, bool):
+        # another probe's facts name other keys (or mean other things by the same ones): a plan read from them
+        # would say ok for what this version cannot see
+        return f"probe version {version!r}, this ocrdeploy reads version {PROBE_VERSION}: record it again"
     return None
 
 
@@ -136,6 +143,11 @@ def run_install(*, host, group, inventory, recipe, check, step, from_, force, ve
         raise UsageError("--facts only plans (it needs --check): it describes a host, it cannot change one")
     recorded = load_facts_file(facts_file) if facts_file else None
     session = open_session(host, group, inventory, accept_new_host_keys, connect_timeout)
+    if recorded is not None and len(session.hosts) != 1:
+        # one host's facts: a plan for each of several hosts read from them would speak for hosts never seen
+        raise UsageError(f"--facts {facts_file} describes one host, and the selection names "
+                         f"{len(session.hosts)} ({', '.join(h.name for h in session.hosts[:4])}"
+                         f"{', ...' if len(session.hosts) > 4 else ''}): select one with --host")
     plans = {}
     for h in session.hosts:
         h.vars.update(overrides)
@@ -253,8 +265,12 @@ def index_url_option(flag: str, value: str | None) -> str | None:
 
     if value is None:
         return None
-    parts = urlsplit(str(value))
-    if parts.scheme not in ("http", "https") or not parts.netloc or any(c.isspace() or c in "\"'\\$`"
+    try:
+        parts = urlsplit(str(value))
+        parts.port
+    except ValueError:                         # http://[::1, a port out of range: not a URL pip can use
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc or any(c.isspace() or c in "\"'\\$`"
                                                                         for c in str(value)):
         raise UsageError(f"{flag} {value!r}: an http(s) URL of a package index, e.g. "
                          f"https://pypi.tuna.tsinghua.edu.cn/simple")

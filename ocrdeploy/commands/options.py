@@ -15,6 +15,9 @@ import math
 from ..errors import UsageError
 
 
+LARGEST = 1e9         # about 31 years of seconds: any count or timeout a run can mean, below threading.TIMEOUT_MAX
+
+
 def number(value, option: str, default, *, above=None, minimum=None, maximum=None, whole=False):
     """`value` (a string from the command line, or None for `default`) as a finite number."""
     if value is None:
@@ -27,6 +30,10 @@ def number(value, option: str, default, *, above=None, minimum=None, maximum=Non
         raise UsageError(f"--{option} must be a {'whole ' if whole else ''}number, got {value!r}")
     if not math.isfinite(n):
         raise UsageError(f"--{option} must be a finite number, got {value!r}")
+    if maximum is None and abs(n) > LARGEST:
+        # finite but past what a timeout can be (threading's waits and time_t overflow: --network-timeout 1e300
+        # printed thread tracebacks and reported every source closed)
+        raise UsageError(f"--{option} must be at most {LARGEST:g}, got {value!r}")
     if whole:
         if n != int(n):
             raise UsageError(f"--{option} must be a whole number, got {value!r}")
@@ -42,8 +49,21 @@ def number(value, option: str, default, *, above=None, minimum=None, maximum=Non
     return n
 
 
+def api_key(value):
+    """--api-key: None or the key as given.  A line break or another control character cannot travel in an
+    Authorization header: a server started with it requires what no client can send (serve then waited
+    its whole timeout for a readiness that never came), and a client sending it failed as 'not ready'."""
+    if value is not None and any(not c.isprintable() for c in str(value)):
+        raise UsageError("--api-key holds a line break or another control character: an HTTP header cannot "
+                         "carry it (give the key on one line)")
+    return value
+
+
 def parse_sets(sets) -> dict:
-    """--set KEY=VALUE items as a dict of host vars (the last of a key wins)."""
+    """--set KEY=VALUE items as a dict of host vars (the last of a key wins), each checked as the
+    inventory checks the same var (a port, a boolean, ssh args, a gpu, a connection)."""
+    from ..inventory.model import connection_problem, var_problem
+
     out = {}
     for item in sets:
         if "=" not in item:
@@ -51,5 +71,8 @@ def parse_sets(sets) -> dict:
         key, value = item.split("=", 1)
         if not key.isidentifier():
             raise UsageError(f"--set {item!r}: {key!r} is not a variable name")
+        problem = var_problem(key, value) or (connection_problem(value) if key == "ansible_connection" else None)
+        if problem:
+            raise UsageError(f"--set {item!r}: {problem}")
         out[key] = value
     return out

@@ -29,6 +29,9 @@ def run_parse(*, host, inventory, input_path, output, backend, server_urls, all_
     if not input_path.startswith("/") or not output.startswith("/"):
         raise UsageError("--input and --output are paths on the host and must be absolute (the guide: --set "
                          "paths resolve relative to the config file)")
+    if posixpath.normpath(input_path) == posixpath.normpath(output):
+        raise UsageError(f"--output {output}: the same file as --input (the Markdown would be written over the "
+                         f"document)")
     if run_root and not run_root.startswith("/"):
         raise UsageError("--run-root must be an absolute path")
     if backend is not None and backend not in CONFIG_FOR:

@@ -22,7 +22,7 @@ from ..provision.step import absolute, wd
 from ..services import router as rt
 from ..services.control import Instance, accept_length, start_instance, status_all, stop_service
 from ..terminal import safe
-from .options import number
+from .options import api_key as api_key_option, number
 
 LIVE_WAIT_S = 60.0
 
@@ -533,6 +533,7 @@ def run_restart(*, host, inventory, rolling, change, timeout, batch, allow_downt
     if not rolling:
         raise UsageError("restart needs --rolling (one instance at a time behind the router); to restart one "
                          "service with a remedy, use inv diagnose --fix")
+    api_key_option(api_key)
     if model_dir is not None and not str(model_dir).startswith(("/", "~")):
         raise UsageError(f"--model-dir {model_dir}: give the model directory's absolute path on the host")
     timeout = number(timeout, "timeout", 900, above=0)
@@ -688,3 +689,16 @@ def _unrestartable(services, api_key) -> str | None:
 def router_url(router_port) -> str:
     port = number(router_port, "router-port", rt.DEFAULT_PORT, whole=True, minimum=1, maximum=65534)
     return f"http://127.0.0.1:{port}"
+
+
+def router_target(router, router_port, server_urls, what: str) -> str | None:
+    """--router's URL for verify, parse and bench (None without it), the options it goes with checked: a
+    --router-port without --router, or --router beside --server-url, was dropped without a word, and the
+    report then spoke of a server the user did not name."""
+    if not router:
+        if router_port is not None:
+            raise UsageError("--router-port goes with --router")
+        return None
+    if server_urls:
+        raise UsageError(f"--router {what} the router `inv serve --router` started; --server-url a server by its URL")
+    return router_url(router_port)

@@ -17,7 +17,7 @@ from ..provision.kinds import STATE_FILE, host_state, venv_python
 from ..recipes.cuda_steps import cu13_dir
 from ..provision.report import console
 from .hosts import map_hosts
-from .options import number
+from .options import api_key as api_key_option, number
 from ..services.control import (Instance, accept_length, serve_with_retries, status_all, stop_service,
                                 systemd_env_file, systemd_unit, wait_ready)
 from ..provision.step import absolute, wd
@@ -78,6 +78,9 @@ def pick_gpus(facts, gpu, instances) -> list:
         return [None] * instances
     if gpu not in (None, "", "auto"):
         gpus = [g.strip() for g in str(gpu).split(",") if g.strip()]
+        twice = sorted({g for g in gpus[:instances] if gpus[:instances].count(g) > 1}, key=int)
+        if twice:          # one instance per GPU: a second vLLM on a card the first holds at 0.85 runs out of memory
+            raise UsageError(f"--gpu {gpu}: GPU {', '.join(twice)} named twice; each instance gets a GPU of its own")
         if len(gpus) < instances:
             raise UsageError(f"--gpu {gpu}: {instances} instances need {instances} GPUs")
         return gpus[:instances]
@@ -383,6 +386,7 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
     if backend not in BACKENDS:
         raise UsageError(f"unknown backend {backend!r}: choose {', '.join(BACKENDS)}")
     gpu = check_gpu(gpu)
+    api_key_option(api_key)
     if port is None:
         port = 8000 if backend in DEEPSEEK_ENVS else serving.DEFAULT_PORT
     if public and not api_key:
@@ -421,6 +425,10 @@ def run_serve(*, host, inventory, backend, gpu, port, instances, public, api_key
 
         chosen = {x.name: x for x in selected_hosts(host, None, inventory, current_options().limit)}
         rhost = router_cmd.pick_router_host(list(chosen.values()), router.get("host"), inventory)
+        rport, last = router["port"], port + instances - 1
+        if rhost in chosen and port <= rport + 1 and rport <= last:    # the router beside its instances
+            raise UsageError(f"--port {port} --instances {instances}: the instances' ports {port}-{last} take the "
+                             f"router's {rport} (and {rport + 1}, its metrics): choose another --port or --router-port")
     run = map_hosts(one, host=host, inventory=inventory, accept_new_host_keys=accept_new_host_keys,
                     connect_timeout=connect_timeout, as_json=as_json, con=con)
     if router:          # once every host's instances are up: one router over them all, on its host
@@ -671,6 +679,7 @@ def run_status(*, host, inventory, name, api_key, as_json, accept_new_host_keys,
     from rich.table import Table
 
     check_name(name)
+    api_key_option(api_key)
 
     from . import router as router_cmd
 
@@ -727,7 +736,10 @@ def run_stop(*, host, inventory, name, grace, as_json, accept_new_host_keys, con
     from . import router as router_cmd
 
     check_name(name)
+    api_key_option(api_key)
     grace = number(grace, "grace", 30, minimum=0)
+    if drain_timeout is not None and not drain:     # a plain stop waits on no drain: the value would be dropped
+        raise UsageError("--drain-timeout goes with --drain")
     drain_timeout = number(drain_timeout, "drain-timeout", 600, minimum=0)
     # a worker host's instances leave the pool router held by another host too (its tunnel's URL)
     rhost = router_cmd.pool_router_host(router_host, inventory)

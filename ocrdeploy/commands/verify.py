@@ -355,7 +355,20 @@ def write_report(path, doc):
 
 def run_verify(*, host, inventory, name, api_key, scripts, as_json, accept_new_host_keys, connect_timeout,
                server_urls=None, backend=None, model=None, image=None, report=None) -> int:
+    from .options import api_key as api_key_option
+    from .services import check_name
+
     check_report_path(report)
+    check_name(name)
+    api_key_option(api_key)                   # as status and stop: a bad name is not "no running service"
+    if scripts:
+        if not all(scripts):
+            given, missing = (("--verify-transformers", "--verify-vllm") if scripts[0]
+                              else ("--verify-vllm", "--verify-transformers"))
+            raise UsageError(f"{given} needs {missing} too: the two-end verification runs both scripts")
+        for flag, path in zip(("--verify-transformers", "--verify-vllm"), scripts):
+            if not str(path).startswith("/"):
+                raise UsageError(f"{flag} {path}: give the script's absolute path on the host")
     if image is not None:
         if not str(image).startswith("/"):
             raise UsageError(f"--image {image}: give the image's absolute path on the host")
@@ -384,7 +397,10 @@ def run_verify(*, host, inventory, name, api_key, scripts, as_json, accept_new_h
 def check_url(url: str) -> str:
     from urllib.parse import urlsplit
 
-    parts = urlsplit(str(url))
+    try:
+        parts = urlsplit(str(url))
+    except ValueError as exc:                  # http://[::1 : a bracketed host urlsplit cannot read
+        raise UsageError(f"--server-url {url!r}: not a URL ({exc})")
     try:
         parts.port
     except ValueError:

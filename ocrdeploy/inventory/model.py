@@ -57,6 +57,39 @@ def _is_bool(value) -> bool:
     return value is None or isinstance(value, bool) or str(value).strip().lower() in _TRUE + _FALSE
 
 
+def var_problem(key: str, value) -> str | None:
+    """What is wrong with one var of a known meaning (the inventory's or a --set one), or None."""
+    if key in _INT_VARS:
+        if not hostranges.is_port(value):
+            return f"{key} must be a port number 1-65535, got {value!r}"
+    elif key in _STR_VARS and value is not None and not isinstance(value, (str, int, float)):
+        return f"{key} must be a string, got {type(value).__name__}"
+    elif key == "ansible_become" and not _is_bool(value):
+        return f"ansible_become must be true or false, got {value!r}"
+    elif key == "ansible_become_method" and str(value) != "sudo":
+        return (f"ansible_become_method {value!r} is not supported (sudo only, "
+                f"as sudo -n: it never waits for a password)")
+    elif key in SSH_ARG_VARS and value is not None:
+        try:
+            parse_ssh_args(str(value))
+        except SSHArgsError as exc:
+            return f"{key}: {exc}"
+    elif key == "gpu" and value is not None and not (
+            value == "auto" or (isinstance(value, int) and value >= 0)
+            or (isinstance(value, str) and all(p.strip().isascii() and p.strip().isdigit()
+                                               for p in value.split(",")))):
+        return f"gpu must be 'auto', an index or a comma list of indexes, got {value!r}"
+    return None
+
+
+def connection_problem(connection) -> str | None:
+    """An ansible_connection ocrdeploy cannot use, said in one line; None when it can."""
+    if connection in (None, "", *CONNECTIONS):
+        return None
+    return (f"ansible_connection {connection!r} is not "
+            f"supported (ocrdeploy runs commands here or over SSH: local, ssh, paramiko or smart)")
+
+
 @dataclass
 class Host:
     """One machine to act on, with its merged vars."""
@@ -396,26 +429,9 @@ class _Parser:
                     check_size(value, MAX_VAR_VALUES, MAX_VALUE_DEPTH, memo=self._sizes)
                 except TooLarge as exc:
                     self.fail(vars_, key, f"{owner}: {key} {exc}")
-            if key in _INT_VARS:
-                if not hostranges.is_port(value):
-                    self.fail(vars_, key, f"{owner}: {key} must be a port number 1-65535, got {value!r}")
-            elif key in _STR_VARS and value is not None and not isinstance(value, (str, int, float)):
-                self.fail(vars_, key, f"{owner}: {key} must be a string, got {type(value).__name__}")
-            elif key == "ansible_become" and not _is_bool(value):
-                self.fail(vars_, key, f"{owner}: ansible_become must be true or false, got {value!r}")
-            elif key == "ansible_become_method" and str(value) != "sudo":
-                self.fail(vars_, key, f"{owner}: ansible_become_method {value!r} is not supported (sudo only, "
-                                      f"as sudo -n: it never waits for a password)")
-            elif key in SSH_ARG_VARS and value is not None:
-                try:
-                    parse_ssh_args(str(value))
-                except SSHArgsError as exc:
-                    self.fail(vars_, key, f"{owner}: {key}: {exc}")
-            elif key == "gpu" and value is not None and not (
-                    value == "auto" or (isinstance(value, int) and value >= 0)
-                    or (isinstance(value, str) and all(p.strip().isascii() and p.strip().isdigit()
-                                                       for p in value.split(",")))):
-                self.fail(vars_, key, f"{owner}: gpu must be 'auto', an index or a comma list of indexes, got {value!r}")
+            problem = var_problem(key, value)
+            if problem:
+                self.fail(vars_, key, f"{owner}: {problem}")
 
     def _depths(self) -> dict[str, int]:
         """A group's depth: its longest path from 'all' (the deeper group's vars win, as in Ansible)."""
@@ -510,10 +526,9 @@ def select_hosts(inv: Inventory, host: str | None = None, group: str | None = No
         names = ["localhost"]
     hosts = [inv.host(n) for n in dict.fromkeys(names)]  # each once, in order
     for h in hosts:
-        connection = h.vars.get("ansible_connection")
-        if connection not in (None, "", *CONNECTIONS):
-            raise UsageError(f"{_origin(inv, h)}: host {h.name!r}: ansible_connection {connection!r} is not "
-                             f"supported (ocrdeploy runs commands here or over SSH: local, ssh, paramiko or smart)")
+        problem = connection_problem(h.vars.get("ansible_connection"))
+        if problem:
+            raise UsageError(f"{_origin(inv, h)}: host {h.name!r}: {problem}")
         key = h.key_file
         if key and not h.is_local:
             if not os.path.isfile(key):

@@ -909,6 +909,10 @@ def fetch_layout(spec, dest, url, from_path=None):
 
 
 def copy_tree(src, dest, label):
+    if not os.path.isdir(src):
+        # os.walk of a missing path (or a file) yields nothing: the failure then read as "dest: not a directory"
+        raise FileNotFoundError("--from %s: no such directory on this host%s"
+                                % (src, "" if os.path.isabs(src) else " (a relative path: give it absolute)"))
     total = dir_bytes(src)
     check_space(dest, total)
     progress = Throttle(label, total)

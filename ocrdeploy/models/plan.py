@@ -29,8 +29,11 @@ def model_source(v: dict, source=None) -> str:
     return chosen
 
 
-def _url(v, var, override=None):
-    value = override or v.get(var)
+def _url(v, var, override=None, flag=None):
+    """The var's URL, checked; an option's value (`override`, given as `flag`) wins and is named by it."""
+    if override:
+        return check_url(flag or var, override)
+    value = v.get(var)
     return check_url(var, value) if value else None
 
 
@@ -38,7 +41,7 @@ def candidates(spec, v, endpoint, layout_url) -> list[dict]:
     """source: auto, in order: the layout's tarball, the configured hub, the mirror, ModelScope."""
     out = [{"source": "url", "url": layout_url}] if spec.kind == "layout" else []
     hubs = []
-    for e in (_url(v, "hf_endpoint", endpoint) or HF_DEFAULT, _url(v, "hf_mirror") or HF_MIRROR):
+    for e in (_url(v, "hf_endpoint", endpoint, "--endpoint") or HF_DEFAULT, _url(v, "hf_mirror") or HF_MIRROR):
         if spec.hf_repo and e not in hubs:
             hubs.append(e)
     out += [{"source": "hf", "endpoint": e} for e in hubs]
@@ -51,7 +54,7 @@ def candidates(spec, v, endpoint, layout_url) -> list[dict]:
 def build_models_plan(v: dict, *, names=None, source=None, from_path=None, manifest=None, rehash=False,
                       layout_url=None, endpoint=None, staged=None) -> Plan:
     """staged: {name: {"lfs", "sizes"}} for models already copied to the host (--via-controller)."""
-    names = list(names or DEFAULT_SET)
+    names = list(dict.fromkeys(names or DEFAULT_SET))     # --model X --model X: one step, not a duplicate name
     unknown = [n for n in names if n not in MODELS]
     if unknown:
         raise UsageError(f"unknown model {unknown[0]!r}; known: {', '.join(MODELS)}")
@@ -70,17 +73,18 @@ def build_models_plan(v: dict, *, names=None, source=None, from_path=None, manif
         elif from_path:
             step = ModelStep(spec, "local", from_path=from_path, manifest=manifest, rehash=rehash)
         elif source == "auto":
-            step = ModelStep(spec, "auto", candidates=candidates(spec, v, endpoint, layout_url or _url(
-                v, "layout_url") or LAYOUT_URL), manifest=manifest, rehash=rehash, after=after, hub_python=hub_python)
+            layout = _url(v, "layout_url", layout_url, "--layout-url") or LAYOUT_URL
+            step = ModelStep(spec, "auto", candidates=candidates(spec, v, endpoint, layout), manifest=manifest,
+                             rehash=rehash, after=after, hub_python=hub_python)
         elif spec.kind == "layout" and source == "hf":
-            step = ModelStep(spec, "url", url=layout_url or _url(v, "layout_url") or LAYOUT_URL, manifest=manifest,
-                             rehash=rehash)
+            step = ModelStep(spec, "url", url=_url(v, "layout_url", layout_url, "--layout-url") or LAYOUT_URL,
+                             manifest=manifest, rehash=rehash)
         elif source == "modelscope":
             step = ModelStep(spec, "modelscope", model_id=v.get(spec.ms_var) or spec.ms_repo,
                              endpoint=_url(v, "modelscope_endpoint"), manifest=manifest, rehash=rehash,
                              after=after, hub_python=hub_python)
         else:
-            step = ModelStep(spec, "hf", endpoint=_url(v, "hf_endpoint", endpoint), manifest=manifest,
+            step = ModelStep(spec, "hf", endpoint=_url(v, "hf_endpoint", endpoint, "--endpoint"), manifest=manifest,
                              rehash=rehash, after=after, hub_python=hub_python)
         steps.append(step)
     pair = [n for n in ("MiniCPM-OCR-1.0", "MiniCPM-OCR-1.0-DSpark") if n in names]

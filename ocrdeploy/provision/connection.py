@@ -752,6 +752,11 @@ class SSHConnection(Connection):
             template = "; Jinja templates are not expanded" if "{{" in host.address else ""
             raise HostError(host.name, f"address {host.address!r} is not a host name or IP address "
                                        f"(ansible_host: no spaces, quotes or shell characters, as ssh requires{template})")
+        if "@" in host.address or host.address.count(":") == 1:
+            # fabric reads user@host:port out of the address: beside ansible_port or ansible_user that is a
+            # ValueError traceback, alone a port or user taken from where ocrdeploy shows neither
+            raise HostError(host.name, f"address {host.address!r} is not a host name or IP address: give the "
+                                       f"user as ansible_user and the port as ansible_port")
         self.port = host.explicit_port or args.port or 22
         user = host.user or args.user
         keys = [k for k in (host.key_file, args.identity_file and os.path.expanduser(args.identity_file)) if k]

@@ -45,11 +45,18 @@ def _words(value) -> list[str]:
 
 
 def check_url(var: str, url) -> str:
-    """An index or endpoint URL from the inventory, or one clear line naming the var."""
+    """An index or endpoint URL from the inventory (or, when `var` is an option such as --endpoint, from
+    the command line), or one clear line naming the var or the option.  urlsplit raises on a bracketed
+    host it cannot read (http://[::1) and .port on a port out of range: both are that line too."""
     text = str(url).strip()
-    parts = urlsplit(text)
+    where = var if var.startswith("--") else f"inventory var {var}"
+    try:
+        parts = urlsplit(text)
+        parts.port
+    except ValueError as exc:
+        raise UsageError(f"{where}: {masked(text)!r} is not an http(s):// or file:// URL ({exc})")
     if parts.scheme not in ("http", "https", "file") or (parts.scheme != "file" and not parts.hostname):
-        raise UsageError(f"inventory var {var}: {masked(text)!r} is not an http(s):// or file:// URL")
+        raise UsageError(f"{where}: {masked(text)!r} is not an http(s):// or file:// URL")
     return text
 
 

@@ -103,6 +103,7 @@ def _disk(path):
     try:
         st = os.statvfs(probe)
         return {"path": path, "exists": os.path.isdir(path), "disk_path": probe,
+                "disk_path_is_dir": os.path.isdir(probe),     # False: a file where the work dir (or a parent) goes
                 "free": st.f_bavail * st.f_frsize, "total": st.f_blocks * st.f_frsize}
     except OSError as exc:
         return {"path": path, "exists": False, "disk_path": probe, "free": None,
@@ -539,6 +540,9 @@ def _sources(out, sources, net_timeout):
             found = {"proxy": mask_url(proxy) if proxy else None, "reachable": False,
                      "ms": round((time.time() - start) * 1000),
                      "error": "no answer within %.1f s (name lookup included)" % give_up}
+        except Exception as exc:  # noqa: BLE001 - a URL urllib cannot read (http://[::1): a reading, never a hole
+            found = {"proxy": None, "reachable": False, "ms": round((time.time() - start) * 1000),
+                     "error": "%s: %s" % (type(exc).__name__, exc)}
         results[i] = dict(src, url=mask_url(src["url"]), **found)
 
     threads = [threading.Thread(target=one, args=(i, s)) for i, s in enumerate(sources)]

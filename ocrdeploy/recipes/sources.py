@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 
 from ..models.catalog import LAYOUT_URL
 from ..models.plan import HF_DEFAULT, HF_MIRROR, MS_DEFAULT, model_source
-from ..provision.pip_index import PYPI, index_urls, own_index
+from ..provision.pip_index import PYPI, check_url, index_urls, own_index
 from .deepseek import CU118_INDEX, REPO as DEEPSEEK_REPO, VLLM_WHEEL
 from .minicpm import MODELS_FOR, PADDLE_GPU_INDEX
 from .registry import get_recipe
@@ -38,6 +38,18 @@ def _http(url) -> bool:
     return isinstance(url, str) and url.startswith(("http://", "https://"))
 
 
+def _var(v: dict, var: str, default: str) -> str:
+    """The var's URL, checked as the install and models plans check it (one line naming the var), else
+    the default: a mistyped endpoint is an input error here too, not a source the host cannot reach."""
+    return check_url(var, v[var]) if v.get(var) else default
+
+
+def _clone(v: dict, var: str, default=None):
+    """A var that is a URL or a local path: its URL checked when it is one, None when it is a path."""
+    value = v.get(var) or default
+    return check_url(var, value) if _http(value) else None
+
+
 def sources_for(recipe: str, v: dict) -> list[Source]:
     index, extras, _ = index_urls(v)
     out = [Source("pip index", index or PYPI, "pip_index_url", f"a nearby mirror, e.g. {TSINGHUA}")]
@@ -47,32 +59,32 @@ def sources_for(recipe: str, v: dict) -> list[Source]:
     if recipe == "deepseek-ocr-vllm085":
         out.append(Source("torch index (cu118)", own_index(v, "torch_index_url", CU118_INDEX), "torch_index_url",
                           "a mirror of download.pytorch.org/whl/cu118"))
-        wheel = v.get("vllm_wheel") or VLLM_WHEEL
-        if _http(wheel):
+        wheel = _clone(v, "vllm_wheel", VLLM_WHEEL)
+        if wheel:
             out.append(Source("vLLM 0.8.5 wheel", wheel, "vllm_wheel", "a local copy of the wheel (a path)"))
-        out.append(Source("Python builds (uv)", v.get("python_install_mirror") or PYTHON_BUILDS,
+        out.append(Source("Python builds (uv)", _var(v, "python_install_mirror", PYTHON_BUILDS),
                           "python_install_mirror", "a mirror of python-build-standalone's releases/download",
                           when="no-python3.12"))
-        repo = v.get("deepseek_repo") or DEEPSEEK_REPO
-        if _http(repo):
+        repo = _clone(v, "deepseek_repo", DEEPSEEK_REPO)
+        if repo:
             out.append(Source("DeepSeek-OCR repo", repo, "deepseek_repo", "a reachable clone URL or a local path"))
     if not deepseek:
         out.append(Source("paddle GPU index", own_index(v, "paddle_index_url", PADDLE_GPU_INDEX), "paddle_index_url",
                           "a mirror of paddle's cu129 index", when="gpu"))
-        if _http(v.get("sdk_repo")):
-            out.append(Source("SDK repo", v["sdk_repo"], "sdk_repo", "a reachable clone URL or a local path"))
+        if _clone(v, "sdk_repo"):
+            out.append(Source("SDK repo", _clone(v, "sdk_repo"), "sdk_repo", "a reachable clone URL or a local path"))
     names = ("DeepSeek-OCR",) if deepseek else MODELS_FOR.get(recipe, ())
     source = model_source(v)
     if names and source in ("hf", "auto") and any(n != "PP-DocLayoutV3_infer" for n in names):
-        out.append(Source("model hub", v.get("hf_endpoint") or HF_DEFAULT, "hf_endpoint",
+        out.append(Source("model hub", _var(v, "hf_endpoint", HF_DEFAULT), "hf_endpoint",
                           f"a mirror ({HF_MIRROR}), or model_source: modelscope / auto"))
     if source == "auto":
-        out.append(Source("model hub mirror", v.get("hf_mirror") or HF_MIRROR, "hf_mirror", "a reachable mirror"))
+        out.append(Source("model hub mirror", _var(v, "hf_mirror", HF_MIRROR), "hf_mirror", "a reachable mirror"))
     if source in ("modelscope", "auto") and names:
-        out.append(Source("ModelScope", v.get("modelscope_endpoint") or MS_DEFAULT, "modelscope_endpoint",
+        out.append(Source("ModelScope", _var(v, "modelscope_endpoint", MS_DEFAULT), "modelscope_endpoint",
                           "a reachable ModelScope endpoint, or model_source: hf with hf_endpoint"))
     if "PP-DocLayoutV3_infer" in names and source in ("hf", "auto"):
-        out.append(Source("layout model", v.get("layout_url") or LAYOUT_URL, "layout_url",
+        out.append(Source("layout model", _var(v, "layout_url", LAYOUT_URL), "layout_url",
                           "a reachable copy of PP-DocLayoutV3_infer.tar, or model_source: modelscope"))
     if get_recipe(recipe).requirements.needs_github:
         out.append(Source("GitHub (vLLM compile deps)", "https://github.com", "deps_dir",

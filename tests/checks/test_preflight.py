@@ -503,3 +503,22 @@ def test_deepseek_on_upstream_vllm_needs_python_310(version, status):
     f = base_facts(pythons=[{"path": "/usr/bin/python3", "version": version, "default": True}])
     got = {r.name: r for r in pf.check_pythons(f, get_recipe("deepseek-ocr").requirements)}
     assert got["python:deepseek-vllm-env"].status == status
+
+
+@pytest.mark.parametrize("wd,blocker", [
+    ({"path": "/w/file", "exists": False, "disk_path": "/w/file", "free": 500 * 2**30}, "/w/file"),   # any probe
+    ({"path": "/w/file/sub", "exists": False, "disk_path": "/w/file", "disk_path_is_dir": False,
+      "free": 500 * 2**30}, "/w/file"),
+])
+def test_a_work_dir_where_a_file_stands_fails_the_disk_check(wd, blocker):
+    """It passed as 'not created yet', and install planned venvs under a file (every step would fail)."""
+    r = pf.check_disk(base_facts(workdir=wd), DSPARK)
+    assert r.status == "fail" and r.message == f"work dir {wd['path']}: {blocker} exists and is not a directory"
+    assert "workdir" in r.fix
+
+
+def test_a_work_dir_not_created_yet_under_a_directory_still_passes(tmp_path):
+    f = base_facts(workdir=probe._disk(str(tmp_path / "new" / "wd")))
+    assert f["workdir"]["disk_path_is_dir"] is True and pf.check_disk(f, DSPARK).status == "pass"
+    (tmp_path / "file").write_text("")
+    assert probe._disk(str(tmp_path / "file" / "wd"))["disk_path_is_dir"] is False

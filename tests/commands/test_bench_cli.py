@@ -155,3 +155,17 @@ def test_bench_a_service_inv_serve_started_on_the_host(tmp_path):
         assert p.returncode == 1 and "no ready service named nothing-here" in p.stderr
     finally:
         host_cli("stop", [], inv)
+
+
+@pytest.mark.parametrize("figure", ["NaN", "-1", "1e400", "-Infinity"])
+def test_a_baseline_figure_no_run_makes_is_bad_input(figure, tmp_path):
+    """NaN compared as never worse, so the CI gate passed whatever the run did; -1 and Infinity as always
+    worse.  Each is one line naming the file."""
+    from ocrdeploy.commands.bench import _baseline
+    from ocrdeploy.errors import UsageError
+
+    (tmp_path / "base.json").write_text('{"verdict": {"pages_per_min": %s}}' % figure)
+    with pytest.raises(UsageError, match=r"^--baseline .*base\.json: its verdict's pages_per_min .* is not a figure"):
+        _baseline(tmp_path / "base.json")
+    (tmp_path / "ok.json").write_text('{"verdict": {"pages_per_min": 0}}')
+    assert _baseline(tmp_path / "ok.json")["verdict"]["pages_per_min"] == 0

@@ -24,6 +24,8 @@ def test_levels_default_to_1_2_4_8_and_keep_the_order_given_once_each():
     (["--router"], "--router benches the router"),
     (["--backend", "tgi"], "--backend 'tgi': choose"),
     (["--name", "minicpm-ocr-18499"], "--name picks a service"),
+    (["--router-port", "18491"], "--router-port goes with --router"),
+    (["--host", "localhost"], "--server-url with --through api benches from this machine: --host is not used"),
 ])
 def test_options_that_cannot_go_together_are_one_line_and_exit_2(args, message):
     p = bench("--server-url", "http://127.0.0.1:9", *args)

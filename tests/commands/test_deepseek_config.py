@@ -126,3 +126,19 @@ def test_an_unknown_prompt_names_the_six(host, prompt):
     p = run("--prompt", prompt)
     assert p.returncode == 2 and f"--prompt {prompt}:" in p.stderr and len(p.stderr.strip().splitlines()) == 1
     assert cfg.read_text() == CONFIG
+
+
+@pytest.mark.parametrize("kwargs,says", [({"input_path": "rel/in"}, "--input rel/in: a path on the host"),
+                                         ({"output_path": "~/out"}, "--output ~/out: a path on the host")])
+def test_a_relative_input_or_output_is_refused_before_any_host_naming_the_option(kwargs, says):
+    """It was found only once the host's config.py was read, as 'rel/in: MODEL_PATH, INPUT_PATH and
+    OUTPUT_PATH must be absolute paths' (no option named), and not at all where config.py was missing."""
+    from ocrdeploy.commands.deepseek_config import run_deepseek_config
+    from ocrdeploy.errors import UsageError
+
+    args = dict(host="nosuchhost.invalid", inventory=None, mode=None, max_crops=None, max_concurrency=None,
+                input_path=None, output_path=None, prompt=None, downgrade=False, single_image=False, check=True,
+                as_json=False, accept_new_host_keys=False, connect_timeout=None)
+    with pytest.raises(UsageError) as exc:
+        run_deepseek_config(**{**args, **kwargs})
+    assert str(exc.value).startswith(says)

@@ -81,6 +81,8 @@ def test_install_one_step_then_rerun_is_ok(tmp_path):
      "an http(s) URL of a package index"),
     (["--recipe", "deepseek-ocr-vllm085", "--pip-index-url", "https://m/simple"], "--pip-index-url goes with --docker"),
     (["--check", "--facts", "/tmp"], "/tmp: is a directory, expected the JSON of `inv facts --json --raw`"),
+    (["--recipe", "deepseek-ocr-vllm085", "--docker", "--pip-index-url", "http://[::1/simple"],
+     "--pip-index-url 'http://[::1/simple': an http(s) URL of a package index"),
 ])
 def test_install_usage_errors(tmp_path, args, needle):
     inv = tmp_path / "inv.yml"
@@ -350,3 +352,35 @@ def test_a_shared_build_plans_only_with_the_hosts_it_reached(lab, tmp_path, monk
             assert shared is not None and shared.order == ["up"]
         finally:
             shared.close()
+
+
+@pytest.mark.parametrize("version", [2, 999, "1", None, True])
+def test_a_facts_file_from_another_probe_version_is_refused(tmp_path, version):
+    """Facts recorded by another probe version were planned from as if this one had read them (exit 0)."""
+    doc = json.loads((ROOT / "tests" / "fixtures" / "facts" / "ubuntu2204-rtx5090-bare.json").read_text())
+    doc["probe"]["version"] = version
+    f = tmp_path / "other.json"
+    f.write_text(json.dumps({"hosts": {"gpu1": {"reachable": True, "facts": doc}}}))
+    from ocrdeploy.commands.install import load_facts_file
+    from ocrdeploy.errors import UsageError
+
+    with pytest.raises(UsageError) as exc:
+        load_facts_file(str(f))
+    assert str(exc.value).startswith(f"{f}: not a facts document (probe version {version!r}, this ocrdeploy reads "
+                                     f"version 1: record it again")
+
+
+def test_one_hosts_facts_plan_one_host(tmp_path):
+    """--facts with a selection of two hosts planned both from the one file (exit 0), each recap line
+    speaking for a host no facts were read from."""
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"hosts": {"h1": {"ansible_host": "127.0.0.1", "ansible_port": 1},
+                                                     "h2": {"ansible_host": "127.0.0.1", "ansible_port": 2}},
+                                           "vars": {"sdk_repo": "x"}}}))
+    facts = ROOT / "tests" / "fixtures" / "facts" / "ubuntu2204-rtx5090-bare.json"
+    p = run(["--inventory", str(inv), "--recipe", "sdk-only", "--check", "--facts", str(facts), "-H", "all"])
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    assert p.stderr.strip() == (f"error: --facts {facts} describes one host, and the selection names 2 (h1, h2): "
+                                f"select one with --host")
+    p = run(["--inventory", str(inv), "--recipe", "sdk-only", "--check", "--facts", str(facts), "-H", "h2"])
+    assert p.returncode == 0 and "h2 : ok=" in p.stdout, p.stdout + p.stderr

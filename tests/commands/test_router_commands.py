@@ -336,3 +336,32 @@ def test_a_keyed_fleet_works_through_the_router_and_one_router_takes_one_key(sit
     serve_router(site, [keyed], port2, key="k1")
     assert keyed["router"]["joined"] is False and "requires no API key and this one does" in \
         keyed["router"]["smoke"]["detail"]
+
+
+@pytest.mark.parametrize("router,port,urls,says", [
+    (False, "18491", [], "--router-port goes with --router"),
+    (True, None, ["http://127.0.0.1:18499"], "--router checks the router `inv serve --router` started; --server-url"),
+    (True, "0", [], "--router-port must be between 1 and 65534"),
+])
+def test_router_target_refuses_what_it_would_otherwise_drop(router, port, urls, says):
+    from ocrdeploy.errors import UsageError
+
+    with pytest.raises(UsageError) as exc:
+        router_cmd.router_target(router, port, urls, "checks")
+    assert says in str(exc.value)
+
+
+def test_router_target_is_the_routers_url_or_nothing():
+    assert router_cmd.router_target(True, None, [], "checks") == "http://127.0.0.1:18490"
+    assert router_cmd.router_target(True, "18491", None, "checks") == "http://127.0.0.1:18491"
+    assert router_cmd.router_target(False, None, ["http://h:1"], "checks") is None
+
+
+@pytest.mark.parametrize("task,extra", [("verify", []), ("parse", ["--input", "/a.pdf", "--output", "/a.md"])])
+def test_verify_and_parse_refuse_router_beside_server_url_or_a_lone_router_port(task, extra, tmp_path):
+    inv = tmp_path / "inventory.yml"
+    inv.write_text("all:\n  vars:\n    workdir: /nonexistent/wd\n")
+    for args, says in ((["--router", "--server-url", "http://127.0.0.1:9"], "--server-url a server by its URL"),
+                       (["--router-port", "18491"], "--router-port goes with --router")):
+        p = cli(task, [*extra, *args], inv, timeout=60)
+        assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, p.stderr

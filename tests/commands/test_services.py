@@ -622,3 +622,40 @@ def test_transformers_serve_is_restarted_once_never_given_a_vllm_flag(site, tmp_
     assert inst["kind"] == "transformers" and inst["attempts"] == 2, inst
     assert inst["restarts"] == ["restart once: the compile cache now exists (the guide, section 4.4)"]
     assert "--enforce-eager" not in inst["command"] and inst.get("kept") == "failed"
+
+
+def test_stop_refuses_a_drain_timeout_without_drain():
+    """A plain stop waits on no drain: --drain-timeout alone was dropped without a word (exit 0)."""
+    from ocrdeploy.commands.services import run_stop
+    from ocrdeploy.errors import UsageError
+
+    with pytest.raises(UsageError, match="^--drain-timeout goes with --drain$"):
+        run_stop(host="nosuchhost.invalid", inventory=None, name=None, grace=None, as_json=False,
+                 accept_new_host_keys=False, connect_timeout=None, drain_timeout="5")
+
+
+@pytest.mark.parametrize("args,ports", [(["--port", "18490"], "18490-18490"),
+                                        (["--port", "18491"], "18491-18491"),
+                                        (["--port", "18489", "--instances", "2"], "18489-18490"),
+                                        (["--port", "18490", "--router-host", "localhost"], "18490-18490")])
+def test_serve_refuses_instance_ports_that_take_the_routers(tmp_path, args, ports):
+    """An instance on the router's port (18490 by default) or its metrics port went ahead: whichever started
+    second failed on the host after the first was up.  Said before anything starts, touching nothing."""
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(tmp_path / "wd")}}}))
+    p = cli("serve", ["--standard", "--router", *args], inv, timeout=60)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    assert f"the instances' ports {ports} take the router's 18490 (and 18491, its metrics)" in p.stderr
+    assert not (tmp_path / "wd").exists()
+
+
+@pytest.mark.parametrize("gpu,instances,twice", [("0,0", 2, "0"), ("1,0,1", 3, "1"), ("0,1,0,1", 4, "0, 1")])
+def test_a_gpu_named_twice_for_two_instances_is_refused(gpu, instances, twice):
+    """--gpu 0,0 --instances 2 (or the inventory's gpu var so) put two vLLMs on one card, one per free GPU
+    being the rule; the second ran out of memory."""
+    from ocrdeploy.commands.services import pick_gpus
+    from ocrdeploy.errors import UsageError
+
+    with pytest.raises(UsageError, match=f"^--gpu {gpu}: GPU {twice} named twice; each instance gets a GPU"):
+        pick_gpus({}, gpu, instances)
+    assert pick_gpus({}, "0,0", 1) == ["0"] and pick_gpus({}, "1,0", 2) == ["1", "0"]

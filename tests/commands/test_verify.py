@@ -489,3 +489,38 @@ def test_the_sdk_gets_loopback_in_no_proxy_merged_with_the_users():
     assert job.env["no_proxy"] == job.env["NO_PROXY"] == "corp.example,127.0.0.1,localhost,::1"
     job = parse_job("/w/m", "/w/s", "dspark", ["http://127.0.0.1:1"], "/i.pdf", "/o.md", layout_dir="/l")
     assert job.env["no_proxy"] == "127.0.0.1,localhost,::1"
+
+
+@pytest.mark.parametrize("url,says", [
+    ("http://[::1", "--server-url 'http://[::1': not a URL"),
+    ("http://[::1]:99999", "the port is not a number 1-65535"),
+    ("localhost:18499", "give the server's base URL"),
+])
+def test_a_server_url_urlsplit_cannot_read_is_one_line(url, says):
+    from ocrdeploy.commands.verify import check_url
+    from ocrdeploy.errors import UsageError
+
+    with pytest.raises(UsageError) as exc:
+        check_url(url)
+    assert says in str(exc.value)
+
+
+@pytest.mark.parametrize("kwargs,says", [
+    ({"name": "a b"}, "--name 'a b' is not a service name"),
+    ({"name": "../x"}, "--name '../x' is not a service name"),
+    ({"scripts": ("/src/verify_transformers.py", None)}, "--verify-transformers needs --verify-vllm too"),
+    ({"scripts": (None, "/src/verify_vllm.py")}, "--verify-vllm needs --verify-transformers too"),
+    ({"scripts": ("verify_transformers.py", "/src/verify_vllm.py")},
+     "--verify-transformers verify_transformers.py: give the script's absolute path on the host"),
+])
+def test_verify_options_are_checked_before_any_host_is_reached(kwargs, says):
+    """A bad --name read as 'no running service lists minicpm-ocr', and one two-end script alone as 'not
+    given': both are input errors, said before anything connects (the host here does not exist)."""
+    from ocrdeploy.commands.verify import run_verify
+    from ocrdeploy.errors import UsageError
+
+    args = dict(host="nosuchhost.invalid", inventory=None, name=None, api_key=None, scripts=None, as_json=False,
+                accept_new_host_keys=False, connect_timeout=None)
+    with pytest.raises(UsageError) as exc:
+        run_verify(**{**args, **kwargs})
+    assert says in str(exc.value)

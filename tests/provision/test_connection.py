@@ -192,3 +192,19 @@ def test_stdout_and_stderr_lines_stay_whole_on_one_stream():
     assert lines[-1] == "last line without a break"
     body = lines[:-1]
     assert sorted(body) == sorted(["o" * 3000] * 300 + ["e" * 3000] * 300)
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:22", "127.0.0.1:ssh", "ubuntu@127.0.0.1", "ubuntu@127.0.0.1:22"])
+def test_an_address_carrying_a_user_or_port_is_refused_naming_the_vars(address):
+    """fabric reads user@host:port out of the address: beside ansible_port it raised a ValueError traceback
+    ('port via both shorthand and kwarg'), with a non-numeric port another one, and alone it took a port
+    or user from where nothing shows it.  Refused before any socket, as the shell-character rule is."""
+    from ocrdeploy.inventory import Host
+    from ocrdeploy.provision.connection import SSHConnection
+    from ocrdeploy.errors import HostError
+
+    conn = SSHConnection(Host("h1", {"ansible_host": address, "ansible_port": 1}), connect_timeout=1)
+    with pytest.raises(HostError) as exc:
+        conn.open()
+    assert f"address {address!r} is not a host name or IP address: give the user as ansible_user and the port " \
+           f"as ansible_port" in str(exc.value)

@@ -10,7 +10,7 @@ import pytest
 
 from ocrdeploy.errors import UsageError
 from ocrdeploy.provision.command import Command
-from ocrdeploy.provision.pip_index import PipOptions, masked, pip_options
+from ocrdeploy.provision.pip_index import PipOptions, check_url, masked, pip_options
 
 ROOT = Path(__file__).parents[2]
 FACTS = ROOT / "tests" / "fixtures" / "facts" / "ubuntu2204-rtx5090-bare.json"
@@ -48,6 +48,9 @@ def test_credentials_run_unmasked_and_show_masked():
     ("pip_extra_index_url", "ftp://x/simple", "inventory var pip_extra_index_url: 'ftp://x/simple'"),
     ("pip_trusted_host", "http://a.example", "inventory var pip_trusted_host: 'http://a.example' is not a host"),
     ("pip_index_url", "h://u:pw@", "'h://***@' is not an http(s)"),
+    ("pip_index_url", "http://[::1/simple", "inventory var pip_index_url: 'http://[::1/simple' is not an http(s)"),
+    ("pip_extra_index_url", "https://u:pw@[::1", "inventory var pip_extra_index_url: 'https://***@[::1' is not"),
+    ("pip_index_url", "http://mirror:99999/simple", "'http://mirror:99999/simple' is not an http(s)"),
 ])
 def test_bad_values_are_one_clear_line(var, value, needle):
     with pytest.raises(UsageError) as exc:
@@ -151,3 +154,11 @@ def test_dockerfile_keeps_index_credentials_out_of_the_image(tmp_path):
                                       for r in pip_runs)
     assert "export PIP_INDEX_URL='https://***@mirror.example.com/simple'" in build
     assert "--secret id=pip_index_url,env=PIP_INDEX_URL" in build
+
+
+def test_an_option_given_url_is_named_by_its_option():
+    with pytest.raises(UsageError) as exc:
+        check_url("--endpoint", "http://[::1")
+    assert str(exc.value).startswith("--endpoint: 'http://[::1' is not an http(s)")
+    assert check_url("--endpoint", "https://hf-mirror.com") == "https://hf-mirror.com"
+    assert check_url("hf_endpoint", "file:///srv/hub") == "file:///srv/hub"

@@ -89,3 +89,10 @@ def test_a_network_timeout_of_zero_tests_nothing():
     assert out["sources"] == {"skipped": "not tested (--network-timeout 0)", "results": []}
     probe._network(out, 0, False)
     assert out["network"]["github"] == "unknown"
+
+
+def test_a_source_url_urllib_cannot_read_is_a_reading_not_a_hole():
+    out = {}
+    probe._sources(out, [{"name": "SDK repo", "var": "sdk_repo", "url": "http://[::1"}], 0.5)
+    (row,) = out["sources"]["results"]
+    assert row["reachable"] is False and "Invalid IPv6 URL" in row["error"] and row["var"] == "sdk_repo"

@@ -44,3 +44,24 @@ def test_deepseek_vllm085_sources():
 def test_a_bad_mirror_url_is_an_input_error():
     with pytest.raises(UsageError, match="inventory var pip_index_url: 'mirror' is not an http"):
         sources_for("sdk-only", {"pip_index_url": "mirror"})
+
+
+@pytest.mark.parametrize("recipe,var,value", [
+    ("sdk-only", "sdk_repo", "http://[::1"),
+    ("dspark", "hf_endpoint", "hf-mirror.com"),
+    ("dspark", "hf_mirror", "mirror.example"),
+    ("sdk-only", "layout_url", "ftp://x/l.tar"),
+    ("deepseek-ocr-vllm085", "python_install_mirror", "mirror.example/python"),
+    ("deepseek-ocr-vllm085", "deepseek_repo", "https://[bad"),
+])
+def test_a_source_var_that_is_no_url_is_one_line_naming_the_var(recipe, var, value):
+    v = {"sdk_repo": "https://github.com/OpenBMB/MiniCPM-OCR.git", "model_source": "auto", var: value}
+    with pytest.raises(UsageError) as exc:
+        sources_for(recipe, v)
+    assert str(exc.value).startswith(f"inventory var {var}: {value!r} is not an http(s):// or file:// URL")
+
+
+def test_a_clone_var_that_is_a_path_is_no_source():
+    got = names("deepseek-ocr-vllm085", deepseek_repo="/src/DeepSeek-OCR", vllm_wheel="/w/vllm.whl")
+    assert "DeepSeek-OCR repo" not in got and "vLLM 0.8.5 wheel" not in got
+    assert "SDK repo" not in names("sdk-only", sdk_repo="/src/MiniCPM-OCR")
