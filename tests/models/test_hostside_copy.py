@@ -1,4 +1,4 @@
-"""models/hostside.py: the host-side fetch and verify, run here on local paths."""
+"""models/hostside.py's copy_tree (--from), run here on local paths (test_hostside.py is services' name: the basenames must differ, tests has no packages)."""
 
 import pytest
 
