@@ -53,7 +53,7 @@ def _import_invoke_deferring():
 
 _import_invoke_deferring()
 
-from invoke import Collection, Program  # noqa: E402
+from invoke import Collection, Exit, ParseError, Program  # noqa: E402
 
 from . import __version__  # noqa: E402
 from .tasks import ns  # noqa: E402
@@ -78,8 +78,26 @@ def namespace_for(args: list[str]) -> Collection:
     return ns
 
 
+class _Program(Program):
+    """invoke's Program with a command line it cannot parse (an option no task knows, a flag without its value)
+    as exit 2, a usage error, as README's exit codes say; invoke exits 1 there, which a script reads as 'a check
+    failed'.  The message is invoke's own ("No idea what '--nope' is!")."""
+
+    def parse_core(self, argv):
+        try:
+            super().parse_core(argv)
+        except ParseError as exc:
+            raise Exit(str(exc), code=2) from None
+
+    def parse_tasks(self):
+        try:
+            super().parse_tasks()
+        except ParseError as exc:
+            raise Exit(str(exc), code=2) from None
+
+
 def main(argv: list[str] | None = None):
     argv = list(sys.argv if argv is None else argv)
-    program = Program(namespace=namespace_for(argv[1:]), version=__version__, name="ocrdeploy",
+    program = _Program(namespace=namespace_for(argv[1:]), version=__version__, name="ocrdeploy",
                       binary="ocrdeploy")
     program.run(argv)

@@ -73,8 +73,12 @@ def test_help_list_and_two_tasks_in_one_run(tmp_path):
     assert p.returncode == 0 and all(f"  {t} " in p.stdout for t in ("install", "preflight", "deepseek-config"))
     p = cli(["install", "--help"])
     assert p.returncode == 0 and "--skip-preflight" in p.stdout and "Usage: ocrdeploy [--core-opts] install" in p.stdout
-    p = cli(["install", "--nope"])
-    assert p.returncode == 1 and "No idea what '--nope' is!" in p.stderr
+    # a command line invoke cannot parse is a usage error (README's exit codes: 2), never 1 ('a check failed')
+    for args, said in ((["install", "--nope"], "No idea what '--nope' is!"), (["nope"], "No idea what 'nope' is!"),
+                       (["preflight", "-H"], "needed value and was not given one"),
+                       (["--bogus"], "No idea what '--bogus' is!")):
+        p = cli(args)
+        assert p.returncode == 2 and said in p.stderr and "Traceback" not in p.stderr, (args, p.returncode, p.stderr)
     p = cli(["facts", "-i", str(inv), "-H", "gpu1", "--list-hosts", "preflight", "-i", str(inv), "-H", "gpu1", "--list-hosts"])
     assert p.returncode == 0, p.stderr
     assert p.stdout.count("gpu1") == 2, p.stdout        # both tasks ran
