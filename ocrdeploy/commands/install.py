@@ -261,13 +261,12 @@ class _NoConnection(Connection):
 
 def index_url_option(flag: str, value: str | None) -> str | None:
     """A package index URL from the command line: http(s), a host, nothing that could end a Dockerfile line."""
-    from urllib.parse import urlsplit
+    from ..provision.pip_index import split_url
 
     if value is None:
         return None
     try:
-        parts = urlsplit(str(value))
-        parts.port
+        parts = split_url(str(value))
     except ValueError:                         # http://[::1, a port out of range: not a URL pip can use
         parts = None
     if parts is None or parts.scheme not in ("http", "https") or not parts.netloc or any(c.isspace() or c in "\"'\\$`"

@@ -44,15 +44,22 @@ def _words(value) -> list[str]:
     return [str(i).strip() for i in items if str(i).strip()]
 
 
+def split_url(text: str):
+    """urlsplit with both of its ValueErrors raised here: a bracketed host it cannot read (http://[::1)
+    and a port out of range (read lazily by .port)."""
+    parts = urlsplit(text)
+    parts.port
+    return parts
+
+
 def check_url(var: str, url) -> str:
     """An index or endpoint URL from the inventory (or, when `var` is an option such as --endpoint, from
     the command line), or one clear line naming the var or the option.  urlsplit raises on a bracketed
-    host it cannot read (http://[::1) and .port on a port out of range: both are that line too."""
+    host it cannot read and a port out of range (split_url): both are that line too."""
     text = str(url).strip()
     where = var if var.startswith("--") else f"inventory var {var}"
     try:
-        parts = urlsplit(text)
-        parts.port
+        parts = split_url(text)
     except ValueError as exc:
         raise UsageError(f"{where}: {masked(text)!r} is not an http(s):// or file:// URL ({exc})")
     if parts.scheme not in ("http", "https", "file") or (parts.scheme != "file" and not parts.hostname):

@@ -71,8 +71,9 @@ def sources_for(recipe: str, v: dict) -> list[Source]:
     if not deepseek:
         out.append(Source("paddle GPU index", own_index(v, "paddle_index_url", PADDLE_GPU_INDEX), "paddle_index_url",
                           "a mirror of paddle's cu129 index", when="gpu"))
-        if _clone(v, "sdk_repo"):
-            out.append(Source("SDK repo", _clone(v, "sdk_repo"), "sdk_repo", "a reachable clone URL or a local path"))
+        sdk = _clone(v, "sdk_repo")
+        if sdk:
+            out.append(Source("SDK repo", sdk, "sdk_repo", "a reachable clone URL or a local path"))
     names = ("DeepSeek-OCR",) if deepseek else MODELS_FOR.get(recipe, ())
     source = model_source(v)
     if names and source in ("hf", "auto") and any(n != "PP-DocLayoutV3_infer" for n in names):
