@@ -40,6 +40,13 @@ _STR_VARS = (
     "paddle_index_url", "hf_mirror", "modelscope_endpoint", "model_source", "layout_url", "python_install_mirror",
     "torch_cuda_arch_list",
 )
+# A venv the user already has: a path, never a number or a list (YAML reads `vllm_env: 3` as an int and
+# `vllm_env: [a, b]` as a list; either reached the install step as a path and failed there, not here)
+_PATH_VARS = ("vllm_env", "tf_env")
+# Vars that are URLs wherever they are read (the pip options, the hubs): checked here as the plans check
+# them, so that a typo is one line naming the inventory file and its line, not a plan's error naming neither
+_URL_VARS = ("pip_index_url", "pip_extra_index_url", "pip_trusted_host", "torch_index_url", "paddle_index_url",
+             "hf_endpoint", "hf_mirror", "modelscope_endpoint")
 SSH_ARG_VARS = ("ansible_ssh_common_args", "ansible_ssh_extra_args")
 CONNECTIONS = ("local", "ssh", "paramiko", "paramiko_ssh", "smart")   # smart and paramiko: ssh, through paramiko
 MAX_VAR_VALUES = 100_000   # one var, its YAML aliases written out: far beyond any real one, far below a bomb
@@ -64,6 +71,25 @@ def var_problem(key: str, value) -> str | None:
             return f"{key} must be a port number 1-65535, got {value!r}"
     elif key in _STR_VARS and value is not None and not isinstance(value, (str, int, float)):
         return f"{key} must be a string, got {type(value).__name__}"
+    elif key in _URL_VARS and value not in (None, ""):
+        from ..provision.pip_index import check_url, index_urls
+        try:
+            index_urls({key: value}) if key.startswith("pip_") else check_url(key, value)
+        except UsageError as exc:
+            return str(exc).removeprefix("inventory var ")
+    elif key == "installer" and value not in (None, ""):
+        from ..provision.installer import mode
+        try:
+            mode({key: value})
+        except UsageError as exc:
+            return str(exc).removeprefix("inventory var ")
+    elif key == "model_source" and value not in (None, ""):
+        from ..models.plan import SOURCES
+        if value not in SOURCES:
+            return f"model_source must be {', '.join(SOURCES[:-1])} or {SOURCES[-1]}, got {value!r}"
+    elif key in _PATH_VARS and value is not None and (not isinstance(value, str) or "\x00" in value
+                                                      or "\n" in value):
+        return f"{key} must be the path of a venv, got {value!r}"
     elif key == "ansible_become" and not _is_bool(value):
         return f"ansible_become must be true or false, got {value!r}"
     elif key == "ansible_become_method" and str(value) != "sudo":

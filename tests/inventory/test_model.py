@@ -94,6 +94,19 @@ def test_ssh_config_alias_fallback(inv, tmp_path, monkeypatch):
     ("all:\n  hosts:\n    - gpu1: {}\n", 2, "hosts must be a mapping of host names"),
     ("all:\n  hosts:\n    a:\n      ansible_port: \"\u00b2\"\n", 4, "ansible_port must be a port number"),
     ("all:\n  hosts:\n    a:\n      gpu: \"\u00b2\"\n", 4, "gpu must be"),
+    ("all:\n  hosts:\n    a:\n      vllm_env: [a, b]\n", 4, "vllm_env must be the path of a venv"),
+    ("all:\n  hosts:\n    a:\n      tf_env: 3\n", 4, "tf_env must be the path of a venv"),
+    ("all:\n  vars:\n    vllm_env: {a: 1}\n", 3, "vllm_env must be the path of a venv"),
+    ("all:\n  hosts:\n    a:\n      installer: conda\n", 4, "installer: 'conda' is not one of auto"),
+    ("all:\n  hosts:\n    a:\n      model_source: hub\n", 4, "model_source must be hf, modelscope or auto"),
+    ("all:\n  hosts:\n    a:\n      pip_index_url: mirror.example/simple\n", 4,
+     "pip_index_url: 'mirror.example/simple' is not an http(s):// or file:// URL"),
+    ("all:\n  hosts:\n    a:\n      pip_extra_index_url: [https://a.example/simple, 'ftp://b']\n", 4,
+     "pip_extra_index_url: 'ftp://b' is not"),
+    ("all:\n  hosts:\n    a:\n      pip_trusted_host: 'a b/c'\n", 4, "pip_trusted_host: 'b/c' is not a host name"),
+    ("all:\n  hosts:\n    a:\n      hf_endpoint: https://[::1\n", 4, "hf_endpoint: 'https://[::1' is not"),
+    ("all:\n  hosts:\n    a:\n      torch_index_url: https://u:secret@:99999/x\n", 4,
+     "torch_index_url: 'https://***@:99999/x' is not"),
 ])
 def test_bad_inventory_names_file_and_line(tmp_path, text, line, message):
     p = tmp_path / "bad.yml"
@@ -102,6 +115,7 @@ def test_bad_inventory_names_file_and_line(tmp_path, text, line, message):
         load_inventory(p)
     assert str(err.value).startswith(f"{p}:{line}: ")
     assert message in str(err.value)
+    assert "secret" not in str(err.value)
 
 
 def test_unreadable_key_file(tmp_path):
