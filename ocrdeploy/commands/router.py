@@ -138,12 +138,19 @@ def join(conn, router, inst: dict, key=None) -> dict:
     return {"joined": True, "smoke": sm, "pool": router.add(inst["url"])}
 
 
-def after_serve(conn, host, facts, result, *, port, policy, key, con) -> dict:
+NOT_STARTED = "not started: no instance became ready, and a router over none would answer every request 503"
+
+
+def after_serve(conn, host, facts, result, *, port, policy, key, con, others_ready=False) -> dict:
     """serve --router on one host: every ready instance smoked and added (idempotent), the router started
-    first when none runs there."""
+    first when none runs there, but only when an instance (here or, with `others_ready`, on another host of
+    the pool) is ready to join it: a new router over an empty pool is a URL that serves nothing, left
+    running after the serve that failed."""
     workdir = facts["workdir"]["path"]
     ready = [r for r in result.get("instances") or [] if r.get("ready")]
     rec = live_router(conn, workdir, port)
+    if not rec and not ready and not others_ready:
+        return {"error": NOT_STARTED}
     out = ({"name": rec["name"], "pid": rec["pid"], "port": port, "policy": (rec.get("options") or {}).get("policy"),
             "started": False} if rec else start_router(conn, host, facts, port, policy, con))
     router = rt.Router(rt.Host(conn), port)
@@ -273,7 +280,10 @@ def after_serve_pool(conn, rhost, facts, by_host, hosts, *, port, policy, key, c
     host's through a tunnel (smoked through it, so the gate is what the router will see)."""
     workdir = facts["workdir"]["path"]
     own = by_host.get(rhost.name) or {"instances": []}
-    out = after_serve(conn, rhost, facts, own, port=port, policy=policy, key=key, con=con)
+    others = any(r.get("ready") for h, v in by_host.items() if h != rhost.name for r in v.get("instances") or [])
+    out = after_serve(conn, rhost, facts, own, port=port, policy=policy, key=key, con=con, others_ready=others)
+    if out.get("error"):
+        return out
     router = rt.Router(rt.Host(conn), port)
     for hname, v in by_host.items():
         if hname == rhost.name:

@@ -62,6 +62,14 @@ def start_worker(site, port=None, key=None) -> dict:
             "served": "minicpm-ocr", "pid": started["pid"]}
 
 
+def phantom() -> dict:
+    """An instance serve saw ready that no longer answers (its port free): its smoke fails and it stays out of
+    the pool, but the router starts for it, as for any ready instance."""
+    port = free_port()
+    return {"name": f"minicpm-ocr-{port}", "port": port, "url": f"http://127.0.0.1:{port}", "ready": True,
+            "kind": "standard", "served": "minicpm-ocr"}
+
+
 def serve_router(site, instances, port, key=None):
     return router_cmd.after_serve(site["conn"], site["host"], site["facts"], {"instances": instances}, port=port,
                                   policy="round_robin", key=key, con=console())
@@ -272,6 +280,23 @@ def test_the_router_env_is_found_where_the_inventory_or_the_workdir_has_it(tmp_p
     assert wants_router(Host("h", {"router": True})) and not wants_router(Host("h", {}))
 
 
+def test_serve_starts_no_router_when_no_instance_became_ready(site):
+    """Every instance failed (or none answered its readiness): no router is started over an empty pool, which
+    would answer 503 to every client and stay behind the failed serve; the result says why.  A router already
+    running (an earlier serve's) is kept and reported as before."""
+    port = router_port()
+    worker = start_worker(site)
+    doc = serve_router(site, [dict(worker, ready=False)], port)
+    assert doc == {"error": router_cmd.NOT_STARTED}
+    assert router_cmd.routers(site["conn"], site["wd"]) == []
+    with pytest.raises(httpx.HTTPError):
+        httpx.get(f"http://127.0.0.1:{port}/health", trust_env=False, timeout=2)
+    first = serve_router(site, [worker], port)
+    assert first["started"] and first["workers"] == [worker["url"]]
+    again = serve_router(site, [dict(worker, ready=False)], port)       # the router of the first serve stays
+    assert again["started"] is False and again["pid"] == first["pid"]
+
+
 def test_serve_refuses_a_router_port_whose_prometheus_port_is_taken(site):
     """The router binds its port and the next one (--prometheus-port); a taken next port is named with the
     router's own in one line, before anything starts, and no router record is left."""
@@ -282,12 +307,12 @@ def test_serve_refuses_a_router_port_whose_prometheus_port_is_taken(site):
         s.bind(("127.0.0.1", port + 1))
         s.listen()
         with pytest.raises(RuntimeError) as exc:
-            serve_router(site, [], port)
+            serve_router(site, [phantom()], port)
     said = str(exc.value)
     assert f"port {port} is free, but port {port + 1}" in said and "--prometheus-port" in said
     assert "choose another --router-port" in said and "\n" not in said
     assert router_cmd.routers(site["conn"], site["wd"]) == []
-    assert serve_router(site, [], port)["started"]             # the same port, once its neighbour is free
+    assert serve_router(site, [phantom()], port)["started"]             # the same port, once its neighbour is free
 
 
 def test_a_router_port_whose_metrics_port_is_ephemeral_is_warned_about(site, capsys):
@@ -297,7 +322,7 @@ def test_a_router_port_whose_metrics_port_is_ephemeral_is_warned_about(site, cap
     from engines import ephemeral
 
     low, high = ephemeral()
-    doc = serve_router(site, [], low - 1)
+    doc = serve_router(site, [phantom()], low - 1)
     assert [w.split(":")[0] for w in doc["warnings"]] == [
         f"port {low} (the router's --prometheus-port) lies in this host's ephemeral port range ({low}-{high}, "
         f"net.ipv4.ip_local_port_range)"]
@@ -306,7 +331,7 @@ def test_a_router_port_whose_metrics_port_is_ephemeral_is_warned_about(site, cap
     said = " ".join(capsys.readouterr().out.split())           # the console wraps at its width
     assert f"localhost | {doc['name']}: warning: port {low} (the router's --prometheus-port)" in said
     cli("stop", ["--name", doc["name"]], site["inv"])
-    assert serve_router(site, [], router_port())["warnings"] == []
+    assert serve_router(site, [phantom()], router_port())["warnings"] == []
 
 
 def test_a_keyed_fleet_works_through_the_router_and_one_router_takes_one_key(site):
