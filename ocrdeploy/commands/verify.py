@@ -93,6 +93,8 @@ def verify_url(conn, host, urls, *, api_key=None, backend="openai", scripts=None
                 ids, why = None, str(exc) + (" (give the server's key with --api-key)" if exc.status == 401 else "")
             except Exception as exc:  # noqa: BLE001 - not reachable, not an OpenAI server: a failed check
                 ids, why = None, f"{type(exc).__name__}: {exc}"
+            if ids == []:       # up, but nothing loaded to answer with: every request would be refused
+                ids, why = None, "lists no model (the server has none loaded to answer with)"
             if ids is None:
                 checks.append({"check": "readiness", "status": FAILED,
                                "detail": mask_url(f"{shown}/v1/models: {why}")})
@@ -101,7 +103,7 @@ def verify_url(conn, host, urls, *, api_key=None, backend="openai", scripts=None
             note = "" if model in ids else f" (the SDK asks for {model} (--model); a server that serves one " \
                                            f"model answers it whatever the name)"
             checks.append({"check": "readiness", "status": PASSED,
-                           "detail": f"{shown}/v1/models lists {', '.join(map(str, ids)) or 'no model'}{note}"})
+                           "detail": f"{shown}/v1/models lists {', '.join(ids)}{note}"})
             checks += smoke_and_counters(client, backend, expect_dspark=False)
     if any(c["check"] == "readiness" and c["status"] == FAILED for c in checks):
         return checks + [{"check": c, "status": NOT_RUN, "detail": "the server is not ready"} for c in REST[2:]]

@@ -41,6 +41,7 @@ def explain_400(message: str) -> str | None:
 
 
 MAX_ANSWER = 8 << 20          # /v1/models, /metrics and one chat answer: KBs, a few hundred KB at most
+MAX_MODEL_ID = 1024          # a served name or the path vLLM serves (the longest real ones: a few hundred characters)
 QUICK = 15.0                  # /v1/models, /health, /metrics answer at once on a server that is up
 
 
@@ -156,7 +157,18 @@ class OcrClient:
         data = doc.get("data") if isinstance(doc, dict) else None
         if not isinstance(data, list):
             raise ValueError("/v1/models: not an OpenAI model list (no \"data\" list)")
-        return [str(m.get("id"))[:200] if isinstance(m, dict) else str(m)[:200] for m in data]
+        ids = []
+        for i, m in enumerate(data):
+            mid = m.get("id") if isinstance(m, dict) else None
+            # an id is the name a request sends back: one that is not a short printable string (null, a number,
+            # a list, an escape sequence, a page of text) is not a model list, and neither truncated nor cleaned
+            # into one (a cleaned name would be sent and refused, a readiness check passed on it)
+            if not isinstance(mid, str) or not mid or len(mid) > MAX_MODEL_ID or not mid.isprintable():
+                shown = repr(mid if isinstance(m, dict) else m)
+                raise ValueError(f"/v1/models: not an OpenAI model list (entry {i + 1} has no model id of printable "
+                                 f"text: {shown[:80]}{'...' if len(shown) > 80 else ''})")
+            ids.append(mid)
+        return ids
 
     def health(self) -> bool:
         try:

@@ -6,6 +6,9 @@ Modes (what the red team's hostile_srv.py did):
   huge        /v1/models declares 3 GiB and sends zeros as fast as it is read
   escapes     model ids and error messages carry terminal escape sequences (OSC 52 clipboard, clear screen,
               window title) and rich markup
+  errescapes  clean model ids; error messages carry the escape sequences and markup
+  badids      /v1/models lists entries whose ids are not names (null, a number, an empty string)
+  nomodels    /v1/models lists no model
   frozen      DSpark counters that never rise, whatever is asked
 Run in a thread (`with HostileOpenAI(mode) as srv: srv.url`) or as a process: python hostile_openai.py MODE PORT.
 """
@@ -43,6 +46,10 @@ def handler(mode):
             self.wfile.write(data)
 
         def models(self):
+            if mode == "badids":
+                return {"object": "list", "data": [{"id": None}, {"id": 7}, {"id": ""}, "minicpm-ocr"]}
+            if mode == "nomodels":
+                return {"object": "list", "data": []}
             ident = "minicpm-ocr" + (ESCAPES if mode == "escapes" else "")
             return {"object": "list", "data": [{"id": ident}, {"id": "minicpm-ocr"}]}
 
@@ -78,7 +85,7 @@ def handler(mode):
 
         def do_POST(self):
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            if mode == "escapes":
+            if mode in ("escapes", "errescapes"):
                 return self.answer(400, {"error": {"message": "bad request" + ESCAPES}})
             self.answer(200, {"choices": [{"message": {"content": "# Sample page\n\nThe quick brown fox."}}]})
 

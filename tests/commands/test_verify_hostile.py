@@ -152,14 +152,34 @@ def test_a_password_in_the_server_url_is_masked(site):
             assert "readiness" in p.stdout
 
 
-@pytest.mark.parametrize("mode", ["escapes"])
+@pytest.mark.parametrize("mode", ["escapes", "errescapes"])
 def test_a_servers_text_reaches_the_terminal_without_its_escapes(site, mode):
-    """L7: model ids and error messages with OSC 52 (clipboard), clear-screen, title and rich markup."""
+    """L7: model ids and error messages with OSC 52 (clipboard), clear-screen, title and rich markup.  A model id
+    with escapes is not a name a request could send: readiness fails on it, the id shown escaped."""
     wd, inv = site
     provision(wd)
     with HostileOpenAI(mode) as srv:
         p = cli("verify", ["--server-url", srv.url], inv)
     assert "\x1b" not in p.stdout + p.stderr and "\x07" not in p.stdout, repr(p.stdout[-2000:])
     assert "[red]x[/]" in " ".join(p.stdout.split()) or "x[/]" in p.stdout     # markup shown as written
-    assert "bad request" in p.stdout
+    assert p.returncode == 1
+    if mode == "escapes":
+        assert "no model id of printable text" in " ".join(p.stdout.split())
+    else:
+        assert "bad request" in p.stdout
+
+
+@pytest.mark.parametrize("mode,said", [("badids", "entry 1 has no model id of printable text: None"),
+                                       ("nomodels", "lists no model")])
+def test_a_model_list_without_a_name_to_send_fails_readiness(site, mode, said):
+    """/v1/models answering null, numbers or empty ids, or no model at all: nothing a request could name, so
+    readiness fails (exit 1) and the later checks are not run, instead of passing on 'None, 7'."""
+    wd, inv = site
+    provision(wd)
+    with HostileOpenAI(mode) as srv:
+        p = cli("verify", ["--server-url", srv.url, "--json"], inv)
+    assert p.returncode == 1, p.stdout[-2000:] + p.stderr[-2000:]
+    checks = checks_of(p)
+    assert checks["readiness"]["status"] == "failed" and said in checks["readiness"]["detail"], checks["readiness"]
+    assert checks["smoke request"]["status"] == "not run"
     assert ESCAPES

@@ -128,3 +128,26 @@ def test_a_server_given_by_name_answers_and_fails_through_the_lookup_thread(srv)
         with pytest.raises(ServiceError) as err:
             client.chat_image(b"png", "read it")
     assert err.value.status == 400
+
+
+@pytest.mark.parametrize("data,said", [
+    ([{"id": None}], "entry 1 has no model id of printable text: None"),
+    ([{"id": "m"}, {"id": 3}], "entry 2 has no model id of printable text: 3"),
+    ([{"id": ""}], "entry 1 has no model id"),
+    (["m"], "entry 1 has no model id of printable text: 'm'"),      # a bare string: not an OpenAI model object
+    ([{"id": "m\x1b[2J"}], "entry 1 has no model id of printable text: 'm\\x1b[2J'"),
+    ([{"id": "m" * 1025}], "entry 1 has no model id"),
+])
+def test_a_model_list_whose_ids_are_not_names_is_refused(srv, data, said):
+    srv.body = json.dumps({"data": data}).encode()
+    with OcrClient(srv.url) as client:
+        with pytest.raises(ValueError) as err:
+            client.models()
+    assert said in str(err.value) and len(str(err.value)) < 200
+
+
+def test_model_ids_are_returned_whole(srv):
+    long_path = "/models/" + "x" * 900                  # vLLM serves a path's name when no --served-model-name
+    srv.body = json.dumps({"data": [{"id": long_path}, {"id": "模型-ocr"}]}).encode()
+    with OcrClient(srv.url) as client:
+        assert client.models() == [long_path, "模型-ocr"]
