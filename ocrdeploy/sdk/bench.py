@@ -29,6 +29,7 @@ import httpx
 from ..services.argv import MM_PROCESSOR_KWARGS, SERVED_NAME
 from ..services.control import accept_length
 from . import driver
+from .client import content_text
 from .pages import Page
 
 # What the pages are asked; the SDK's own prompt is not published, so the bench says which one it sent.
@@ -219,10 +220,12 @@ async def send(client: httpx.AsyncClient, body: dict, page: str) -> Outcome:
                 # a server that does not stream (the body's "stream" ignored): timed whole, no TTFT
                 data = _obj(json.loads(await _read(r, ANSWER_MAX)), "the answer")
                 choice = _obj((data.get("choices") or [{}])[0], "a choice")
-                text = _obj(choice.get("message") or {}, "a message").get("content") or choice.get("text") or ""
+                message = _obj(choice.get("message") or {}, "a message")
+                text = (content_text(message.get("content"), "the message's content")
+                        or content_text(choice.get("text"), "the choice's text"))
                 tokens = _count(data.get("usage"))
                 return Outcome(page, True, start, time.perf_counter(), None, tokens, "usage" if tokens is not None
-                               else None, str(text))
+                               else None, text)
             async for line in _lines(r, ANSWER_MAX):
                 if not line.startswith("data:"):
                     continue
@@ -238,12 +241,12 @@ async def send(client: httpx.AsyncClient, body: dict, page: str) -> Outcome:
                     usage = _obj(chunk["usage"], "usage")
                 for choice in chunk.get("choices") or []:
                     delta = _obj(_obj(choice, "a choice").get("delta") or {}, "a delta")
-                    piece = delta.get("content") or ""
+                    piece = content_text(delta.get("content"), "a delta's content")
                     if piece or delta.get("reasoning_content"):
                         if ttft is None:
                             ttft = time.perf_counter() - start
                         chunks += 1
-                    text.append(str(piece))
+                    text.append(piece)
     except httpx.TimeoutException as exc:
         return Outcome(page, False, start, time.perf_counter(), ttft, error_kind="timeout",
                        error=str(exc) or _timeout_text(exc, client.timeout))

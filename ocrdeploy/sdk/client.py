@@ -194,4 +194,13 @@ class OcrClient:
             content = data["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):
             raise ValueError("the answer has no choices[0].message.content")
-        return content if isinstance(content, str) else ""
+        return content_text(content, "choices[0].message.content")
+
+
+def content_text(value, what: str) -> str:
+    """A message's or a delta's content as text: a string, or null (a reply all reasoning, a tool call) as ''.
+    Anything else (a number, an object, a list) is an answer no OpenAI-compatible server sends: an error, not
+    a page read as '123' or as nothing and scored as the model's text."""
+    if value is None or isinstance(value, str):
+        return value or ""
+    raise ValueError(f"{what} is a {type(value).__name__}, not text: {str(value)[:80]}")

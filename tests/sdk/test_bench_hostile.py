@@ -81,6 +81,12 @@ SSE = "text/event-stream"
     (200, "application/json", b"[1, 2]"),                                  # an answer that is not an object
     (200, "application/json", b'{"choices": [1]}'),
     (500, "application/json", b'{"error": {"message": 5}}'),
+    # content that is not text: an error of the request, never the page '123' scored as the model's reading
+    (200, SSE, b'data: {"choices": [{"delta": {"content": 123}}]}\n\ndata: [DONE]\n\n'),
+    (200, SSE, b'data: {"choices": [{"delta": {"content": ["# a"]}}]}\n\ndata: [DONE]\n\n'),
+    (200, "application/json", b'{"choices": [{"message": {"content": 123}}]}'),
+    (200, "application/json", b'{"choices": [{"message": {"content": {"text": "# a"}}}]}'),
+    (200, "application/json", b'{"choices": [{"text": 5}]}'),
 ])
 def test_a_malformed_answer_is_one_error_not_a_traceback(status, ctype, body):
     page = pages_mod.sample_pages()[:1]
@@ -88,6 +94,18 @@ def test_a_malformed_answer_is_one_error_not_a_traceback(status, ctype, body):
         doc = bench.run(srv.url, page, levels=(1,), requests=1, warmup=0)
     lv = doc["levels"][0]
     assert lv["errors"] == 1 and lv["pages"] == 0, lv
+    assert not doc["verdict"]["passed"]
+
+
+def test_a_reply_whose_content_is_null_is_an_empty_page_not_an_error():
+    """content null (a reply that was all reasoning, a model that said nothing): a page read as nothing, which
+    the checks then score, not a malformed answer."""
+    page = pages_mod.sample_pages()[:1]
+    body = b'data: {"choices": [{"delta": {"reasoning_content": "hm", "content": null}}]}\n\ndata: [DONE]\n\n'
+    with Hostile(200, SSE, body) as srv:
+        doc = bench.run(srv.url, page, levels=(1,), requests=1, warmup=0)
+    lv = doc["levels"][0]
+    assert lv["errors"] == 0 and lv["pages"] == 1, lv
     assert not doc["verdict"]["passed"]
 
 
