@@ -138,14 +138,18 @@ def join(conn, router, inst: dict, key=None) -> dict:
     return {"joined": True, "smoke": sm, "pool": router.add(inst["url"])}
 
 
-NOT_STARTED = "not started: no instance became ready, and a router over none would answer every request 503"
+NOT_STARTED = ("not started: no instance of this serve is ready to join it, and a router over none would answer "
+               "every request 503")
+NONE_JOINED = ("stopped again: no instance joined it (each failed its smoke request or its tunnel), and a router "
+               "over none would answer every request 503")
 
 
 def after_serve(conn, host, facts, result, *, port, policy, key, con, others_ready=False) -> dict:
     """serve --router on one host: every ready instance smoked and added (idempotent), the router started
     first when none runs there, but only when an instance (here or, with `others_ready`, on another host of
-    the pool) is ready to join it: a new router over an empty pool is a URL that serves nothing, left
-    running after the serve that failed."""
+    the pool) is ready to join it, and stopped again when none joined: a new router over an empty pool is a
+    URL that serves nothing, left running after the serve that failed.  With `others_ready` the caller joins
+    the other hosts' instances and makes that last check itself (unless_empty)."""
     workdir = facts["workdir"]["path"]
     ready = [r for r in result.get("instances") or [] if r.get("ready")]
     rec = live_router(conn, workdir, port)
@@ -158,6 +162,15 @@ def after_serve(conn, host, facts, result, *, port, policy, key, con, others_rea
         r["router"] = join(conn, router, r, key)
     out["url"] = f"http://127.0.0.1:{port}"
     out["workers"] = router.urls()
+    return out if others_ready else unless_empty(conn, workdir, out)
+
+
+def unless_empty(conn, workdir, out) -> dict:
+    """The router serve has just started, stopped again when its pool is still empty; else `out` as it is (a
+    router that was running before is never stopped here)."""
+    if out.get("started") and not out.get("workers"):
+        stop_service(conn, rt.records_dir(workdir), out["name"], 10.0)
+        return {"error": NONE_JOINED}
     return out
 
 
@@ -297,7 +310,7 @@ def after_serve_pool(conn, rhost, facts, by_host, hosts, *, port, policy, key, c
             via = {**r, "port": int(t["url"].rsplit(":", 1)[1]), "url": t["url"]}
             r["router"] = {**join(conn, router, via, key), "tunnel": t["name"], "via": t["url"]}
     out["workers"] = router.urls()
-    return out
+    return unless_empty(conn, workdir, out)
 
 
 def print_serve(con, hname, doc):

@@ -75,6 +75,12 @@ def verify_host(conn, host, *, name=None, api_key=None, scripts=None, timeout=60
     return checks
 
 
+# transformers serve lists its hub cache on /v1/models and loads the model a request names (an empty list while
+# it serves a directory); the smoke request that follows is what says whether the server answers
+NO_MODEL = "no model (a server that loads models on request, as transformers serve does, lists none; the smoke " \
+           "request decides)"
+
+
 def verify_url(conn, host, urls, *, api_key=None, backend="openai", scripts=None, timeout=600, model=None,
                image=None) -> list[dict]:
     """An existing server (llama.cpp, any OpenAI-compatible one; the guide's SDK-only row), as the host's SDK
@@ -93,8 +99,6 @@ def verify_url(conn, host, urls, *, api_key=None, backend="openai", scripts=None
                 ids, why = None, str(exc) + (" (give the server's key with --api-key)" if exc.status == 401 else "")
             except Exception as exc:  # noqa: BLE001 - not reachable, not an OpenAI server: a failed check
                 ids, why = None, f"{type(exc).__name__}: {exc}"
-            if ids == []:       # up, but nothing loaded to answer with: every request would be refused
-                ids, why = None, "lists no model (the server has none loaded to answer with)"
             if ids is None:
                 checks.append({"check": "readiness", "status": FAILED,
                                "detail": mask_url(f"{shown}/v1/models: {why}")})
@@ -103,7 +107,7 @@ def verify_url(conn, host, urls, *, api_key=None, backend="openai", scripts=None
             note = "" if model in ids else f" (the SDK asks for {model} (--model); a server that serves one " \
                                            f"model answers it whatever the name)"
             checks.append({"check": "readiness", "status": PASSED,
-                           "detail": f"{shown}/v1/models lists {', '.join(ids)}{note}"})
+                           "detail": f"{shown}/v1/models lists {', '.join(ids) or NO_MODEL}{note}"})
             checks += smoke_and_counters(client, backend, expect_dspark=False)
     if any(c["check"] == "readiness" and c["status"] == FAILED for c in checks):
         return checks + [{"check": c, "status": NOT_RUN, "detail": "the server is not ready"} for c in REST[2:]]

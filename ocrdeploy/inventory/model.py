@@ -46,7 +46,13 @@ _PATH_VARS = ("vllm_env", "tf_env")
 # Vars that are URLs wherever they are read (the pip options, the hubs): checked here as the plans check
 # them, so that a typo is one line naming the inventory file and its line, not a plan's error naming neither
 _URL_VARS = ("pip_index_url", "pip_extra_index_url", "pip_trusted_host", "torch_index_url", "paddle_index_url",
-             "hf_endpoint", "hf_mirror", "modelscope_endpoint")
+             "hf_endpoint", "hf_mirror", "modelscope_endpoint", "layout_url", "python_install_mirror")
+
+
+def _shown(value, limit=80) -> str:
+    """A value in an error line, cut: a list of thousands of items is not one line."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 SSH_ARG_VARS = ("ansible_ssh_common_args", "ansible_ssh_extra_args")
 CONNECTIONS = ("local", "ssh", "paramiko", "paramiko_ssh", "smart")   # smart and paramiko: ssh, through paramiko
 MAX_VAR_VALUES = 100_000   # one var, its YAML aliases written out: far beyond any real one, far below a bomb
@@ -76,20 +82,23 @@ def var_problem(key: str, value) -> str | None:
         try:
             index_urls({key: value}) if key.startswith("pip_") else check_url(key, value)
         except UsageError as exc:
-            return str(exc).removeprefix("inventory var ")
+            said = str(exc).removeprefix("inventory var ")
+            return said if len(said) <= 300 else said[:300] + "..."
     elif key == "installer" and value not in (None, ""):
         from ..provision.installer import mode
+        if not isinstance(value, str):
+            return f"installer must be auto, uv or pip, got {_shown(value)}"
         try:
             mode({key: value})
         except UsageError as exc:
             return str(exc).removeprefix("inventory var ")
     elif key == "model_source" and value not in (None, ""):
         from ..models.plan import SOURCES
-        if value not in SOURCES:
-            return f"model_source must be {', '.join(SOURCES[:-1])} or {SOURCES[-1]}, got {value!r}"
+        if str(value).strip().lower() not in SOURCES:
+            return f"model_source must be {', '.join(SOURCES[:-1])} or {SOURCES[-1]}, got {_shown(value)}"
     elif key in _PATH_VARS and value is not None and (not isinstance(value, str) or "\x00" in value
                                                       or "\n" in value):
-        return f"{key} must be the path of a venv, got {value!r}"
+        return f"{key} must be the path of a venv, got {_shown(value)}"
     elif key == "ansible_become" and not _is_bool(value):
         return f"ansible_become must be true or false, got {value!r}"
     elif key == "ansible_become_method" and str(value) != "sudo":

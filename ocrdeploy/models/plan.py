@@ -23,7 +23,7 @@ def _yes(value) -> bool:
 
 
 def model_source(v: dict, source=None) -> str:
-    chosen = source or v.get("model_source") or "hf"
+    chosen = str(source or v.get("model_source") or "hf").strip().lower()       # HF, ModelScope: as installer reads
     if chosen not in SOURCES:
         raise UsageError(f"model source {chosen!r} (--source or the model_source var): choose hf, modelscope or auto")
     return chosen

@@ -73,7 +73,8 @@ def index_urls(v: dict) -> tuple[str | None, list[str], list[str]]:
     extra = [check_url("pip_extra_index_url", u) for u in _words(v.get("pip_extra_index_url"))]
     hosts = _words(v.get("pip_trusted_host"))
     for h in hosts:
-        if not re.fullmatch(r"[A-Za-z0-9.-]+(:\d+)?|\[[0-9A-Fa-f:]+\](:\d+)?", h):
+        # (an underscore too: a compose service or a container named devpi_server is a host name docker resolves)
+        if not re.fullmatch(r"[A-Za-z0-9._-]+(:\d+)?|\[[0-9A-Fa-f:]+\](:\d+)?", h):
             raise UsageError(f"inventory var pip_trusted_host: {h!r} is not a host name (host or host:port)")
     return index, extra, hosts
 

@@ -198,9 +198,15 @@ class OcrClient:
 
 
 def content_text(value, what: str) -> str:
-    """A message's or a delta's content as text: a string, or null (a reply all reasoning, a tool call) as ''.
-    Anything else (a number, an object, a list) is an answer no OpenAI-compatible server sends: an error, not
-    a page read as '123' or as nothing and scored as the model's text."""
+    """A message's or a delta's content as text: a string; null (a reply all reasoning, a tool call) as ''; a
+    list of typed parts (Mistral's reasoning models: [{"type": "thinking", ...}, {"type": "text", "text": ...}])
+    as its text parts joined, the others skipped.  Anything else (a number, an object, a list of what is not a
+    part) is an answer no OpenAI-compatible server sends: an error, not a page read as '123' or as nothing and
+    scored as the model's text."""
     if value is None or isinstance(value, str):
         return value or ""
+    if isinstance(value, list) and all(isinstance(p, dict) and isinstance(p.get("type"), str) for p in value):
+        texts = [p.get("text") for p in value if p["type"] == "text"]
+        if all(isinstance(t, str) for t in texts):
+            return "".join(texts)
     raise ValueError(f"{what} is a {type(value).__name__}, not text: {str(value)[:80]}")

@@ -64,7 +64,7 @@ def start_worker(site, port=None, key=None) -> dict:
 
 def phantom() -> dict:
     """An instance serve saw ready that no longer answers (its port free): its smoke fails and it stays out of
-    the pool, but the router starts for it, as for any ready instance."""
+    the pool."""
     port = free_port()
     return {"name": f"minicpm-ocr-{port}", "port": port, "url": f"http://127.0.0.1:{port}", "ready": True,
             "kind": "standard", "served": "minicpm-ocr"}
@@ -295,6 +295,19 @@ def test_serve_starts_no_router_when_no_instance_became_ready(site):
     assert first["started"] and first["workers"] == [worker["url"]]
     again = serve_router(site, [dict(worker, ready=False)], port)       # the router of the first serve stays
     assert again["started"] is False and again["pid"] == first["pid"]
+    kept = serve_router(site, [phantom()], port)                        # ... also when no instance joins it
+    assert kept["started"] is False and kept["pid"] == first["pid"]
+
+
+def test_a_router_no_instance_joined_is_stopped_again(site):
+    """Instances serve saw ready that then fail their smoke request (or their tunnel): the router started for
+    them is stopped again, not left answering 503 over an empty pool."""
+    port = router_port()
+    doc = serve_router(site, [phantom(), phantom()], port)
+    assert doc == {"error": router_cmd.NONE_JOINED}
+    assert router_cmd.live_router(site["conn"], site["wd"], port) is None
+    with pytest.raises(httpx.HTTPError):
+        httpx.get(f"http://127.0.0.1:{port}/liveness", trust_env=False, timeout=2)
 
 
 def test_serve_refuses_a_router_port_whose_prometheus_port_is_taken(site):
@@ -302,17 +315,17 @@ def test_serve_refuses_a_router_port_whose_prometheus_port_is_taken(site):
     router's own in one line, before anything starts, and no router record is left."""
     import socket
 
-    port = router_port()
+    port, worker = router_port(), start_worker(site)
     with socket.socket() as s:
         s.bind(("127.0.0.1", port + 1))
         s.listen()
         with pytest.raises(RuntimeError) as exc:
-            serve_router(site, [phantom()], port)
+            serve_router(site, [worker], port)
     said = str(exc.value)
     assert f"port {port} is free, but port {port + 1}" in said and "--prometheus-port" in said
     assert "choose another --router-port" in said and "\n" not in said
     assert router_cmd.routers(site["conn"], site["wd"]) == []
-    assert serve_router(site, [phantom()], port)["started"]             # the same port, once its neighbour is free
+    assert serve_router(site, [worker], port)["started"]             # the same port, once its neighbour is free
 
 
 def test_a_router_port_whose_metrics_port_is_ephemeral_is_warned_about(site, capsys):
@@ -322,7 +335,8 @@ def test_a_router_port_whose_metrics_port_is_ephemeral_is_warned_about(site, cap
     from engines import ephemeral
 
     low, high = ephemeral()
-    doc = serve_router(site, [phantom()], low - 1)
+    worker = start_worker(site)
+    doc = serve_router(site, [worker], low - 1)
     assert [w.split(":")[0] for w in doc["warnings"]] == [
         f"port {low} (the router's --prometheus-port) lies in this host's ephemeral port range ({low}-{high}, "
         f"net.ipv4.ip_local_port_range)"]
@@ -331,7 +345,7 @@ def test_a_router_port_whose_metrics_port_is_ephemeral_is_warned_about(site, cap
     said = " ".join(capsys.readouterr().out.split())           # the console wraps at its width
     assert f"localhost | {doc['name']}: warning: port {low} (the router's --prometheus-port)" in said
     cli("stop", ["--name", doc["name"]], site["inv"])
-    assert serve_router(site, [phantom()], router_port())["warnings"] == []
+    assert serve_router(site, [worker], router_port())["warnings"] == []
 
 
 def test_a_keyed_fleet_works_through_the_router_and_one_router_takes_one_key(site):

@@ -87,6 +87,7 @@ SSE = "text/event-stream"
     (200, "application/json", b'{"choices": [{"message": {"content": 123}}]}'),
     (200, "application/json", b'{"choices": [{"message": {"content": {"text": "# a"}}}]}'),
     (200, "application/json", b'{"choices": [{"text": 5}]}'),
+    (200, "application/json", b'{"choices": [{"message": {"content": [{"type": "text", "text": 5}]}}]}'),
 ])
 def test_a_malformed_answer_is_one_error_not_a_traceback(status, ctype, body):
     page = pages_mod.sample_pages()[:1]
@@ -107,6 +108,33 @@ def test_a_reply_whose_content_is_null_is_an_empty_page_not_an_error():
     lv = doc["levels"][0]
     assert lv["errors"] == 0 and lv["pages"] == 1, lv
     assert not doc["verdict"]["passed"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_content_as_typed_parts_is_its_text_parts_joined(stream):
+    """Mistral's reasoning models answer content as a list of parts, thinking then text (streamed deltas too):
+    the page read is the text parts, the thinking skipped."""
+    import asyncio
+    import json
+
+    import httpx
+
+    parts = [{"type": "thinking", "thinking": [{"type": "text", "text": "let me look"}]},
+             {"type": "text", "text": "# Sample page"}, {"type": "text", "text": "\n\nThe fox."}]
+    if stream:
+        body = b"".join(b"data: " + json.dumps({"choices": [{"delta": {"content": [p]}}]}).encode() + b"\n\n"
+                        for p in parts) + b"data: [DONE]\n\n"
+        ctype = SSE
+    else:
+        body, ctype = json.dumps({"choices": [{"message": {"content": parts}}]}).encode(), "application/json"
+
+    async def one(url):
+        async with httpx.AsyncClient(base_url=url, trust_env=False, timeout=10) as client:
+            return await bench.send(client, {"model": "m", "messages": [], "stream": True}, "p1")
+
+    with Hostile(200, ctype, body) as srv:
+        out = asyncio.run(one(srv.url))
+    assert out.ok and out.text == "# Sample page\n\nThe fox.", out
 
 
 def test_a_token_count_that_is_not_a_number_is_not_taken():
