@@ -1135,3 +1135,29 @@ REVIEW49_OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3
 ])
 def test_stop49_review_healthy_runs_and_own_reports(tmp_path, engine, log, entry, named):
     assert (entry in ids(scan_text(tmp_path, log + "\n", engine))) is named
+
+
+# (round hfa50) the safety net's widenings on failures reported clean by batches 119-124 (uv's "... cannot be used" and
+# libmamba's tree without their heads, a browser's CORS refusal, Triton's launcher error without RuntimeError, a container's
+# entry command that cannot be executed), each a real line of those batches; and healthy lines sharing their words (a
+# shell trace's exec, a hint about a package that cannot be used, a fallback; constructed for this test) stay clean
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("log, cls", [
+    ("simpletuner[cuda13]==4.4.0 cannot be used.", "resolution-failed"),
+    ("   │  └─ pytorch-cuda >=11.8,<11.9 , which conflicts with any installable versions previously reported;",
+     "resolution-failed"),
+    ("I'm getting an error in the console that says `Access to fetch at 'http://127.0.0.1:11434/api/chat' from origin "
+     "'app://obsidian.md' has been blocked by CORS policy: Response to preflight request doesn't pass access control "
+     "check`", "cors-blocked"),
+    ("DeepSeek OCR Triton Error [CUDA] an illegal memory access on vLLM 0.11.2", "cuda-error"),
+    ("/opt/nvidia/nvidia_entrypoint.sh: line 49: /usr/local/bin/llamafactory-cli webui: No such file or directory",
+     "exec-failed"),
+    ("+ exec /usr/local/bin/python3 -m vllm.entrypoints.openai.api_server --port 8000", None),
+    ("hint: pinning torch==2.4.1; xformers cannot be used with this torch build, skipping it", None),
+    ("flash_attn cannot be used on this GPU, falling back to SDPA.", None),
+    ("Resolved 87 packages in 1.20s", None),
+])
+def test_hfa50_safety_net_widenings(tmp_path, engine, log, cls):
+    rep = scan_text(tmp_path, log + "\n", engine)
+    assert not rep["findings"]
+    assert [u.get("class") for u in rep["unrecognised"]] == ([cls] if cls else [])
