@@ -2736,6 +2736,16 @@ PAGE_ZH_VOICE = re.compile(r"^(?![^\n]*(?:我(?!们)|仍然|依然|[?？]))[^\n]
 # asks what was tried or done ("你有没有试过 ...", "你是否在虚拟环境中安装?": the verb after it is one of meeting the error, and
 # 是否 is taken only with 也 or 曾), and a line with 我 is not taken
 PAGE_ZH_ASK = re.compile(r"^(?![^\n]*我)[^\n]*?你(?:有没有|是否(?:也曾?|曾)经?)(?:在|被|遇到|遭遇|碰到|见过|踩过|经历)")
+# (round hfa50) a Chinese explainer's scene told to its reader, PAGE_SCENE's Chinese: you (你/您), eager or about to act
+# (满怀期待, 信心满满, 兴冲冲, 兴高采烈, 正准备), and then (突然/却/结果) the error pops up or the run fails ("你正准备保存关键实验
+# 结果,Jupyter Notebook 却突然弹出一条令人窒息的错误提示:“Failed to save notebook: No space left on device”", "当你满怀期待地
+# 部署好DeepSeek-OCR准备开始识别文档时突然在终端看到那个令人沮丧的错误信息RuntimeError: CUDA out of memory", "你兴高采烈地用
+# pd.read_csv()去读你辛苦整理的数据,结果终端甩给你一脸UnicodeDecodeError"): an article imagines its reader's run; a user
+# tells their own in the first person (a line with 我 is not taken, the author's 我们 is), greets or asks others (你好,
+# 你们), or answers a helper with the subject left out ("按照你的方法正准备重新部署,结果还是报错:": 你 not opening a clause,
+# 还是/仍然/依然): none is taken
+PAGE_ZH_SCENE = re.compile(r"^(?![^\n]*(?:我(?!们)|你好|你们|还是|仍然|依然))(?:[^\n]*?(?:[，,。；;：:！!、\s]|当))?[你您][^\n。！？!?]{0,40}?(?:满怀期待|信心满满|兴冲冲|兴高采烈"
+                           r"|兴致勃勃|正准备|正要)[^\n。]{0,60}?(?:突然|却|结果)[^\n。]{0,30}?(?:弹出|跳出|蹦出|看到|报错|抛出|甩给|失败|崩溃)")
 # (round fa7) a Japanese explainer's voice, PAGE_ZH's Japanese: the reader invited to look at the error with the page
 # ("典型的な例を見てみましょう。" over "...RuntimeError: CUDA out of memoryが発生。", "...その解決策を探っていきましょう"),
 # asked whether they have met it ("以下のような表示を見たことはありませんか?", "...というメッセージに遭遇し、インストールが
@@ -2879,6 +2889,7 @@ PAGE_MARKERS = ((("this ",), PAGE_VOICE, False), (("this ",), PAGE_PR_MID, True)
                 (("很多", "许多", "不少", "大量", "大部分", "多数", "每个", "每一个"), PAGE_ZH_MANY, True),
                 (("ましょう", "ませんか", "理由", "原因"), PAGE_JA, True),
                 (("你有没有", "你是否"), PAGE_ZH_ASK, True),
+                (("满怀期待", "信心满满", "兴冲冲", "兴高采烈", "兴致勃勃", "正准备", "正要"), PAGE_ZH_SCENE, True),
                 (("常见",), PAGE_ZH_COMMON, True),
                 (("本文", "本篇", "本教程", "本指南"), PAGE_ZH_VOICE, True),
                 (("this will ", "this should "), PAGE_PROMISE, True),

@@ -1161,3 +1161,17 @@ def test_hfa50_safety_net_widenings(tmp_path, engine, log, cls):
     rep = scan_text(tmp_path, log + "\n", engine)
     assert not rep["findings"]
     assert [u.get("class") for u in rep["unrecognised"]] == ([cls] if cls else [])
+
+
+# (round hfa50) a Chinese explainer's scene told to its reader (scanner.PAGE_ZH_SCENE; batch 119's nshx.cn article, a
+# line of batch 94's peacm.com article) is a page about the error; a user's own report that answers a helper with the
+# subject left out, or greets them, is a run (constructed for this test)
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("log, entry, named", [
+    ("在一次深夜的模型训练中,你正准备保存关键实验结果,Jupyter Notebook 却突然弹出一条令人窒息的错误提示:“Failed to save "
+     "notebook: No space left on device”。", "no-space-left", False),
+    ("按照你的方法正准备重新部署,结果还是报错:\nOSError: [Errno 28] No space left on device", "no-space-left", True),
+    ("你好,我正准备部署,结果突然报错:\nOSError: [Errno 28] No space left on device", "no-space-left", True),
+])
+def test_hfa50_chinese_reader_scene(tmp_path, engine, log, entry, named):
+    assert (entry in ids(scan_text(tmp_path, log + "\n", engine))) is named

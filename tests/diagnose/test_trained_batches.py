@@ -186,6 +186,9 @@ TRAINED_ITEMS = {
     45: ("PolyPhyHub/PolyPhy/pull/86",),
     53: ("triton-lang/triton/pull/8773",),
     113: ("Vauxoo/travis2docker/pull/216",),
+    # (round hfa50) a Chinese explainer's scene told to its reader ("你正准备保存关键实验结果,Jupyter Notebook 却突然弹出一条
+    # ...错误提示"): scanner.PAGE_ZH_SCENE, proved by mynw.cn/news/620525 and batch 94's peacm.com article
+    119: ("www.nshx.cn/entertainment/28239.html",),
 }
 
 
