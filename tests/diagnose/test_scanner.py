@@ -1135,3 +1135,43 @@ REVIEW49_OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3
 ])
 def test_stop49_review_healthy_runs_and_own_reports(tmp_path, engine, log, entry, named):
     assert (entry in ids(scan_text(tmp_path, log + "\n", engine))) is named
+
+
+# (round hfa50) the safety net's widenings on failures reported clean by batches 119-124 (uv's "... cannot be used" and
+# libmamba's tree without their heads, a browser's CORS refusal, Triton's launcher error without RuntimeError, a container's
+# entry command that cannot be executed), each a real line of those batches; and healthy lines sharing their words (a
+# shell trace's exec, a hint about a package that cannot be used, a fallback; constructed for this test) stay clean
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("log, cls", [
+    ("simpletuner[cuda13]==4.4.0 cannot be used.", "resolution-failed"),
+    ("   │  └─ pytorch-cuda >=11.8,<11.9 , which conflicts with any installable versions previously reported;",
+     "resolution-failed"),
+    ("I'm getting an error in the console that says `Access to fetch at 'http://127.0.0.1:11434/api/chat' from origin "
+     "'app://obsidian.md' has been blocked by CORS policy: Response to preflight request doesn't pass access control "
+     "check`", "cors-blocked"),
+    ("DeepSeek OCR Triton Error [CUDA] an illegal memory access on vLLM 0.11.2", "cuda-error"),
+    ("/opt/nvidia/nvidia_entrypoint.sh: line 49: /usr/local/bin/llamafactory-cli webui: No such file or directory",
+     "exec-failed"),
+    ("+ exec /usr/local/bin/python3 -m vllm.entrypoints.openai.api_server --port 8000", None),
+    ("hint: pinning torch==2.4.1; xformers cannot be used with this torch build, skipping it", None),
+    ("flash_attn cannot be used on this GPU, falling back to SDPA.", None),
+    ("Resolved 87 packages in 1.20s", None),
+])
+def test_hfa50_safety_net_widenings(tmp_path, engine, log, cls):
+    rep = scan_text(tmp_path, log + "\n", engine)
+    assert not rep["findings"]
+    assert [u.get("class") for u in rep["unrecognised"]] == ([cls] if cls else [])
+
+
+# (round hfa50) a Chinese explainer's scene told to its reader (scanner.PAGE_ZH_SCENE; batch 119's nshx.cn article, a
+# line of batch 94's peacm.com article) is a page about the error; a user's own report that answers a helper with the
+# subject left out, or greets them, is a run (constructed for this test)
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("log, entry, named", [
+    ("在一次深夜的模型训练中,你正准备保存关键实验结果,Jupyter Notebook 却突然弹出一条令人窒息的错误提示:“Failed to save "
+     "notebook: No space left on device”。", "no-space-left", False),
+    ("按照你的方法正准备重新部署,结果还是报错:\nOSError: [Errno 28] No space left on device", "no-space-left", True),
+    ("你好,我正准备部署,结果突然报错:\nOSError: [Errno 28] No space left on device", "no-space-left", True),
+])
+def test_hfa50_chinese_reader_scene(tmp_path, engine, log, entry, named):
+    assert (entry in ids(scan_text(tmp_path, log + "\n", engine))) is named
