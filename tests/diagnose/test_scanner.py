@@ -1149,9 +1149,14 @@ def test_stop49_review_healthy_runs_and_own_reports(tmp_path, engine, log, entry
     ("I'm getting an error in the console that says `Access to fetch at 'http://127.0.0.1:11434/api/chat' from origin "
      "'app://obsidian.md' has been blocked by CORS policy: Response to preflight request doesn't pass access control "
      "check`", "cors-blocked"),
-    ("DeepSeek OCR Triton Error [CUDA] an illegal memory access on vLLM 0.11.2", "cuda-error"),
-    ("/opt/nvidia/nvidia_entrypoint.sh: line 49: /usr/local/bin/llamafactory-cli webui: No such file or directory",
-     "exec-failed"),
+    ("exec /usr/bin/entrypoint.sh: no such file or directory", "exec-failed"),
+    ("/opt/nvidia/nvidia_entrypoint.sh: line 67: exec: .: cannot execute: Is a directory", "exec-failed"),
+    # (the stop-50 review) withdrawn: Triton's launcher error in a title or prose without its exception class (a README
+    # quoting "Triton Error [CUDA]: invalid argument"), an entrypoint's "line N: /path: No such file or directory" (a
+    # `source` of a missing file the server starts past), a requirement sentence that goes on after "cannot be used"
+    ("DeepSeek OCR Triton Error [CUDA] an illegal memory access on vLLM 0.11.2", None),
+    ("/docker-entrypoint.sh: line 12: /etc/profile.d/conda.sh: No such file or directory", None),
+    ("torch==2.4.1 cannot be used, so pin it in constraints.txt", None),
     ("+ exec /usr/local/bin/python3 -m vllm.entrypoints.openai.api_server --port 8000", None),
     ("hint: pinning torch==2.4.1; xformers cannot be used with this torch build, skipping it", None),
     ("flash_attn cannot be used on this GPU, falling back to SDPA.", None),
@@ -1161,17 +1166,3 @@ def test_hfa50_safety_net_widenings(tmp_path, engine, log, cls):
     rep = scan_text(tmp_path, log + "\n", engine)
     assert not rep["findings"]
     assert [u.get("class") for u in rep["unrecognised"]] == ([cls] if cls else [])
-
-
-# (round hfa50) a Chinese explainer's scene told to its reader (scanner.PAGE_ZH_SCENE; batch 119's nshx.cn article, a
-# line of batch 94's peacm.com article) is a page about the error; a user's own report that answers a helper with the
-# subject left out, or greets them, is a run (constructed for this test)
-@pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("log, entry, named", [
-    ("在一次深夜的模型训练中,你正准备保存关键实验结果,Jupyter Notebook 却突然弹出一条令人窒息的错误提示:“Failed to save "
-     "notebook: No space left on device”。", "no-space-left", False),
-    ("按照你的方法正准备重新部署,结果还是报错:\nOSError: [Errno 28] No space left on device", "no-space-left", True),
-    ("你好,我正准备部署,结果突然报错:\nOSError: [Errno 28] No space left on device", "no-space-left", True),
-])
-def test_hfa50_chinese_reader_scene(tmp_path, engine, log, entry, named):
-    assert (entry in ids(scan_text(tmp_path, log + "\n", engine))) is named

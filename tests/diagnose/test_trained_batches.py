@@ -186,9 +186,6 @@ TRAINED_ITEMS = {
     45: ("PolyPhyHub/PolyPhy/pull/86",),
     53: ("triton-lang/triton/pull/8773",),
     113: ("Vauxoo/travis2docker/pull/216",),
-    # (round hfa50) a Chinese explainer's scene told to its reader ("你正准备保存关键实验结果,Jupyter Notebook 却突然弹出一条
-    # ...错误提示"): scanner.PAGE_ZH_SCENE, proved by mynw.cn/news/620525 and batch 94's peacm.com article
-    119: ("www.nshx.cn/entertainment/28239.html",),
 }
 
 
@@ -274,12 +271,10 @@ TRAINED_UNNAMED = {
     107: ("triton-inference-server/tensorrtllm_backend/issues/531",),
     108: ("acon96/home-llm/issues/317",),
     109: ("Bogdanovich77/DeekSeek-OCR---Dockerized-API/issues/8", "rocketride-org/rocketride-server/issues/913"),
-    # (round hfa50) batches 119-124, scored blind at stop 49: resolution-failed's uv and libmamba tails, cors-blocked,
-    # cuda-error's Triton launcher without its class, exec-failed
+    # (round hfa50) batches 119-124, scored blind at stop 49: resolution-failed's uv and libmamba tails, cors-blocked
+    # (its Triton-launcher and entrypoint-line widenings were withdrawn by the stop-50 review)
     119: ("mamba-org/mamba/issues/3294",),
     120: ("logancyang/obsidian-copilot/issues/333",),
-    121: ("hiyouga/LlamaFactory/issues/3603",),
-    123: ("deepseek-ai/DeepSeek-OCR/issues/299",),
     124: ("bghira/SimpleTuner/issues/2812",),
 }
 UNNAMED = picked(TRAINED_UNNAMED, "unrecognised")
