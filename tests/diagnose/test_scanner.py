@@ -1175,3 +1175,31 @@ def test_hfa50_safety_net_widenings(tmp_path, engine, log, cls):
 ])
 def test_hfa50_chinese_reader_scene(tmp_path, engine, log, entry, named):
     assert (entry in ids(scan_text(tmp_path, log + "\n", engine))) is named
+
+
+# (round sfa) a change's own description: a line or bullet opening with the change's verb in the third person
+# (scanner.PAGE_CHANGE_LINE; batch 44's SkyRL#1356 summary, its two bullets) and GitHub's closing keyword inside a sentence
+# (scanner.PAGE_FIXES_REF; batch 102's anton#179) make the text a change's, not a run; a user's own steps told in the past
+# or with a fix that broke or did not hold stay a run (constructed for this test)
+OOM_LINE = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.64 GiB "
+            "of which 1.06 GiB is free.")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("log, entry, named", [
+    ("Summary\n\n  \u2022 When multiple inference engines start on the same node simultaneously, vLLM's get_open_port() can "
+     "return the same port to different engines (TOCTOU race), causing EADDRINUSE failures during engine init\n  \u2022 Adds a "
+     "random 1.5-3.0s delay before AsyncLLMEngine.from_engine_args() to desynchronise port allocation across engines on the "
+     "same node", "address-in-use", False),
+    ("Replace misleading \"LLM endpoint may be temporarily unavailable\" error message with specific \"Invalid API key\" "
+     "errors when authentication fails (HTTP 401). Fixes #178 ", "unauthorized-401", False),
+    ("Adds a retry around the model download.\n\n" + OOM_LINE, "cuda-oom", False),
+    ("Added OLLAMA_HOST=0.0.0.0 to the service file and restarted.\n\n" + OOM_LINE, "cuda-oom", True),
+    ("Added `--enforce-eager` to the command, now it fails with:\n\n" + OOM_LINE, "cuda-oom", True),
+    ("Adds nothing, the same error again:\n\n" + OOM_LINE, "cuda-oom", True),
+    ("The merge that fixes #4512 broke the server for me:\n\n" + OOM_LINE, "cuda-oom", True),
+    ("Upgraded to 0.6.1, which fixes #4512, but it still crashes:\n\n" + OOM_LINE, "cuda-oom", True),
+    ("Since the PR that fixes #4512 landed:\n\n" + OOM_LINE, "cuda-oom", True),
+])
+def test_sfa_change_summary_and_closing_keyword(tmp_path, engine, log, entry, named):
+    assert (entry in ids(scan_text(tmp_path, log + "\n", engine))) is named
