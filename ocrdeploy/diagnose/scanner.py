@@ -2902,6 +2902,13 @@ PAGE_CHANGE_WORDS = ("adds ", "introduces ", "replaces ", "bumps ", "pins ")
 PAGE_FIXES_REF = re.compile(_not_on_doubt(first_person=True, also=r"broke|breaks|broken|break|breaking|regress\w*|revert\w*"
                                           r"|reopen\w*|since|after|supposedly|apparently|claims?|said|says") +
                             r"\b(?:fixes|closes|resolves)\s(?:#\d{1,7}|https?://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d{1,7})\b")
+# (round sfa) a commit message's trailer, a line of its own naming a person by address or handle ("Signed-off-by: Rom
+# Freiman <rfreiman@gmail.com>", "Signed-off-by: Xin Jiang @xinredhat", "Co-authored-by: ..."): git's own furniture of a
+# commit or of the pull request's description copied from it; the error it quotes is the one the change fixes. A user's
+# report carries no trailer (none of the batch or corpus cases does); the key alone in a sentence ("add a Signed-off-by
+# line") is not a trailer
+PAGE_TRAILER = re.compile(r"(?i)^\s{0,4}(?:Signed-off-by|Co-authored-by|Acked-by|Reviewed-by|Tested-by):\s{1,3}\S[^\n<@]{0,80}"
+                          r"(?:<[^<>\s@]{1,64}@[^<>\s]{1,255}>|@[\w-]{1,39})\s*$")
 # the page sentences about_errors looks for on any line: (words one of which the line holds, a cheap gate before the
 # regex; the marker; whether a tool's line with a log level is left out): an explainer's voice, the change told after its
 # reason, a failure foretold, the quoted error read out, the reader's condition of meeting it, a Chinese explainer's voice,
@@ -2927,7 +2934,8 @@ PAGE_MARKERS = ((("this ",), PAGE_VOICE, False), (("this ",), PAGE_PR_MID, True)
                 (("error m", "error t", "error h"), PAGE_REWORD, True),
                 (("you ", "you'", "you’"), PAGE_SCENE, True),
                 (PAGE_CHANGE_WORDS, PAGE_CHANGE_LINE, True),
-                (("fixes ", "closes ", "resolves "), PAGE_FIXES_REF, True))
+                (("fixes ", "closes ", "resolves "), PAGE_FIXES_REF, True),
+                (("-by:",), PAGE_TRAILER, True))
 REPORT_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:describe the bug|bug description|steps to reproduce|to reproduce|reproduction"
                             r"|expected behaviou?r|actual behaviou?r|environment|system info(?:rmation)?|your environment"
                             r"|logs?|error logs?|pytorch version:|collecting environment information)\W{0,6}$")

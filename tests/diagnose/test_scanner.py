@@ -1203,3 +1203,18 @@ OOM_LINE = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 
 ])
 def test_sfa_change_summary_and_closing_keyword(tmp_path, engine, log, entry, named):
     assert (entry in ids(scan_text(tmp_path, log + "\n", engine))) is named
+
+
+# (round sfa) a commit message's trailer (scanner.PAGE_TRAILER; batch 121's ai-lab-recipes#473, its gated-repo quote and
+# trailer) makes the text a change's; the key named in a sentence is no trailer (constructed for this test)
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("log, entry, named", [
+    ("And hence mixtral download fails\n\nDownloading model failed with the following Hugging Face Hub error: 401 Client "
+     "Error. (Request ID: Root=1-6637576e-28a8c5cb049f1dbb35d46d83;86121860-3ce0-419b-aed0-4fc79c440da7)\n\nCannot access "
+     "gated repo for url https://huggingface.co/api/models/mistralai/Mixtral-8x7B-Instruct-v0.1/tree/main?recursive=True"
+     "&expand=False. Access to model mistralai/Mixtral-8x7B-Instruct-v0.1 is restricted. You must be authenticated to access "
+     "it.\n\nSigned-off-by: Rom Freiman <rfreiman@gmail.com>", "hub-gated-repo", False),
+    ("Please add a Signed-off-by: line to your commit, the CI then runs the model:\n\n" + OOM_LINE, "cuda-oom", True),
+])
+def test_sfa_commit_trailer(tmp_path, engine, log, entry, named):
+    assert (entry in ids(scan_text(tmp_path, log + "\n", engine))) is named

@@ -193,6 +193,8 @@ TRAINED_ITEMS = {
     # 1.5-3.0s delay ...", scanner.PAGE_CHANGE_LINE; batch 44's SkyRL#1356 above) and GitHub's closing keyword inside a
     # sentence ("... (HTTP 401). Fixes #178", scanner.PAGE_FIXES_REF)
     102: ("mindsdb/anton/pull/179",),
+    # (round sfa) a commit message's trailer ("Signed-off-by: Rom Freiman <...>", scanner.PAGE_TRAILER)
+    121: ("containers/ai-lab-recipes/pull/473",),
 }
 
 
