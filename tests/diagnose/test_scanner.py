@@ -1166,3 +1166,46 @@ def test_hfa50_safety_net_widenings(tmp_path, engine, log, cls):
     rep = scan_text(tmp_path, log + "\n", engine)
     assert not rep["findings"]
     assert [u.get("class") for u in rep["unrecognised"]] == ([cls] if cls else [])
+
+
+# (round sfa) a change's own description: a line or bullet opening with the change's verb in the third person
+# (scanner.PAGE_CHANGE_LINE; batch 44's SkyRL#1356 summary, its two bullets) and GitHub's closing keyword inside a sentence
+# (scanner.PAGE_FIXES_REF; batch 102's anton#179) make the text a change's, not a run; a user's own steps told in the past
+# or with a fix that broke or did not hold stay a run (constructed for this test)
+OOM_LINE = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.64 GiB "
+            "of which 1.06 GiB is free.")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("log, entry, named", [
+    ("Summary\n\n  \u2022 When multiple inference engines start on the same node simultaneously, vLLM's get_open_port() can "
+     "return the same port to different engines (TOCTOU race), causing EADDRINUSE failures during engine init\n  \u2022 Adds a "
+     "random 1.5-3.0s delay before AsyncLLMEngine.from_engine_args() to desynchronise port allocation across engines on the "
+     "same node", "address-in-use", False),
+    ("Replace misleading \"LLM endpoint may be temporarily unavailable\" error message with specific \"Invalid API key\" "
+     "errors when authentication fails (HTTP 401). Fixes #178 ", "unauthorized-401", False),
+    ("Adds a retry around the model download.\n\n" + OOM_LINE, "cuda-oom", False),
+    ("Added OLLAMA_HOST=0.0.0.0 to the service file and restarted.\n\n" + OOM_LINE, "cuda-oom", True),
+    ("Added `--enforce-eager` to the command, now it fails with:\n\n" + OOM_LINE, "cuda-oom", True),
+    ("Adds nothing, the same error again:\n\n" + OOM_LINE, "cuda-oom", True),
+    ("The merge that fixes #4512 broke the server for me:\n\n" + OOM_LINE, "cuda-oom", True),
+    ("Upgraded to 0.6.1, which fixes #4512, but it still crashes:\n\n" + OOM_LINE, "cuda-oom", True),
+    ("Since the PR that fixes #4512 landed:\n\n" + OOM_LINE, "cuda-oom", True),
+])
+def test_sfa_change_summary_and_closing_keyword(tmp_path, engine, log, entry, named):
+    assert (entry in ids(scan_text(tmp_path, log + "\n", engine))) is named
+
+
+# (round sfa) a commit message's trailer (scanner.PAGE_TRAILER; batch 121's ai-lab-recipes#473, its gated-repo quote and
+# trailer) makes the text a change's; the key named in a sentence is no trailer (constructed for this test)
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("log, entry, named", [
+    ("And hence mixtral download fails\n\nDownloading model failed with the following Hugging Face Hub error: 401 Client "
+     "Error. (Request ID: Root=1-6637576e-28a8c5cb049f1dbb35d46d83;86121860-3ce0-419b-aed0-4fc79c440da7)\n\nCannot access "
+     "gated repo for url https://huggingface.co/api/models/mistralai/Mixtral-8x7B-Instruct-v0.1/tree/main?recursive=True"
+     "&expand=False. Access to model mistralai/Mixtral-8x7B-Instruct-v0.1 is restricted. You must be authenticated to access "
+     "it.\n\nSigned-off-by: Rom Freiman <rfreiman@gmail.com>", "hub-gated-repo", False),
+    ("Please add a Signed-off-by: line to your commit, the CI then runs the model:\n\n" + OOM_LINE, "cuda-oom", True),
+])
+def test_sfa_commit_trailer(tmp_path, engine, log, entry, named):
+    assert (entry in ids(scan_text(tmp_path, log + "\n", engine))) is named
