@@ -2868,36 +2868,6 @@ PAGE_SCENE = re.compile(_not_on_doubt(first_person=True) +
                         r"|run(?! out\b)|ran(?! out\b)|start|started|hit|open|opened|upgrade|upgraded|install|installed|load|loaded)\b"
                         r"|(?:^|[.!?][\"”’)]?\s{1,3})(?-i:You)(?:(?:'|’)re| are) (?:loading|training|fine-tuning|deploying|building"
                         r"|serving|launching|starting)\b")
-# (round sfa) a change's summary line, a line or a bullet opening with the change's own verb in the third person, with
-# no subject ("• Adds a random 1.5-3.0s delay before AsyncLLMEngine.from_engine_args() to desynchronise port allocation",
-# "- Pins base image to `python:3.13-slim-bookworm`", "Adds automatic retry logic for "model is unloaded" ... errors",
-# "- Adds NVIDIA CUDA repository to the CI runner", "- Bumps to `4096` which fits ...", "Adds changes for GPUs with
-# compute capability lower than 8 ..."): the description of a pull request or a commit, whose subject is the change; the
-# error it quotes is the one the change fixes or guards against. A user tells what they did in the past or the first
-# person ("I added ...", "Added OLLAMA_HOST to the unit and restarted."), never "Adds": the past forms are not taken
-# (they would take a user's own steps above their run). A line with a question, a first person, a doubt, "tried",
-# "again", "the same error/issue/...", "now", "then", a failure verb ("fails", "crashed") or "get/got" is not taken either
-PAGE_CHANGE_LINE = re.compile(r"(?i)^(?![^\n]*(?:\?|\b(?:but|still|not|never|no longer|my|me|tried|again|same (?:error|issue|problem|thing|result|message)|now|then|fails?|failed|failing|crash\w*"
-                              r"|gets?|got|getting)\b|n(?:'|’)t\b|(?-i:\bI\b)))[\s>*•+-]{0,6}(?:\d{1,2}[.)]\s{1,2})?(?-i:Adds|Introduces|Replaces|Bumps|Pins)\s(?:a |an |the |new )?[`\w\"'.-]")
-PAGE_CHANGE_WORDS = ("adds ", "introduces ", "replaces ", "bumps ", "pins ")
-# (round sfa) GitHub's closing keyword with its issue inside a sentence or a bullet, not only on a line of its own
-# (PAGE_PR's "Fixes #12"): "... specific "Invalid API key" errors when authentication fails (HTTP 401). Fixes #178",
-# "Log an error if `ListenAndServe()` fails (eg due to the address already being in use). Fixes #106.", "Fixes #382 —
-# streaming SSE chunk with empty `choices: []` causes `IndexError: ...`", "- fixes #732 (vis. ...)", "Fixes #32252 -
-# Resolves the issue where ...": a pull request's or a commit's description, which closes the issue it names; the
-# error it quotes is that issue's. A user's report names a change that did not hold or broke it ("PR #5 fixes #4 but it
-# still fails", "since the commit that fixes #4 I get ..."): a line with a question, a doubt, a first person or a word of
-# breaking, regression, reverting or "since/after" is not taken
-PAGE_FIXES_REF = re.compile(_not_on_doubt(first_person=True, also=r"broke|breaks|broken|break|breaking|regress\w*|revert\w*"
-                                          r"|reopen\w*|since|after|supposedly|apparently|claims?|said|says") +
-                            r"\b(?:fixes|closes|resolves)\s(?:#\d{1,7}|https?://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d{1,7})\b")
-# (round sfa) a commit message's trailer, a line of its own naming a person by address or handle ("Signed-off-by: Rom
-# Freiman <rfreiman@gmail.com>", "Signed-off-by: Xin Jiang @xinredhat", "Co-authored-by: ..."): git's own furniture of a
-# commit or of the pull request's description copied from it; the error it quotes is the one the change fixes. A user's
-# report carries no trailer (none of the batch or corpus cases does); the key alone in a sentence ("add a Signed-off-by
-# line") is not a trailer
-PAGE_TRAILER = re.compile(r"(?i)^\s{0,4}(?:Signed-off-by|Co-authored-by|Acked-by|Reviewed-by|Tested-by):\s{1,3}\S[^\n<@]{0,80}"
-                          r"(?:<[^<>\s@]{1,64}@[^<>\s]{1,255}>|@[\w-]{1,39})\s*$")
 # the page sentences about_errors looks for on any line: (words one of which the line holds, a cheap gate before the
 # regex; the marker; whether a tool's line with a log level is left out): an explainer's voice, the change told after its
 # reason, a failure foretold, the quoted error read out, the reader's condition of meeting it, a Chinese explainer's voice,
@@ -2920,10 +2890,7 @@ PAGE_MARKERS = ((("this ",), PAGE_VOICE, False), (("this ",), PAGE_PR_MID, True)
                 (("bump", "increas", "rais", "doubl", "jack"), PAGE_RAISE, True),
                 (("dreaded", "infamous", "notorious"), PAGE_DREAD, True),
                 (("error m", "error t", "error h"), PAGE_REWORD, True),
-                (("you ", "you'", "you’"), PAGE_SCENE, True),
-                (PAGE_CHANGE_WORDS, PAGE_CHANGE_LINE, True),
-                (("fixes ", "closes ", "resolves "), PAGE_FIXES_REF, True),
-                (("-by:",), PAGE_TRAILER, True))
+                (("you ", "you'", "you’"), PAGE_SCENE, True))
 REPORT_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:describe the bug|bug description|steps to reproduce|to reproduce|reproduction"
                             r"|expected behaviou?r|actual behaviou?r|environment|system info(?:rmation)?|your environment"
                             r"|logs?|error logs?|pytorch version:|collecting environment information)\W{0,6}$")

@@ -73,7 +73,7 @@ TRAINED_ITEMS = {
          "kubernetes-sigs/prow/pull/635", "lunarway/release-manager/pull/369", "open-mmlab/mmdeploy/issues/255"),
     # (round rndfa) an error catalogue's "Fix: N-M min" effort badge makes its page one about errors (PAGE_WIDGET); batch
     # 44's, 46's and 47's other false alarms stay open (heldout/README.md says which)
-    44: ("theneuralbase.com/vllm/errors/vllm-server-port-already-in-use", "NovaSky-AI/SkyRL/pull/1356"),
+    44: ("theneuralbase.com/vllm/errors/vllm-server-port-already-in-use",),
     # (round rndfa) a Chinese list head, "常见的报错如:" (common errors such as:), over the quoted messages (DOC_HEADING)
     46: ("nshx.cn/game/20130.html",
          "BerriAI/litellm/pull/3142"),  # (round t84c) a PR's fenced example of LiteLLM's short invalid-model 400
@@ -186,12 +186,6 @@ TRAINED_ITEMS = {
     45: ("PolyPhyHub/PolyPhy/pull/86",),
     53: ("triton-lang/triton/pull/8773",),
     113: ("Vauxoo/travis2docker/pull/216",),
-    # (round sfa) a change's own description: a bullet opening with the change's verb in the third person ("• Adds a random
-    # 1.5-3.0s delay ...", scanner.PAGE_CHANGE_LINE; batch 44's SkyRL#1356 above) and GitHub's closing keyword inside a
-    # sentence ("... (HTTP 401). Fixes #178", scanner.PAGE_FIXES_REF)
-    102: ("mindsdb/anton/pull/179",),
-    # (round sfa) a commit message's trailer ("Signed-off-by: Rom Freiman <...>", scanner.PAGE_TRAILER)
-    121: ("containers/ai-lab-recipes/pull/473",),
 }
 
 
