@@ -451,6 +451,21 @@ GENERIC_CLASSES = (
     # message='Internal Server Error', url='http://localhost:11434/api/chat'", Home Assistant integrations' "Failed to
     # communicate with the API! 400, message='Bad Request'"): the server refused the request, whatever the app calls it
     ("http-response", re.compile(r"(?<![\w.])[45]\d\d, message='[A-Z][A-Za-z' -]{1,60}'")),
+    # (round hfa50) a browser refusing a cross-origin answer, in its console's words: Chromium's "Access to fetch at
+    # 'http://127.0.0.1:11434/api/chat' from origin 'app://obsidian.md' has been blocked by CORS policy: ..." (Obsidian and
+    # browser-extension clients of Ollama, LM Studio, llama-server), Firefox's "Cross-Origin Request Blocked: The Same Origin
+    # Policy disallows reading the remote resource at ... (Reason: ...)": the request never reached the app, the server's
+    # allowed origins (OLLAMA_ORIGINS, --cors) or its address the cause; no error word on the line
+    ("cors-blocked", re.compile(r"\bhas been blocked by CORS policy\b|\bCross-Origin Request Blocked: ")),
+    # (round hfa50) a container whose entry command cannot be executed, in the words of what tried: the runtime's own
+    # container-log line (runc/Docker 20.10+: "exec /entrypoint.sh: no such file or directory", "exec
+    # /usr/bin/entrypoint.sh: permission denied": a missing file, CRLF or a missing #! interpreter, no x bit) and bash's
+    # exec builtin ("/opt/nvidia/nvidia_entrypoint.sh: line 67: exec: .: cannot execute: Is a directory"): the server
+    # never starts; no error word on the line (exec-format keeps "exec format error").  (An entrypoint script's "line N:
+    # /path: No such file or directory" was withdrawn by the stop-50 review: a `source` of a missing file prints the same
+    # and the server starts anyway)
+    ("exec-failed", re.compile(r"(?:^\s{0,8}|[`'\"] ?|: )exec \.?/[^\s:`'\"]{1,300}: (?:no such file or directory|permission denied)\b"
+                               r"|: line \d{1,6}: exec: [^\n]{1,300}: cannot execute: [A-Z][a-z]")),
 )
 # (stop 47, the lead) not at WARNING level: round scan17 also counted a local server's 4xx/5xx logged as a WARNING
 # (marker's "[WARNING] marker: Ollama inference failed: 500 Server Error ... for url: http://localhost:11434/..."), but an
@@ -577,7 +592,24 @@ FATAL_CLASSES = (
                                      r"|\brequirements are unsatisfiable\b"
                                      # (round scan7) rattler's solver under pixi and rattler-build (rattler_solve lib.rs:
                                      # "Cannot solve the request because of: {}", resolvo's report after it)
-                                     r"|\bCannot solve the request because of: ")),
+                                     r"|\bCannot solve the request because of: "
+                                     # (round hfa50) uv's PubGrub step that rules a requirement out, "we can conclude that
+                                     # torch==2.4.1 cannot be used." (uv-resolver pubgrub/report.rs), the requirement wrapped
+                                     # onto a line of its own ("simpletuner[cuda13]==4.4.0 cannot be used."), when a report
+                                     # quotes the chain without the "× No solution found" head or the "unsatisfiable" tail:
+                                     # a version or "all versions of" before it, never a bare word ("xformers cannot be used")
+                                     r"|\bconclude that (?:all versions of [\w.\[\]-]{1,100}|[\w.\[\]-]{1,100}(?:\{[^{}\n]{1,200}\})?"
+                                     r"[=<>!~]=?[\w.*+!-]{1,60}(?:,[=<>!~]=?[\w.*+!-]{1,60}){0,3}) cannot be used\b"
+                                     # (the stop-50 review: the requirement wrapped onto a line of its own only when the line
+                                     # is that and ends there, "simpletuner[cuda13]==4.4.0 cannot be used.", not a sentence
+                                     # that goes on "torch==2.4.1 cannot be used, so pin ...")
+                                     r"|^\s{0,12}(?:all versions of [\w.\[\]-]{1,100}|[\w.\[\]-]{1,100}(?:\{[^{}\n]{1,200}\})?"
+                                     r"[=<>!~]=?[\w.*+!-]{1,60}(?:,[=<>!~]=?[\w.*+!-]{1,60}){0,3}) cannot be used\.\s*$"
+                                     # (round hfa50) libmamba's conflict tree (mamba 1.4+, micromamba, conda's libmamba
+                                     # solver: "└─ pytorch-cuda >=11.8,<11.9 , which conflicts with any installable versions
+                                     # previously reported;", "└─ python 3.7**  is not installable because it conflicts with
+                                     # ..."), quoted without its "Could not solve for environment specs" head
+                                     r"|\bconflicts with any installable versions previously reported\b")),
     # (round scan10) a CI runner's own error annotation, the step or the job failed as the runner reports it: GitHub
     # Actions' and Azure Pipelines' "##[error]..." log command ("2022-12-07T10:18:10.5771753Z ##[error]The runner has
     # received a shutdown signal. ...", "##[error]Bash exited with code '1'."), whatever tool's words follow it.  Last:
@@ -636,7 +668,7 @@ GENERIC_HINTS = {
     "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",),
     "start-timeout": ("timed out waiting for ",),
     "lua-error": (": attempt to ",), "apache-error": (": AH",),
-    "http-response": (", message='",), "installer-failed": ("): Failed", " failed"), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
+    "http-response": (", message='",), "cors-blocked": ("CORS policy", "Cross-Origin Request Blocked"), "exec-failed": ("exec ", "exec: "), "installer-failed": ("): Failed", " failed"), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
 }
 GENERIC_LOWER = ("start-timeout", "exec-format", "alloc-failed", "nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused",
                  "credentials-failed")
@@ -743,7 +775,13 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "did not match any variant of untagged enum ",
                     # (round scan15: a C library's _ASSERT macro in both forms, urllib3's ProtocolError as requests prints
                     # it, Go's encoding/json type mismatch)
-                    "_assert: ", "_assert(", "'connection aborted.', ", "json: cannot unmarshal ")
+                    "_assert: ", "_assert(", "'connection aborted.', ", "json: cannot unmarshal ",
+                    # (round hfa50: uv's ruled-out requirement and libmamba's conflict tree without their heads, a
+                    # browser's CORS refusal)
+                    " cannot be used", "installable versions previously reported", "blocked by cors policy",
+                    "cross-origin request blocked",
+                    # (round hfa50: a container's entry command that cannot be executed)
+                    "exec /", "exec ./", ": cannot execute: ")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
@@ -1001,6 +1039,8 @@ FATAL_HINTS = ("restarting (", "segmentation", "segfault at", "core dumped", "�
                "bus error", "xid ", "nvrm: ", "no candidates were found", "version solving failed", "because ",
                # (round scan7)
                "conflicting dependencies", "unsatisfiable", "cannot solve the request",
+               # (round hfa50: uv's "... cannot be used", libmamba's tree)
+               "cannot be used", "previously reported",
                # (round scan9: C++'s terminate, a scheduler's kill)
                "terminate called", "pbs: job killed", "wall", "job killed after reaching", "cancelled at ",
                # (round scan10: a CI runner's error annotation, Jenkins' failed build step)

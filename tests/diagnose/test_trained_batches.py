@@ -271,6 +271,11 @@ TRAINED_UNNAMED = {
     107: ("triton-inference-server/tensorrtllm_backend/issues/531",),
     108: ("acon96/home-llm/issues/317",),
     109: ("Bogdanovich77/DeekSeek-OCR---Dockerized-API/issues/8", "rocketride-org/rocketride-server/issues/913"),
+    # (round hfa50) batches 119-124, scored blind at stop 49: resolution-failed's uv and libmamba tails, cors-blocked
+    # (its Triton-launcher and entrypoint-line widenings were withdrawn by the stop-50 review)
+    119: ("mamba-org/mamba/issues/3294",),
+    120: ("logancyang/obsidian-copilot/issues/333",),
+    124: ("bghira/SimpleTuner/issues/2812",),
 }
 UNNAMED = picked(TRAINED_UNNAMED, "unrecognised")
 
