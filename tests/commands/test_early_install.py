@@ -220,10 +220,20 @@ def test_a_started_probe_the_run_does_not_take_is_ended(lab, tmp_path):
 
 @pytest.mark.ssh
 def test_a_run_that_stops_at_an_input_error_ends_its_started_probe(lab, tmp_path):
-    inv = lab_inventory(lab, tmp_path, "127.0.0.85", installer="pipx")
+    """An input error the plan finds (a recipe's source var not set: the run must ask, never guess), after the early
+    probe started.  (A var the inventory load refuses, such as `installer: pipx`, stops the run before any probe.)"""
+    inv = lab_inventory(lab, tmp_path, "127.0.0.85", sdk_repo=None)
     p, got = drive(tmp_path, lab, ["ocrdeploy", "install", "-H", "h", "-i", str(inv)])
-    assert p.returncode == 2 and "installer" in p.stderr and "Traceback" not in p.stderr, p.stderr[-3000:]
+    assert p.returncode == 2 and "sdk_repo" in p.stderr and "Traceback" not in p.stderr, p.stderr[-3000:]
     assert got["notes"] == [["ocrdeploy.inventory"]] and got["stats"] == {"started": 1, "adopted": 0, "ended": 1} and got["all_ended"]
+
+
+@pytest.mark.ssh
+def test_an_inventory_var_refused_at_load_starts_no_probe(lab, tmp_path):
+    inv = lab_inventory(lab, tmp_path, "127.0.0.78", installer="pipx")
+    p, got = drive(tmp_path, lab, ["ocrdeploy", "install", "-H", "h", "-i", str(inv)])
+    assert p.returncode == 2 and f"{inv}:" in p.stderr and "installer" in p.stderr, p.stderr[-3000:]
+    assert "Traceback" not in p.stderr and got["stats"].get("started", 0) == 0
 
 
 @pytest.mark.ssh
