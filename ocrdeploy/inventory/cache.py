@@ -21,9 +21,7 @@ from pathlib import Path
 FORMAT = 1
 MAX_BYTES = 32 * 2**20          # an inventory of many thousands of hosts; past this, parse it each time
 SETTLED_NS = 2 * 10**9          # a file changed this recently is not kept (see save)
-_PARSER_FILES = ("model.py", "yamlfile.py", "inifile.py", "hostranges.py", "sshargs.py", "cache.py",
-                 # the var checks model.var_problem borrows from the plans (URLs, installer, model_source)
-                 "../provision/pip_index.py", "../provision/installer.py", "../models/plan.py")
+_PARSER_FILES = ("model.py", "yamlfile.py", "inifile.py", "hostranges.py", "sshargs.py", "cache.py")
 _JSON_SCALARS = (str, int, bool, type(None))
 
 

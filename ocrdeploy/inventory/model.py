@@ -43,12 +43,9 @@ _STR_VARS = (
 # A venv the user already has: a path, never a number or a list (YAML reads `vllm_env: 3` as an int and
 # `vllm_env: [a, b]` as a list; either reached the install step as a path and failed there, not here)
 _PATH_VARS = ("vllm_env", "tf_env")
-# Vars that are URLs wherever they are read (the pip options, the hubs): checked here as the plans check
-# them, so that a typo is one line naming the inventory file and its line, not a plan's error naming neither
-_URL_VARS = ("pip_index_url", "pip_extra_index_url", "pip_trusted_host", "torch_index_url", "paddle_index_url",
-             "hf_endpoint", "hf_mirror", "modelscope_endpoint", "layout_url", "python_install_mirror")
-
-
+# Where models come from (the model_source var, --source): defined here, where the inventory checks the var, and read
+# by models/plan (the inventory sits below the models in the layout)
+MODEL_SOURCES = ("hf", "modelscope", "auto")
 def _shown(value, limit=80) -> str:
     """A value in an error line, cut: a list of thousands of items is not one line."""
     text = repr(value)
@@ -77,25 +74,9 @@ def var_problem(key: str, value) -> str | None:
             return f"{key} must be a port number 1-65535, got {value!r}"
     elif key in _STR_VARS and value is not None and not isinstance(value, (str, int, float)):
         return f"{key} must be a string, got {type(value).__name__}"
-    elif key in _URL_VARS and value not in (None, ""):
-        from ..provision.pip_index import check_url, index_urls
-        try:
-            index_urls({key: value}) if key.startswith("pip_") else check_url(key, value)
-        except UsageError as exc:
-            said = str(exc).removeprefix("inventory var ")
-            return said if len(said) <= 300 else said[:300] + "..."
-    elif key == "installer" and value not in (None, ""):
-        from ..provision.installer import mode
-        if not isinstance(value, str):
-            return f"installer must be auto, uv or pip, got {_shown(value)}"
-        try:
-            mode({key: value})
-        except UsageError as exc:
-            return str(exc).removeprefix("inventory var ")
     elif key == "model_source" and value not in (None, ""):
-        from ..models.plan import SOURCES
-        if str(value).strip().lower() not in SOURCES:
-            return f"model_source must be {', '.join(SOURCES[:-1])} or {SOURCES[-1]}, got {_shown(value)}"
+        if str(value).strip().lower() not in MODEL_SOURCES:
+            return f"model_source must be {', '.join(MODEL_SOURCES[:-1])} or {MODEL_SOURCES[-1]}, got {_shown(value)}"
     elif key in _PATH_VARS and value is not None and (not isinstance(value, str) or "\x00" in value
                                                       or "\n" in value):
         return f"{key} must be the path of a venv, got {_shown(value)}"

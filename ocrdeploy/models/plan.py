@@ -9,12 +9,12 @@ answers serving the model (the layout model starts with its tarball URL).
 from __future__ import annotations
 
 from ..errors import UsageError
+from ..inventory.model import MODEL_SOURCES as SOURCES
 from ..provision.pip_index import check_url
 from ..provision.plan import Plan
 from .catalog import DEFAULT_SET, LAYOUT_URL, MODELS
 from .steps import ModelStep, SameRelease, tools_steps
 
-SOURCES = ("hf", "modelscope", "auto")
 HF_DEFAULT, HF_MIRROR, MS_DEFAULT = "https://huggingface.co", "https://hf-mirror.com", "https://www.modelscope.cn"
 
 

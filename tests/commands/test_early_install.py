@@ -221,7 +221,7 @@ def test_a_started_probe_the_run_does_not_take_is_ended(lab, tmp_path):
 @pytest.mark.ssh
 def test_a_run_that_stops_at_an_input_error_ends_its_started_probe(lab, tmp_path):
     """An input error the plan finds (a recipe's source var not set: the run must ask, never guess), after the early
-    probe started.  (A var the inventory load refuses, such as `installer: pipx`, stops the run before any probe.)"""
+    probe started.  (A var the inventory load refuses, such as `model_source: hub`, stops the run before any probe.)"""
     inv = lab_inventory(lab, tmp_path, "127.0.0.85", sdk_repo=None)
     p, got = drive(tmp_path, lab, ["ocrdeploy", "install", "-H", "h", "-i", str(inv)])
     assert p.returncode == 2 and "sdk_repo" in p.stderr and "Traceback" not in p.stderr, p.stderr[-3000:]
@@ -230,9 +230,9 @@ def test_a_run_that_stops_at_an_input_error_ends_its_started_probe(lab, tmp_path
 
 @pytest.mark.ssh
 def test_an_inventory_var_refused_at_load_starts_no_probe(lab, tmp_path):
-    inv = lab_inventory(lab, tmp_path, "127.0.0.78", installer="pipx")
+    inv = lab_inventory(lab, tmp_path, "127.0.0.78", model_source="hub")
     p, got = drive(tmp_path, lab, ["ocrdeploy", "install", "-H", "h", "-i", str(inv)])
-    assert p.returncode == 2 and f"{inv}:" in p.stderr and "installer" in p.stderr, p.stderr[-3000:]
+    assert p.returncode == 2 and f"{inv}:" in p.stderr and "model_source" in p.stderr, p.stderr[-3000:]
     assert "Traceback" not in p.stderr and got["stats"].get("started", 0) == 0
 
 
