@@ -46,10 +46,6 @@ _PATH_VARS = ("vllm_env", "tf_env")
 # Where models come from (the model_source var, --source): defined here, where the inventory checks the var, and read
 # by models/plan (the inventory sits below the models in the layout)
 MODEL_SOURCES = ("hf", "modelscope", "auto")
-def _shown(value, limit=80) -> str:
-    """A value in an error line, cut: a list of thousands of items is not one line."""
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "..."
 SSH_ARG_VARS = ("ansible_ssh_common_args", "ansible_ssh_extra_args")
 CONNECTIONS = ("local", "ssh", "paramiko", "paramiko_ssh", "smart")   # smart and paramiko: ssh, through paramiko
 MAX_VAR_VALUES = 100_000   # one var, its YAML aliases written out: far beyond any real one, far below a bomb
@@ -65,6 +61,12 @@ def as_bool(value) -> bool:
 
 def _is_bool(value) -> bool:
     return value is None or isinstance(value, bool) or str(value).strip().lower() in _TRUE + _FALSE
+
+
+def _shown(value, limit=80) -> str:
+    """A value in an error line, cut: a list of thousands of items is not one line."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def var_problem(key: str, value) -> str | None:
