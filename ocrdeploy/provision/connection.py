@@ -808,6 +808,11 @@ class SSHConnection(Connection):
                 raise HostError(host.name, f"no SSH greeting from {where} within {self.connect_timeout:g} s "
                                            f"(not an SSH server, or overloaded)")
             raise HostError(host.name, f"SSH error with {where}: {exc}")
+        except (ConnectionResetError, ConnectionAbortedError):
+            # the same peer seen a moment later: it accepted and reset before connect() looked at the socket (a
+            # loaded machine, seen in CI), so paramiko's connect loop re-raises the reset bare; still an answer at once
+            raise HostError(host.name, f"{where} closed the connection without an SSH greeting "
+                                       f"(not an SSH server, or it refuses this client)")
         except OSError as exc:
             raise HostError(host.name, f"cannot connect to {where}: {exc.strerror or exc}")
         if args.keepalive:

@@ -194,6 +194,31 @@ def test_a_port_that_closes_at_once_is_said_so_without_a_traceback(tmp_path, res
                             f"or it refuses this client)")
 
 
+def test_a_reset_met_by_connect_itself_is_the_same_closed_connection(tmp_path, monkeypatch):
+    # a stand-in for a race a real socket cannot be made to lose on demand: on a loaded machine (CI) the peer's accept
+    # and reset land before connect() polls its socket, which then raises ECONNRESET from connect itself, and
+    # paramiko's connect loop re-raises it bare; the report must be the same as for the reset met later
+    import errno
+
+    real_connect = socket.socket.connect
+
+    def connect(self, addr):
+        if addr[0] == "127.0.0.6":
+            raise ConnectionResetError(errno.ECONNRESET, os.strerror(errno.ECONNRESET))
+        return real_connect(self, addr)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setenv("OCRDEPLOY_KNOWN_HOSTS", str(tmp_path / "known_hosts"))
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"hosts": {"closer": {"ansible_host": "127.0.0.6", "ansible_port": 2202}}}}))
+    (host,) = select_hosts(load_inventory(inv), host="closer")
+    with Session([host], connect_timeout=2) as session:
+        outcome = session.map(lambda conn, h: None)["closer"]
+    assert outcome.unreachable
+    assert outcome.error == ("127.0.0.6:2202 closed the connection without an SSH greeting (not an SSH server, "
+                             "or it refuses this client)")
+
+
 def test_a_malformed_known_hosts_line_is_one_line(tmp_path):
     known = tmp_path / "known_hosts"
     known.write_text("127.0.0.6 ssh-ed25519 AAAA!!!not-base64\n")
