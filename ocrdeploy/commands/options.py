@@ -62,7 +62,10 @@ def api_key(value):
 def parse_sets(sets) -> dict:
     """--set KEY=VALUE items as a dict of host vars (the last of a key wins), each checked as the
     inventory checks the same var (a port, a boolean, ssh args, a gpu, a connection)."""
+    import re
+
     from ..inventory.model import connection_problem, var_problem
+    from ..inventory.varchecks import URL_VARS, masked
 
     out = {}
     for item in sets:
@@ -73,6 +76,8 @@ def parse_sets(sets) -> dict:
             raise UsageError(f"--set {item!r}: {key!r} is not a variable name")
         problem = var_problem(key, value) or (connection_problem(value) if key == "ansible_connection" else None)
         if problem:
+            if key in URL_VARS:     # the item as written, each URL's credentials as *** (as the problem shows them)
+                item = f"{key}=" + re.sub(r"[^\s,]+", lambda m: masked(m.group()), value)
             raise UsageError(f"--set {item!r}: {problem}")
         out[key] = value
     return out

@@ -21,7 +21,9 @@ from pathlib import Path
 FORMAT = 1
 MAX_BYTES = 32 * 2**20          # an inventory of many thousands of hosts; past this, parse it each time
 SETTLED_NS = 2 * 10**9          # a file changed this recently is not kept (see save)
-_PARSER_FILES = ("model.py", "yamlfile.py", "inifile.py", "hostranges.py", "sshargs.py", "cache.py")
+# (varchecks.py: the rules of the URL vars and installer that model.var_problem applies; an upgrade that changes one
+# must re-check an inventory cached before it)
+_PARSER_FILES = ("model.py", "yamlfile.py", "inifile.py", "hostranges.py", "sshargs.py", "varchecks.py", "cache.py")
 _JSON_SCALARS = (str, int, bool, type(None))
 
 

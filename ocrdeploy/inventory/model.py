@@ -19,6 +19,7 @@ from typing import Any
 from ..errors import UsageError
 from . import hostranges
 from .sshargs import SSHArgs, SSHArgsError, parse_ssh_args
+from .varchecks import URL_VARS, check_url, index_urls, installer_mode
 from .yamlfile import MAX_VALUE_DEPTH, LineDict, TooLarge, YAMLSyntaxError, check_size, load_yaml
 
 LOCAL_NAMES = ("localhost", "local")
@@ -76,6 +77,18 @@ def var_problem(key: str, value) -> str | None:
             return f"{key} must be a port number 1-65535, got {value!r}"
     elif key in _STR_VARS and value is not None and not isinstance(value, (str, int, float)):
         return f"{key} must be a string, got {type(value).__name__}"
+    elif key in URL_VARS and value not in (None, ""):
+        # the rules the plans apply when they read these vars (varchecks.py), here so that a typo names the
+        # inventory file and its line for every command; the value masked and cut
+        try:
+            index_urls({key: value}, _shown) if key.startswith("pip_") else check_url(key, value, _shown)
+        except UsageError as exc:
+            return str(exc).removeprefix("inventory var ")
+    elif key == "installer" and value not in (None, ""):
+        try:
+            installer_mode(value, _shown)
+        except UsageError as exc:
+            return str(exc).removeprefix("inventory var ")
     elif key == "model_source" and value not in (None, ""):
         if str(value).strip().lower() not in MODEL_SOURCES:
             return f"model_source must be {', '.join(MODEL_SOURCES[:-1])} or {MODEL_SOURCES[-1]}, got {_shown(value)}"

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import UsageError
+from ..inventory.varchecks import INSTALLER_MODES as MODES, installer_mode  # noqa: F401  (MODES: re-exported)
 from .command import Command
 from .pip_index import index_args, pip_options
 from .step import Request, StepError, absolute, file_fact, wd
@@ -29,7 +29,6 @@ from .step import Request, StepError, absolute, file_fact, wd
 TOOLS_ENV = ".ocrdeploy/tools-env"     # ocrdeploy's own venv on the host: hub clients, uv
 UV = wd(f"{TOOLS_ENV}/bin/uv")
 UV_PIN = "uv>=0.5"                     # --allow-insecure-host, --index-strategy, UV_EXTRA_INDEX_URL
-MODES = ("auto", "uv", "pip")
 # pip's configuration files (user, site-wide, XDG) and the keys in them that change where packages come
 # from or how they are resolved: what uv would not see
 PIP_CONFIG_FILES = ("/etc/pip.conf", "/etc/xdg/pip/pip.conf", "~/.config/pip/pip.conf", "~/.pip/pip.conf")
@@ -39,11 +38,8 @@ PIP_SOURCE_ENV = tuple("PIP_" + k.upper().replace("-", "_") for k in PIP_SOURCE_
 
 
 def mode(v: dict) -> str:
-    """The inventory's `installer` var (or --installer), checked."""
-    value = str(v.get("installer") or "auto").strip().lower()
-    if value not in MODES:
-        raise UsageError(f"inventory var installer: {v.get('installer')!r} is not one of {', '.join(MODES)}")
-    return value
+    """The inventory's `installer` var (or --installer), checked (by the rule the inventory load applies)."""
+    return installer_mode(v.get("installer"))
 
 
 def request() -> Request:

@@ -14,69 +14,22 @@ as ***.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
-from ..errors import UsageError
+# The checks of these vars live in the inventory, which runs them when it is read (a typo: one line naming the
+# inventory file and line); the plans run the same ones here.  The names stay importable from this module.
+from ..inventory.varchecks import USERINFO as _USERINFO
+from ..inventory.varchecks import check_url, index_urls, masked, split_url  # noqa: F401  (re-exported)
 from .command import Secret
 
 PIP_VARS = ("pip_index_url", "pip_extra_index_url", "pip_trusted_host")
 INDEX_VARS = ("torch_index_url", "paddle_index_url")
 PYPI = "https://pypi.org/simple/"
-_USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]+@")
-
-
-def masked(url: str) -> str:
-    """The URL with any user:password@ shown as ***@."""
-    return _USERINFO.sub(r"\1***@", url) if url else url
 
 
 def url_arg(url: str) -> str:
     """An index URL as a command argument: a Secret (shown masked) when it carries credentials."""
     return Secret(url, shown=masked(url)) if _USERINFO.match(url) else url
-
-
-def _words(value) -> list[str]:
-    if value is None or value == "":
-        return []
-    items = value if isinstance(value, (list, tuple)) else re.split(r"[\s,]+", str(value))
-    return [str(i).strip() for i in items if str(i).strip()]
-
-
-def split_url(text: str):
-    """urlsplit with both of its ValueErrors raised here: a bracketed host it cannot read (http://[::1)
-    and a port out of range (read lazily by .port)."""
-    parts = urlsplit(text)
-    parts.port
-    return parts
-
-
-def check_url(var: str, url) -> str:
-    """An index or endpoint URL from the inventory (or, when `var` is an option such as --endpoint, from
-    the command line), or one clear line naming the var or the option.  urlsplit raises on a bracketed
-    host it cannot read and a port out of range (split_url): both are that line too."""
-    text = str(url).strip()
-    where = var if var.startswith("--") else f"inventory var {var}"
-    try:
-        parts = split_url(text)
-    except ValueError as exc:
-        raise UsageError(f"{where}: {masked(text)!r} is not an http(s):// or file:// URL ({exc})")
-    if parts.scheme not in ("http", "https", "file") or (parts.scheme != "file" and not parts.hostname):
-        raise UsageError(f"{where}: {masked(text)!r} is not an http(s):// or file:// URL")
-    return text
-
-
-def index_urls(v: dict) -> tuple[str | None, list[str], list[str]]:
-    """(index URL or None, extra index URLs, trusted hosts), validated."""
-    index = check_url("pip_index_url", v["pip_index_url"]) if v.get("pip_index_url") else None
-    extra = [check_url("pip_extra_index_url", u) for u in _words(v.get("pip_extra_index_url"))]
-    hosts = _words(v.get("pip_trusted_host"))
-    for h in hosts:
-        # (an underscore too: a compose service or a container named devpi_server is a host name docker resolves)
-        if not re.fullmatch(r"[A-Za-z0-9._-]+(:\d+)?|\[[0-9A-Fa-f:]+\](:\d+)?", h):
-            raise UsageError(f"inventory var pip_trusted_host: {h!r} is not a host name (host or host:port)")
-    return index, extra, hosts
 
 
 def own_index(v: dict, var: str | None, default: str | None) -> str | None:

@@ -229,10 +229,14 @@ def test_a_run_that_stops_at_an_input_error_ends_its_started_probe(lab, tmp_path
 
 
 @pytest.mark.ssh
-def test_an_inventory_var_refused_at_load_starts_no_probe(lab, tmp_path):
-    inv = lab_inventory(lab, tmp_path, "127.0.0.78", model_source="hub")
+@pytest.mark.parametrize("var,value", [("model_source", "hub"), ("installer", "pipx"),
+                                       ("pip_index_url", "mirror.example/simple"), ("pip_trusted_host", "a/b")])
+def test_an_inventory_var_refused_at_load_starts_no_probe(lab, tmp_path, var, value):
+    """The URL vars and installer are checked when the inventory is read, as model_source is: the line names the
+    file and the var, and no probe was started for a run that stops there."""
+    inv = lab_inventory(lab, tmp_path, "127.0.0.78", **{var: value})
     p, got = drive(tmp_path, lab, ["ocrdeploy", "install", "-H", "h", "-i", str(inv)])
-    assert p.returncode == 2 and f"{inv}:" in p.stderr and "model_source" in p.stderr, p.stderr[-3000:]
+    assert p.returncode == 2 and f"{inv}:" in p.stderr and f"host 'h': {var}" in p.stderr, p.stderr[-3000:]
     assert "Traceback" not in p.stderr and got["stats"].get("started", 0) == 0
 
 

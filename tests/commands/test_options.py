@@ -22,12 +22,30 @@ ROOT = Path(__file__).parents[2]
     ("ansible_connection=docker", "ansible_connection 'docker' is not supported"),
     ('ansible_ssh_common_args=-o "open', "ansible_ssh_common_args: cannot split"),
     ("gpu=abc", "gpu must be 'auto', an index or a comma list of indexes"),
+    ("installer=conda", "installer: 'conda' is not one of auto, uv, pip"),
+    ("pip_index_url=mirror.example/simple", "pip_index_url: 'mirror.example/simple' is not an http(s)"),
+    ("layout_url=hf-mirror.com/x.tar", "layout_url: 'hf-mirror.com/x.tar' is not an http(s)"),
+    ("pip_trusted_host=a/b", "pip_trusted_host: 'a/b' is not a host name"),
 ])
 def test_a_set_value_the_inventory_would_refuse_is_one_line_naming_the_option(item, needle):
     with pytest.raises(UsageError) as exc:
         parse_sets([item])
     assert str(exc.value).startswith(f"--set {item!r}: ")
     assert needle in str(exc.value)
+
+
+@pytest.mark.parametrize("item,shown", [
+    ("torch_index_url=https://u:s3cret@:99999/x", "--set 'torch_index_url=https://***@:99999/x': torch_index_url: "
+                                                  "'https://***@:99999/x' is not"),
+    ("pip_extra_index_url=https://a:s3cret@a.example/simple,https://b:s3cret@/simple",
+     "--set 'pip_extra_index_url=https://***@a.example/simple,https://***@/simple': pip_extra_index_url: "
+     "'https://***@/simple' is not"),
+])
+def test_a_refused_set_url_is_shown_masked(item, shown):
+    """A URL var refused on the command line: its credentials read as *** in the echoed item too."""
+    with pytest.raises(UsageError) as exc:
+        parse_sets([item])
+    assert str(exc.value).startswith(shown) and "s3cret" not in str(exc.value)
 
 
 def test_set_values_the_inventory_takes_pass_as_written():

@@ -100,6 +100,30 @@ def test_ssh_config_alias_fallback(inv, tmp_path, monkeypatch):
     ("all:\n  hosts:\n    a:\n      vllm_env: \"/opt/v\\nenv\"\n", 4, "vllm_env must be the path of a venv"),
     ("all:\n  hosts:\n    a:\n      tf_env: \"/opt/v\\0env\"\n", 4, "tf_env must be the path of a venv"),
     ("all:\n  hosts:\n    a:\n      model_source: hub\n", 4, "model_source must be hf, modelscope or auto"),
+    ("all:\n  hosts:\n    a:\n      installer: conda\n", 4, "installer: 'conda' is not one of auto, uv, pip"),
+    ("all:\n  vars:\n    installer: [uv]\n", 3, "installer: ['uv'] is not one of auto"),
+    ("all:\n  hosts:\n    a:\n      layout_url: hf-mirror.com/x.tar\n", 4, "layout_url: 'hf-mirror.com/x.tar' is not"),
+    ("all:\n  hosts:\n    a:\n      python_install_mirror: ftp://m/x\n", 4, "python_install_mirror: 'ftp://m/x' is"),
+    ("all:\n  hosts:\n    a:\n      hf_endpoint: h" + "x" * 2000 + "\n", 4, "hf_endpoint: 'hxxx"),
+    ("all:\n  hosts:\n    a:\n      hf_mirror: hf-mirror.com\n", 4, "hf_mirror: 'hf-mirror.com' is not"),
+    ("all:\n  hosts:\n    a:\n      modelscope_endpoint: www.modelscope.cn\n", 4, "modelscope_endpoint: 'www.model"),
+    ("all:\n  hosts:\n    a:\n      paddle_index_url: /srv/paddle\n", 4, "paddle_index_url: '/srv/paddle' is not"),
+    ("all:\n  hosts:\n    a:\n      pip_index_url: mirror.example/simple\n", 4,
+     "pip_index_url: 'mirror.example/simple' is not an http(s):// or file:// URL"),
+    ("all:\n  hosts:\n    a:\n      pip_extra_index_url: [https://a.example/simple, 'ftp://b']\n", 4,
+     "pip_extra_index_url: 'ftp://b' is not"),
+    ("all:\n  hosts:\n    a:\n      pip_extra_index_url: https://a.example/simple,b.example/simple\n", 4,
+     "pip_extra_index_url: 'b.example/simple' is not"),
+    ("all:\n  hosts:\n    a:\n      pip_trusted_host: 'a b/c'\n", 4, "pip_trusted_host: 'b/c' is not a host name"),
+    ("all:\n  hosts:\n    a:\n      pip_trusted_host: [ok.example, 'https://bad.example']\n", 4,
+     "pip_trusted_host: 'https://bad.example' is not a host name"),
+    ("all:\n  hosts:\n    a:\n      hf_endpoint: https://[::1\n", 4, "hf_endpoint: 'https://[::1' is not"),
+    ("all:\n  hosts:\n    a:\n      torch_index_url: https://u:secret@:99999/x\n", 4,
+     "torch_index_url: 'https://***@:99999/x' is not"),
+    # urlsplit's own reason quotes the netloc: credentials masked there too, and a port of any length cut
+    ("all:\n  hosts:\n    a:\n      hf_endpoint: \"https://u:s\\u2100secret@hub.example/\"\n", 4,
+     "(netloc '***@hub.example' contains invalid characters"),
+    ("all:\n  hosts:\n    a:\n      hf_mirror: https://h:" + "9x" * 1000 + "/\n", 4, "hf_mirror: 'https://h:9x9x"),
 ])
 def test_bad_inventory_names_file_and_line(tmp_path, text, line, message):
     p = tmp_path / "bad.yml"
@@ -201,7 +225,9 @@ def test_ssh_config_port_is_checked(inv, tmp_path, monkeypatch, port):
 
 @pytest.mark.parametrize("key,said", [("vllm_env", "vllm_env must be the path of a venv"),
                                       ("hf_mirror", "hf_mirror must be a string, got list"),
-                                      ("model_source", "model_source must be a string, got list")])
+                                      ("model_source", "model_source must be a string, got list"),
+                                      ("installer", "installer: ['uv', 'uv', "),
+                                      ("pip_extra_index_url", "pip_extra_index_url: 'uv' is not an http(s)")])
 def test_a_var_given_as_a_long_list_is_one_short_line(tmp_path, key, said):
     p = tmp_path / "bad.yml"
     p.write_text(f"all:\n  hosts:\n    a:\n      {key}: [" + "uv, " * 2000 + "pip]\n")
@@ -211,11 +237,62 @@ def test_a_var_given_as_a_long_list_is_one_short_line(tmp_path, key, said):
 
 
 def test_checked_vars_accept_what_users_write(tmp_path):
-    """model_source in any case, a venv path with a space."""
+    """The load-time checks of the URL vars, installer and model_source take what the plans take: a trailing
+    slash, a path, file:// indexes, lists and strings of extra indexes, case in installer and model_source,
+    underscores in a trusted host, credentials in an index URL, a path with a space as a venv."""
     p = tmp_path / "inv.yml"
-    p.write_text("all:\n  vars:\n    model_source: ModelScope\n"
-                 "  hosts:\n    a:\n      vllm_env: ~/venvs/my vllm\n")
+    p.write_text("all:\n  vars:\n    model_source: ModelScope\n    installer: UV\n"
+                 "    pip_index_url: https://user:tok@mirror.example/simple/\n"
+                 "    pip_extra_index_url: https://a.example/simple, file:///srv/wheels\n"
+                 "    pip_trusted_host: [devpi_server:3141, '[::1]:3141']\n"
+                 "    hf_endpoint: https://hf-mirror.com/\n    layout_url: file:///srv/layout.tar\n"
+                 "    python_install_mirror: http://mirror.example:8080/python-build-standalone\n"
+                 "  hosts:\n    a:\n      vllm_env: ~/venvs/my vllm\n      hf_mirror: http://[::1]:8080/hub\n"
+                 "      installer: ''\n      torch_index_url:\n")
     (h,) = select_hosts(load_inventory(p), host="a")
     from ocrdeploy.models.plan import model_source
+    from ocrdeploy.provision.installer import mode
+    from ocrdeploy.provision.pip_index import index_urls
     assert model_source(h.vars) == "modelscope" and h.vars["vllm_env"] == "~/venvs/my vllm"
+    assert mode(h.vars) == "auto" and mode({"installer": "UV"}) == "uv"
+    assert index_urls(h.vars)[1:] == (["https://a.example/simple", "file:///srv/wheels"],
+                                      ["devpi_server:3141", "[::1]:3141"])
+
+
+def test_a_changed_var_check_is_not_skipped_by_the_inventory_cache():
+    """The parse cache is keyed on the files whose rules the load applies, the URL and installer checks
+    included: a rule changed by an upgrade applies to an inventory cached before it.  Those rules are the
+    plans' own (provision reads them from the inventory: one copy, no import of provision here)."""
+    from pathlib import Path
+
+    from ocrdeploy.inventory import cache, model, varchecks
+    here = Path(cache.__file__).parent
+    files = {(here / f).resolve() for f in cache._PARSER_FILES}
+    assert all(Path(m.__file__).resolve() in files for m in (model, varchecks))
+    import ocrdeploy.provision.installer as inst_mod
+    import ocrdeploy.provision.pip_index as pip_mod
+    assert (pip_mod.check_url, pip_mod.index_urls, pip_mod.masked, pip_mod.split_url) == (
+        varchecks.check_url, varchecks.index_urls, varchecks.masked, varchecks.split_url)
+    assert inst_mod.MODES == varchecks.INSTALLER_MODES
+
+
+@pytest.mark.parametrize("key,value,message", [
+    ("installer", "conda", "inventory var installer: 'conda' is not one of auto, uv, pip"),
+    ("hf_endpoint", "https://[::1", "inventory var hf_endpoint: 'https://[::1' is not an http(s):// or file:// "
+                                    "URL (Invalid IPv6 URL)"),
+    ("pip_trusted_host", "a/b", "inventory var pip_trusted_host: 'a/b' is not a host name (host or host:port)"),
+])
+def test_the_load_says_what_the_plan_says(tmp_path, key, value, message):
+    """One rule, one message: the load's line is the plan's, behind the file and line instead of 'inventory var'."""
+    from ocrdeploy.provision.installer import mode
+    from ocrdeploy.provision.pip_index import check_url, index_urls
+    with pytest.raises(UsageError) as plan:
+        mode({key: value}) if key == "installer" else index_urls({key: value}) if key.startswith("pip_") \
+            else check_url(key, value)
+    assert str(plan.value) == message
+    p = tmp_path / "bad.yml"
+    p.write_text(f"all:\n  hosts:\n    a:\n      {key}: '{value}'\n")
+    with pytest.raises(UsageError) as load:
+        load_inventory(p)
+    assert str(load.value) == f"{p}:4: host 'a': " + message.removeprefix("inventory var ")
 
