@@ -25,7 +25,9 @@ URL_VARS = ("pip_index_url", "pip_extra_index_url", "pip_trusted_host", "torch_i
             "hf_endpoint", "hf_mirror", "modelscope_endpoint", "layout_url", "python_install_mirror")
 # The installer var's choices (provision/installer.py: what each one does)
 INSTALLER_MODES = ("auto", "uv", "pip")
-USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]+@")
+# (up to the LAST "@" before the path, as urlsplit reads the netloc: a password may hold a raw "@", and
+# https://u:p@ss@host is user u, password p@ss, host host)
+USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#]*@")
 # A trusted host: a name (an underscore too: a compose service or a container named devpi_server is a host
 # name docker resolves) or a bracketed IPv6 address, either with a port
 _TRUSTED_HOST = re.compile(r"[A-Za-z0-9._-]+(:\d+)?|\[[0-9A-Fa-f:]+\](:\d+)?")

@@ -41,6 +41,16 @@ def test_credentials_run_unmasked_and_show_masked():
     assert MIRROR not in cmd.shell(mask=False) and opts.env == {"PIP_INDEX_URL": MIRROR, "PIP_EXTRA_INDEX_URL": MIRROR}
     assert masked("http://user@host/simple") == "http://***@host/simple"
     assert masked("https://host/simple") == "https://host/simple"
+    # a raw "@" in the password: urlsplit takes the netloc's LAST "@" as the end of the credentials, so must the mask
+    # (it showed "https://***@ss@host/simple", half the password); an "@" past the host is the path's, not a credential
+    from urllib.parse import urlsplit
+    assert urlsplit("https://u:p@ss@host/simple").hostname == "host"
+    assert masked("https://u:p@ss@host/simple") == "https://***@host/simple"
+    assert masked("https://host/~user@example/simple") == "https://host/~user@example/simple"
+    assert masked("https://host?x=a@b") == "https://host?x=a@b"
+    url = "https://u:p@ss@host/simple"
+    opts = pip_options({"pip_index_url": url})
+    assert "p@ss" not in str(Command(["pip", "install", *opts.args, "x"], env=opts.env))
 
 
 @pytest.mark.parametrize("var,value,needle", [
