@@ -10,6 +10,12 @@ table: for each entry, the words (engine._words, four letters or more, or a numb
 two or more of its cases' logs hold, each with the share of its cases that hold it (against a prior, PRIOR).
 --check exits 1 when the shipped table is not the one the corpus gives (tests/diagnose/test_engine_edges.py runs
 the same comparison).
+
+(stop 51) The cases of the held-out batches 1..LEAD_THROUGH count too, once each batch has been scored blind: six
+times the corpus's real logs, from threads the corpus does not cite (an item whose thread the corpus cites is its
+case already).  Measured by building the table from the corpus and the batches before a cut only (--through N,
+--out FILE) and scoring the later batches with it (bench/diagnose_corpus.py --lead-words FILE): see VARIANTS.md,
+"Stop 51".  A new batch is scored blind first, then LEAD_THROUGH is raised to take it in.
 """
 
 from __future__ import annotations
@@ -23,27 +29,41 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 TABLE = ROOT / "ocrdeploy" / "diagnose" / "lead_words.json"
 CORPUS = ROOT / "tests" / "fixtures" / "diagnose" / "corpus"
+HELDOUT = ROOT / "tests" / "fixtures" / "diagnose" / "heldout"
+LEAD_THROUGH = 136  # the last held-out batch whose cases the table takes (each scored blind before it was taken)
 MIN_CASES = 2       # a word one case alone holds is that case's, not the entry's
 # the share of an entry's cases that hold a word, as if it had PRIOR more cases that do not: two cases that both hold a
-# word say less about the entry than forty of which half do
-PRIOR = 8
+# word say less about the entry than forty of which half do (8 for the corpus alone; 16 with the batches' cases, chosen
+# on the batches 115-124 held out of a table built from the corpus and batches 1-114: see VARIANTS.md, "Stop 51")
+PRIOR = 16
 
 
-def build() -> dict:
+def _real_cases(path: Path) -> list:
     import yaml
+
+    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    # real cases only: guide wordings are the seeds' words, source-derived ones a format string's
+    return [c for c in doc.get("cases") or []
+            if c.get("entry") and c.get("log") and not c.get("guide") and not c.get("derived")]
+
+
+def build(through: int = LEAD_THROUGH) -> dict:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from corpus import thread_of
 
     from ocrdeploy.diagnose.engine import _lead_word, _words
 
     words: dict = defaultdict(Counter)
     cases: Counter = Counter()
-    for path in sorted(CORPUS.glob("*.yaml")):
-        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        for case in doc.get("cases") or []:
-            # real cases only: guide wordings are the seeds' words, source-derived ones a format string's
-            if not case.get("entry") or not case.get("log") or case.get("guide") or case.get("derived"):
-                continue
-            cases[case["entry"]] += 1
-            words[case["entry"]].update(w for w in _words(case["log"]) if _lead_word(w))
+    taken = [c for path in sorted(CORPUS.glob("*.yaml")) for c in _real_cases(path)]
+    cited = {thread_of(c) for c in taken}
+    for n in range(1, through + 1):
+        path = HELDOUT / f"batch{n}.yaml"
+        if path.exists():
+            taken += [c for c in _real_cases(path) if thread_of(c) not in cited]
+    for case in taken:
+        cases[case["entry"]] += 1
+        words[case["entry"]].update(w for w in _words(case["log"]) if _lead_word(w))
     out = {}
     for entry in sorted(words):
         kept = {w: round(n / (cases[entry] + PRIOR), 2) for w, n in sorted(words[entry].items()) if n >= MIN_CASES}
@@ -57,8 +77,19 @@ def dump(table: dict) -> str:
 
 
 def main():
-    text = dump(build())
-    if "--check" in sys.argv[1:]:
+    import argparse
+
+    ap = argparse.ArgumentParser(description="build the 'looks like' lead's table of words")
+    ap.add_argument("--check", action="store_true", help="exit 1 when the shipped table is stale")
+    ap.add_argument("--through", type=int, default=LEAD_THROUGH, help="the last held-out batch taken (a measurement)")
+    ap.add_argument("--out", type=Path, help="write here, not the shipped table (with --through: a measurement)")
+    args = ap.parse_args()
+    text = dump(build(args.through))
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
+        print(f"wrote {args.out}: batches 1-{args.through} and the corpus")
+        return
+    if args.check:
         ok = TABLE.exists() and TABLE.read_text(encoding="utf-8") == text
         print("lead_words.json is fresh" if ok else "lead_words.json is stale: run python bench/build_lead_words.py")
         sys.exit(0 if ok else 1)

@@ -165,7 +165,13 @@ def main():
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--folds", type=int, default=0)
     ap.add_argument("--heldout", action="append", default=[])
+    ap.add_argument("--lead-words", type=Path, help="the lead's table to use (bench/build_lead_words.py --through N "
+                                                      "--out FILE: the lead measured on the batches after N)")
     args = ap.parse_args()
+    if args.lead_words:
+        from ocrdeploy.diagnose import engine
+
+        engine.LEAD_WORDS = args.lead_words
     if args.folds or args.heldout:
         scan = corpus.Scanner()
         stages = {r.id: r.stage for r in scan.rules}

@@ -264,11 +264,14 @@ def test_looks_like_weighs_the_words_of_an_entrys_real_cases():
     # without case words: "llama" and "runner" (1 each) lead runner-timeout, "progress" (1) load-slow
     assert looks_like(line, rules, index=lead_index(rules, {})) == ["runner-timeout", "load-slow"]
     # load-slow's real runs all say "timed out waiting" (CASE_WEIGHT x 1.0 each): it leads now, a pattern word of its
-    # own beside it; a few of model-too-big's runs say "waiting" (8 x 0.2, shared by two entries: 0.8)
-    words = {"load-slow": {"timed": 1.0, "waiting": 1.0}, "model-too-big": {"waiting": 0.2}}
+    # own beside it; some of model-too-big's runs say "waiting" (4 x 0.4, shared by two entries: 1.6 / 2 ** 0.6, 1.06)
+    words = {"load-slow": {"timed": 1.0, "waiting": 1.0}, "model-too-big": {"waiting": 0.4}}
     assert looks_like(line, rules, index=lead_index(rules, words)) == ["load-slow", "runner-timeout", "model-too-big"]
     # the weight is the share of the cases: a word one case in ten holds is weaker than a pattern word
     assert looks_like(line, rules, index=lead_index(rules, {"load-slow": {"timed": 0.1}}))[0] == "runner-timeout"
+    # and a word few of an entry's runs hold is no lead on its own (4 x 0.2 over two entries: 0.53, under LEAD_MIN)
+    few = {"load-slow": {"timed": 1.0, "waiting": 1.0}, "model-too-big": {"waiting": 0.2}}
+    assert looks_like(line, rules, index=lead_index(rules, few)) == ["load-slow", "runner-timeout"]
 
 
 def test_tokens_a_few_entries_share_outweigh_one_token_of_one_entry():
