@@ -167,7 +167,13 @@ def main():
     ap.add_argument("--heldout", action="append", default=[])
     ap.add_argument("--lead-words", type=Path, help="the lead's table to use (bench/build_lead_words.py --through N "
                                                       "--out FILE: the lead measured on the batches after N)")
+    ap.add_argument("--doc-model", type=Path, help="the document model to use (bench/build_doc_model.py --through N "
+                                                     "--out FILE: measured on the batches after N)")
     args = ap.parse_args()
+    if args.doc_model:
+        from ocrdeploy.diagnose import docmodel
+
+        docmodel.MODEL = args.doc_model
     if args.lead_words:
         from ocrdeploy.diagnose import engine
 

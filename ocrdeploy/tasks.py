@@ -155,13 +155,15 @@ def preflight(c, host=None, group=None, inventory=None, recipe=None, json=False,
     "yes": "With --fix: do not ask before running",
     "api-key": "With --fix: the key of a service started with --api-key, so that its restart keeps it",
     "context": "Lines of context around each first occurrence (default 2)",
+    "as-log": "Read every --log as a run's log: never hold its findings back as quotes of a text about errors",
     "accept-new-host-keys": HOST_HELP["accept-new-host-keys"],
     "connect-timeout": HOST_HELP["connect-timeout"],
 })
 @cli_errors
 @host_options
 def diagnose(c, log=None, host=None, inventory=None, service=False, service_name=None, rules=None, json=False,
-             fix=False, yes=False, context=None, api_key=None, accept_new_host_keys=False, connect_timeout=None):
+             fix=False, yes=False, context=None, api_key=None, as_log=False, accept_new_host_keys=False,
+             connect_timeout=None):
     """Match logs against the error table: known failures with cause and fix, harmless noise, unexplained errors.
 
     Exit codes: 0 nothing wrong found, 1 a known error, 3 only unrecognised errors, 2 input error.
@@ -170,7 +172,7 @@ def diagnose(c, log=None, host=None, inventory=None, service=False, service_name
 
     _exit(run_diagnose(logs=log, host=host, inventory=inventory, service=service, service_name=service_name,
                        rules=rules, json=json, fix=fix, yes=yes, context=context, api_key=api_key,
-                       accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout))
+                       as_log=as_log, accept_new_host_keys=accept_new_host_keys, connect_timeout=connect_timeout))
 
 
 @task(iterable=["set"], help={

@@ -109,7 +109,8 @@ class Scanner:
     def scan(self, item, engine: str) -> dict:
         path = Path(self._dir.name) / "case.log"
         path.write_bytes(text_of(item))
-        return scanner.scan(str(path), self.wire, engine=engine)
+        # as `inv diagnose --log` reads a file it is given: a text about errors keeps its findings as quotes
+        return scanner.judge_document(scanner.scan(str(path), self.wire, engine=engine), str(path))
 
     def findings(self, log: str, engine: str) -> dict:
         """Each error finding's entry id and the indexes of the patterns that matched it."""

@@ -10,7 +10,7 @@ from .options import number
 
 
 def run_diagnose(*, logs, host, inventory, service, service_name, rules, json, fix, yes, context,
-                 accept_new_host_keys, connect_timeout, api_key=None) -> int:
+                 accept_new_host_keys, connect_timeout, api_key=None, as_log=False) -> int:
     """Exit codes: 0 nothing wrong found, 1 a known error, 3 only unrecognised errors, 2 input error."""
     from ..diagnose.engine import annotate, exit_code, fix_context
     from ..diagnose.table import load_table
@@ -27,7 +27,8 @@ def run_diagnose(*, logs, host, inventory, service, service_name, rules, json, f
     (target,) = session.hosts
     services = target.workdir if (service or service_name) else None
     with session:
-        outcome = session.map(lambda conn, h: _scan_on(conn, logs, table, context, services, service_name))[target.name]
+        outcome = session.map(lambda conn, h: _scan_on(conn, logs, table, context, services, service_name,
+                                                                  not as_log))[target.name]
         if outcome.error:
             sys.stderr.write(f"error: {target.name}: {outcome.error}\n")
             return 1
@@ -53,11 +54,12 @@ def run_diagnose(*, logs, host, inventory, service, service_name, rules, json, f
     return code
 
 
-def _scan_on(conn, logs, table, context, services, service_name):
+def _scan_on(conn, logs, table, context, services, service_name, documents=True):
     from ..diagnose.engine import scan_local, scan_remote
 
     if conn.is_local:
-        return scan_local(logs, table, context=context, services=services, service_name=service_name)
+        return scan_local(logs, table, context=context, services=services, service_name=service_name,
+                          documents=documents)
     return scan_remote(conn, logs, table, context=context, services=services, service_name=service_name)
 
 

@@ -41,10 +41,13 @@ def wire_rules(rules: list[Rule]) -> list[dict]:
     return [{k: getattr(r, k) for k in WIRE_FIELDS} for r in rules]
 
 
-def scan_local(paths, rules, *, context=2, engine="auto", services=None, service_name=None) -> list[dict]:
+def scan_local(paths, rules, *, context=2, engine="auto", services=None, service_name=None,
+               documents=False) -> list[dict]:
+    """`documents`: whether a log the user gave to read (`inv diagnose --log`) may be judged a text about errors
+    (scanner.judge_document); never a log ocrdeploy's own runs wrote."""
     return scanner_module.run_request({"paths": list(paths), "rules": wire_rules(rules), "context": context,
                                        "engine": engine, "services": services, "service_name": service_name,
-                                       "ansi": COLOUR.pattern})
+                                       "ansi": COLOUR.pattern, "documents": documents})
 
 
 def scan_remote(conn, paths, rules, *, context=2, services=None, service_name=None, timeout=3600) -> list[dict]:

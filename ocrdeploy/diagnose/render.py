@@ -37,6 +37,11 @@ def render(con, reports: list[dict], host_label: str | None = None):
                   f"harmless, {len(rep['unrecognised'])} unrecognised[/dim]")
         if rep.get("note"):
             con.print(f"  [dim]{safe_markup(rep['note'])}[/dim]")
+        elif rep.get("quoted"):
+            ids = ", ".join(f["id"] for f in rep["quoted"])
+            con.print(f"  [yellow]reads as a text about errors[/yellow] (a pull request, a how-to page, a feature "
+                      f"request; probability {rep['document']:.2f}), not a run's log: {safe_markup(ids)} held back "
+                      f"as quoted, not found; [dim]--as-log reads it as a run's log[/dim]", soft_wrap=True)
         elif not (rep["findings"] or rep["harmless"] or rep["unrecognised"]):
             con.print("  [green]no known failure and no error line found[/green]")
         for f in rep["findings"]:

@@ -31,6 +31,11 @@ try:  # the colour codes stripped before matching: one regex, ocrdeploy.terminal
 except ImportError:  # run alone on a host (python3 -c): the request carries it (see run_request)
     ANSI = None
 
+try:  # (stop 51) the document model: on the controller only; a host's scan (python3 -c) reads services' and hosts' logs
+    from .docmodel import about_errors as _reads_as_document
+except ImportError:
+    _reads_as_document = None
+
 try:  # the compiled multi-pattern prefilter; optional, never needed for correctness
     import hyperscan
 except Exception:  # noqa: BLE001 - any failure to import means: not available
@@ -3351,6 +3356,34 @@ def scan(path, rules, context=2, engine="auto"):
     return report
 
 
+def judge_document(report, path):
+    """(stop 51) A log given to read (--log, stdin) whose whole text reads as one ABOUT errors (docmodel.py: a pull
+    request, a how-to page, a feature request that quotes an error, in any language) keeps its error findings as
+    "quoted", not findings, with the model's probability as "document": a quote of a failure is not a run that
+    failed.  The safety net's lines stay as they are; a text past PAGE_MAX_BYTES is a log, never judged."""
+    if _reads_as_document is None or not any(f["severity"] == "error" for f in report.get("findings") or ()):
+        return report
+    try:
+        if os.path.getsize(path) > PAGE_MAX_BYTES:
+            return report
+        fh = _open(path)
+        try:
+            data = fh.read(PAGE_MAX_BYTES + 1)
+        finally:
+            fh.close()
+    except (OSError, EOFError, zlib.error):
+        return report
+    if len(data) > PAGE_MAX_BYTES:
+        return report
+    p = _reads_as_document(data.decode("utf-8", "replace"))
+    if p is None:
+        return report
+    report["quoted"] = [f for f in report["findings"] if f["severity"] == "error"]
+    report["findings"] = [f for f in report["findings"] if f["severity"] != "error"]
+    report["document"] = round(p, 3)
+    return report
+
+
 def service_logs(workdir, name=None):
     """Logs of the services `inv serve` started: <workdir>/.ocrdeploy/services/<name>.json -> "log", each with
     the service's port (None when the record has none) for the fixes that name it."""
@@ -3439,6 +3472,7 @@ def run_request(req):
     if req.get("ansi") and (ANSI is None or ANSI.pattern != req["ansi"]):
         ANSI = re.compile(req["ansi"])
     jobs = [(path, None) for path in req.get("paths") or []]      # (log, its service's port or None)
+    given = len(jobs)     # the logs given to read come first; the services' own logs after them
     out = []
     if req.get("services"):
         state_dir, logs = service_logs(req["services"], req.get("service_name"))
@@ -3447,7 +3481,7 @@ def run_request(req):
                                                      "is recorded in %s" % state_dir})
         jobs.extend(logs)
     args = (req["rules"], req.get("context", 2), req.get("engine", "auto"))
-    for path, port in jobs:
+    for i, (path, port) in enumerate(jobs):
         if path == "-":
             try:
                 spooled = _spool_stdin()
@@ -3455,13 +3489,16 @@ def run_request(req):
                 out.append({"file": "-", "error": str(exc)})
                 continue
             try:
-                out.append(scan_one(spooled, *args, label="-"))
+                rep = scan_one(spooled, *args, label="-")
+                out.append(judge_document(rep, spooled) if req.get("documents") else rep)
             finally:
                 os.unlink(spooled)
             continue
         rep = scan_one(path, *args)
         if port:
             rep["port"] = port
+        if req.get("documents") and i < given:     # a log given to read, not a service's own (those are runs)
+            rep = judge_document(rep, path)
         out.append(rep)
     return out
 
