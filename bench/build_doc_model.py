@@ -83,13 +83,14 @@ def fit(texts: list, labels: list) -> dict:
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
 
-    from ocrdeploy.diagnose.docmodel import TOKEN
+    from ocrdeploy.diagnose.docmodel import TOKEN, plain
 
     def vectorizer(**kw):
         return TfidfVectorizer(token_pattern=TOKEN, lowercase=True, sublinear_tf=True, ngram_range=(1, 2),
                                dtype=np.float64, **kw)
     # a first fit on every word and pair two texts hold picks the KEEP that weigh most; the model is fitted again on
     # those alone, so that a text's norm at run time is taken over the same words as in training
+    raw, texts = texts, [plain(t) for t in texts]     # read without markdown, as docmodel.probability reads them
     first = vectorizer(min_df=2)
     x = first.fit_transform(texts)
     model = LogisticRegression(C=C, max_iter=5000, class_weight="balanced").fit(x, labels)
@@ -106,7 +107,7 @@ def fit(texts: list, labels: list) -> dict:
     from ocrdeploy.diagnose.docmodel import probability
 
     theirs = model.predict_proba(x)[:, 1]
-    worst = max(abs(probability(t, out) - p) for t, p in zip(texts, theirs))
+    worst = max(abs(probability(t, out) - p) for t, p in zip(raw, theirs))
     if worst > 1e-4:
         raise SystemExit(f"docmodel.probability differs from scikit-learn's by {worst:.2g}")
     return out

@@ -129,3 +129,35 @@ def test_a_services_own_log_and_a_hosts_scan_are_never_judged(tmp_path):
                             f"g = runpy.run_path({str(Path(scanner.__file__))!r}); print(g['_reads_as_document'])"],
                            capture_output=True, text=True, timeout=60)
     assert alone.stdout.strip() == "None", alone.stderr
+
+
+BUG_FORMS = yaml.safe_load((ROOT / "tests" / "fixtures" / "diagnose" / "documents" / "bug_forms.yaml").read_text(
+    encoding="utf-8"))
+
+
+@pytest.mark.parametrize("form", BUG_FORMS, ids=[f["id"] for f in BUG_FORMS])
+def test_a_bug_report_pasted_whole_keeps_its_findings(tmp_path, form):
+    """(the review) A user's bug report is a run's report, fences, headings, checkboxes and all: never held back."""
+    log = tmp_path / "issue.txt"
+    log.write_text(form["log"], encoding="utf-8")
+    p = run(["--log", str(log), "--json"])
+    (rep,) = json.loads(p.stdout)["reports"]
+    assert p.returncode == 1 and rep["findings"] and "quoted" not in rep, (form["source"], rep.get("document"))
+
+
+def test_the_form_gate_is_what_keeps_two_of_them(monkeypatch):
+    """Without the gate the model holds instructlab#2206 (0.93) and Detectron#965 (0.99): the gate, not luck."""
+    import re
+
+    by_id = {f["id"]: f["log"] for f in BUG_FORMS}
+    assert all(docmodel.about_errors(t) is None for t in by_id.values())
+    monkeypatch.setattr(docmodel, "BUG_FORM", re.compile(r"(?!)"))
+    assert docmodel.about_errors(by_id["instructlab-2206"]) and docmodel.about_errors(by_id["detectron-965"])
+
+
+def test_the_model_reads_a_text_without_its_markdown():
+    text = ("### Describe\n```shell\n$ vllm serve\n```\n- [x] I searched the issues\n> quoted `code` here\n"
+            "| a | b |\n|---|---|\n")
+    assert docmodel.plain(text) == "Describe\n\n$ vllm serve\n\nI searched the issues\nquoted code here\n| a | b |\n\n"
+    model = {"threshold": 0.5, "intercept": 0.0, "terms": {"```": [1.0, 5.0], "vllm": [1.0, -1.0]}}
+    assert docmodel.probability("```\nvllm\n```", model) == docmodel.probability("vllm", model)
