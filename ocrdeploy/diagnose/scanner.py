@@ -3356,6 +3356,15 @@ def scan(path, rules, context=2, engine="auto"):
     return report
 
 
+_FRAME = re.compile(r'[ \t]*(?:File "|at [\w$.<>]+\(|#\d+ +0x)')    # Python's, Java's and gdb's stack frames
+
+
+def log_line(line):
+    """A line a log wrote, not a person (for judge_document): a log level (any of the forms line_level reads, after
+    the wrappers' prefixes unwrap takes off) or a stack frame."""
+    return _FRAME.match(line) is not None or line_level(unwrap(line.strip())) is not None
+
+
 def judge_document(report, path):
     """(stop 51) A log given to read (--log, stdin) whose whole text reads as one ABOUT errors (docmodel.py: a pull
     request, a how-to page, a feature request that quotes an error, in any language) keeps its error findings as
@@ -3375,7 +3384,7 @@ def judge_document(report, path):
         return report
     if len(data) > PAGE_MAX_BYTES:
         return report
-    p = _reads_as_document(data.decode("utf-8", "replace"))
+    p = _reads_as_document(data.decode("utf-8", "replace"), is_log=log_line)
     if p is None:
         return report
     report["quoted"] = [f for f in report["findings"] if f["severity"] == "error"]

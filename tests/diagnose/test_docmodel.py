@@ -161,3 +161,32 @@ def test_the_model_reads_a_text_without_its_markdown():
     assert docmodel.plain(text) == "Describe\n\n$ vllm serve\n\nI searched the issues\nquoted code here\n| a | b |\n\n"
     model = {"threshold": 0.5, "intercept": 0.0, "terms": {"```": [1.0, 5.0], "vllm": [1.0, -1.0]}}
     assert docmodel.probability("```\nvllm\n```", model) == docmodel.probability("vllm", model)
+
+
+def test_a_text_mostly_of_log_lines_is_a_log(tmp_path):
+    """(CI) A vLLM server's own log, INFO lines and one error, given with --log: the model scored it 0.99 (its
+    near-misses hold healthy runs' logs), so a text whose lines are half or more a log's is never judged; nor is a
+    log line a sentence."""
+    from ocrdeploy.diagnose.scanner import log_line
+
+    pr = near_miss(batch_of("clearml/clearml-serving/pull/75"), "clearml/clearml-serving/pull/75")
+    assert docmodel.about_errors(pr, is_log=log_line) is not None
+    assert docmodel.about_errors(pr, is_log=lambda line: True) is None
+    assert log_line("INFO:     Uvicorn running on http://127.0.0.1:8000 (Press CTRL+C to quit)")
+    assert log_line("INFO 10-19 12:00:00 [api_server.py:1912] vLLM API server version 0.11.0")
+    assert log_line('  File "/usr/lib/python3.12/site-packages/vllm/engine.py", line 42, in run')
+    assert log_line("W0121 09:12:44.123456 1234 loader.cc:99] retrying the download of the weights now.")
+    assert not log_line("This fixes a container startup failure where the deployment would crash.")
+    log = tmp_path / "vllm.log"
+    # (constructed from the stand-in server's lines, plus a line a library prints without a level, which is a sentence:
+    # the text has one, so only "mostly a log's lines" keeps it a log)
+    log.write_text("INFO 10-19 12:00:00 [api_server.py:1912] vLLM API server version 0.11.0\n"
+                   "INFO:     Uvicorn running on http://127.0.0.1:8000 (Press CTRL+C to quit)\n"
+                   "Capturing CUDA graphs for decoding, which may take a while on the first start.\n"
+                   "INFO:     127.0.0.1 - \"GET /v1/models HTTP/1.1\" 200 OK\n"
+                   "RuntimeError: CUDA graph capture timed out after 600 s\n")
+    text = log.read_text()
+    assert docmodel.probability(text, docmodel.load()) >= docmodel.load()["threshold"]
+    assert docmodel.has_sentence(text, log_line) and docmodel.mostly_log(text, log_line)
+    p = run(["--log", str(log), "--json"])
+    assert p.returncode == 1 and "quoted" not in json.loads(p.stdout)["reports"][0]
