@@ -32,7 +32,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 MODEL = ROOT / "ocrdeploy" / "diagnose" / "doc_model.json"
-HELDOUT = ROOT / "tests" / "fixtures" / "diagnose" / "heldout"
 DOC_THROUGH = 136    # the last held-out batch trained on (each scored blind before it was taken)
 # Chosen on batches 115-124 held out of a model of the corpus and batches 1-114 (VARIANTS.md, "Stop 51"): the
 # 20000 words and pairs a first fit weighs most, C 10, and the probability a text must reach to be held a document
@@ -44,30 +43,17 @@ C = 10.0
 
 
 def training(through: int = DOC_THROUGH) -> tuple[list, list]:
-    """(texts, labels): 1 for a near-miss (a text about an error), 0 for a real case (a run); corpus, then batches
-    1..through, an item whose thread the corpus cites taken once."""
+    """(texts, labels): 1 for a near-miss (a text about an error), 0 for a real case (a run); the corpus, then
+    batches 1..through (corpus.training_sets)."""
     import corpus
 
-    data = corpus.load()
     texts, labels = [], []
-    for key, label in (("cases", 0), ("near_misses", 1)):
-        for item in data[key]:
-            if key == "cases" and not corpus.is_real(item):
-                continue
-            texts.append(corpus.text_of(item).decode("utf-8", "replace"))
-            labels.append(label)
-    cited = corpus.cited_threads(data)
-    for n in range(1, through + 1):
-        path = HELDOUT / f"batch{n}.yaml"
-        if not path.exists():
-            continue
-        batch, _ = corpus.without_cited(corpus.load_file(path), cited)
+    for data in corpus.training_sets(through):
         for key, label in (("cases", 0), ("near_misses", 1)):
-            for item in batch[key]:
-                if key == "cases" and not corpus.is_real(item):
-                    continue
-                texts.append(corpus.text_of(item).decode("utf-8", "replace"))
-                labels.append(label)
+            for item in data[key]:
+                if key == "near_misses" or corpus.is_real(item):
+                    texts.append(corpus.text_of(item).decode("utf-8", "replace"))
+                    labels.append(label)
     return texts, labels
 
 

@@ -12,10 +12,10 @@ two or more of its cases' logs hold, each with the share of its cases that hold 
 the same comparison).
 
 (stop 51) The cases of the held-out batches 1..LEAD_THROUGH count too, once each batch has been scored blind: six
-times the corpus's real logs, from threads the corpus does not cite (an item whose thread the corpus cites is its
-case already).  Measured by building the table from the corpus and the batches before a cut only (--through N,
---out FILE) and scoring the later batches with it (bench/diagnose_corpus.py --lead-words FILE): see VARIANTS.md,
-"Stop 51".  A new batch is scored blind first, then LEAD_THROUGH is raised to take it in.
+times the corpus's real logs (tests/corpus.py's training_sets: an item whose thread the corpus or rules.yaml cite is
+left out, the corpus holds it already).  Measured by building the table from the corpus and the batches before a
+cut only (--through N, --out FILE) and scoring the later batches with it (bench/diagnose_corpus.py --lead-words
+FILE): see VARIANTS.md, "Stop 51".  A new batch is scored blind first, then LEAD_THROUGH is raised to take it in.
 """
 
 from __future__ import annotations
@@ -28,8 +28,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 TABLE = ROOT / "ocrdeploy" / "diagnose" / "lead_words.json"
-CORPUS = ROOT / "tests" / "fixtures" / "diagnose" / "corpus"
-HELDOUT = ROOT / "tests" / "fixtures" / "diagnose" / "heldout"
 LEAD_THROUGH = 136  # the last held-out batch whose cases the table takes (each scored blind before it was taken)
 MIN_CASES = 2       # a word one case alone holds is that case's, not the entry's
 # the share of an entry's cases that hold a word, as if it had PRIOR more cases that do not: two cases that both hold a
@@ -38,29 +36,17 @@ MIN_CASES = 2       # a word one case alone holds is that case's, not the entry'
 PRIOR = 16
 
 
-def _real_cases(path: Path) -> list:
-    import yaml
-
-    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    # real cases only: guide wordings are the seeds' words, source-derived ones a format string's
-    return [c for c in doc.get("cases") or []
-            if c.get("entry") and c.get("log") and not c.get("guide") and not c.get("derived")]
-
-
 def build(through: int = LEAD_THROUGH) -> dict:
     sys.path.insert(0, str(ROOT / "tests"))
-    from corpus import thread_of
+    import corpus
 
     from ocrdeploy.diagnose.engine import _lead_word, _words
 
     words: dict = defaultdict(Counter)
     cases: Counter = Counter()
-    taken = [c for path in sorted(CORPUS.glob("*.yaml")) for c in _real_cases(path)]
-    cited = {thread_of(c) for c in taken}
-    for n in range(1, through + 1):
-        path = HELDOUT / f"batch{n}.yaml"
-        if path.exists():
-            taken += [c for c in _real_cases(path) if thread_of(c) not in cited]
+    # real cases only: guide wordings are the seeds' words, source-derived ones a format string's
+    taken = [c for data in corpus.training_sets(through) for c in data["cases"]
+             if c.get("entry") and c.get("log") and corpus.is_real(c)]
     for case in taken:
         cases[case["entry"]] += 1
         words[case["entry"]].update(w for w in _words(case["log"]) if _lead_word(w))

@@ -44,6 +44,20 @@ def load_file(path: Path) -> dict:
     return out
 
 
+def training_sets(through: int) -> list:
+    """What the learned parts of the diagnose train on (bench/build_lead_words.py, bench/build_doc_model.py): the
+    corpus, then held-out batches 1..through (each scored blind before it is taken), a batch item whose thread the
+    corpus or rules.yaml cite left out (the corpus holds it already)."""
+    data = load()
+    cited = cited_threads(data)
+    sets = [data]
+    for n in range(1, through + 1):
+        path = CORPUS.parent / "heldout" / f"batch{n}.yaml"
+        if path.exists():
+            sets.append(without_cited(load_file(path), cited)[0])
+    return sets
+
+
 DERIVED_FILE = "derived.yaml"
 
 

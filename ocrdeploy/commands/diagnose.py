@@ -54,7 +54,7 @@ def run_diagnose(*, logs, host, inventory, service, service_name, rules, json, f
     return code
 
 
-def _scan_on(conn, logs, table, context, services, service_name, documents=True):
+def _scan_on(conn, logs, table, context, services, service_name, documents):
     from ..diagnose.engine import scan_local, scan_remote
 
     if conn.is_local:

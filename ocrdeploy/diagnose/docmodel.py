@@ -103,7 +103,7 @@ def mostly_log(text: str, is_log) -> bool:
     return bool(lines) and 2 * sum(1 for line in lines if is_log(line)) >= len(lines)
 
 
-def about_errors(text: str, path: Path | None = None, is_log=None) -> float | None:
+def reads_as_document(text: str, path: Path | None = None, is_log=None) -> float | None:
     """The probability when it reaches the model's threshold (the text reads as one about errors), else None;
     None too for a text past MAX_CHARS, without a sentence, filled into a bug form, mostly a log's lines (`is_log`:
     the scanner's reading of a log line), or when no model is shipped."""

@@ -32,7 +32,7 @@ except ImportError:  # run alone on a host (python3 -c): the request carries it 
     ANSI = None
 
 try:  # (stop 51) the document model: on the controller only; a host's scan (python3 -c) reads services' and hosts' logs
-    from .docmodel import about_errors as _reads_as_document
+    from .docmodel import reads_as_document as _reads_as_document
 except ImportError:
     _reads_as_document = None
 

@@ -75,11 +75,11 @@ def test_a_text_without_a_sentence_is_a_log_whatever_its_words():
     model = docmodel.load()
     text = "Successfully installed safetensors-0.6.2 transformers-5.19.0\n"
     assert docmodel.probability(text, model) >= model["threshold"]
-    assert not docmodel.has_sentence(text) and docmodel.about_errors(text) is None
+    assert not docmodel.has_sentence(text) and docmodel.reads_as_document(text) is None
     assert docmodel.has_sentence("This fixes a container startup failure where the deployment would crash.\n")
     assert docmodel.has_sentence("在启动服务时出现了显存不足的错误，请问如何解决？\n")
     assert not docmodel.has_sentence("x " * 3000 + ".\n")      # a line past SENTENCE_MAX is a log's
-    assert docmodel.about_errors("This fixes a failure. " * 60000) is None   # past MAX_CHARS: a log
+    assert docmodel.reads_as_document("This fixes a failure. " * 60000) is None   # past MAX_CHARS: a log
 
 
 def test_the_arithmetic_is_tfidf_and_the_logistic():
@@ -150,9 +150,9 @@ def test_the_form_gate_is_what_keeps_two_of_them(monkeypatch):
     import re
 
     by_id = {f["id"]: f["log"] for f in BUG_FORMS}
-    assert all(docmodel.about_errors(t) is None for t in by_id.values())
+    assert all(docmodel.reads_as_document(t) is None for t in by_id.values())
     monkeypatch.setattr(docmodel, "BUG_FORM", re.compile(r"(?!)"))
-    assert docmodel.about_errors(by_id["instructlab-2206"]) and docmodel.about_errors(by_id["detectron-965"])
+    assert docmodel.reads_as_document(by_id["instructlab-2206"]) and docmodel.reads_as_document(by_id["detectron-965"])
 
 
 def test_the_model_reads_a_text_without_its_markdown():
@@ -170,8 +170,8 @@ def test_a_text_mostly_of_log_lines_is_a_log(tmp_path):
     from ocrdeploy.diagnose.scanner import log_line
 
     pr = near_miss(batch_of("clearml/clearml-serving/pull/75"), "clearml/clearml-serving/pull/75")
-    assert docmodel.about_errors(pr, is_log=log_line) is not None
-    assert docmodel.about_errors(pr, is_log=lambda line: True) is None
+    assert docmodel.reads_as_document(pr, is_log=log_line) is not None
+    assert docmodel.reads_as_document(pr, is_log=lambda line: True) is None
     assert log_line("INFO:     Uvicorn running on http://127.0.0.1:8000 (Press CTRL+C to quit)")
     assert log_line("INFO 10-19 12:00:00 [api_server.py:1912] vLLM API server version 0.11.0")
     assert log_line('  File "/usr/lib/python3.12/site-packages/vllm/engine.py", line 42, in run')
