@@ -169,6 +169,8 @@ def main():
                                                       "--out FILE: the lead measured on the batches after N)")
     ap.add_argument("--doc-model", type=Path, help="the document model to use (bench/build_doc_model.py --through N "
                                                      "--out FILE: measured on the batches after N)")
+    ap.add_argument("--lead-model", type=Path, help="the lead's learned half to use (bench/build_lead_model.py "
+                                                      "--through N --out FILE; a missing file: the key tokens alone)")
     args = ap.parse_args()
     if args.doc_model:
         from ocrdeploy.diagnose import docmodel
@@ -178,6 +180,10 @@ def main():
         from ocrdeploy.diagnose import engine
 
         engine.LEAD_WORDS = args.lead_words
+    if args.lead_model:
+        from ocrdeploy.diagnose import engine
+
+        engine.LEAD_MODEL = args.lead_model
     if args.folds or args.heldout:
         scan = corpus.Scanner()
         stages = {r.id: r.stage for r in scan.rules}

@@ -19,6 +19,7 @@ from pathlib import Path
 from ..errors import HostError, UsageError
 from ..terminal import COLOUR
 from ..provision.command import remote_python
+from . import leadmodel
 from . import scanner as scanner_module
 from .table import Rule, fill
 
@@ -176,6 +177,7 @@ def _entry_words(rule: Rule) -> set:
 # corpus and batches 1-114: top entry right 26 -> 33 of 61 misses reported unrecognised, in the lead 40 -> 50; then
 # measured once on batches 125-136, held out of a table of batches 1-124: 16 -> 20 of 41, in the lead 26 -> 33).
 LEAD_WORDS = Path(__file__).with_name("lead_words.json")
+LEAD_MODEL = leadmodel.MODEL
 CASE_WEIGHT = 4.0
 LEAD_MIN = 0.6      # the least score of a lead of one shared token (two shared tokens are a lead whatever they weigh)
 # (round scan13) how a token's weight falls with the number of entries that share it: weight / df ** DF_POWER.  A token
@@ -213,10 +215,38 @@ def lead_index(rules: list[Rule], case_words: dict | None = None) -> tuple[dict,
     return vocab, df
 
 
-def looks_like(text: str, rules: list[Rule], limit: int = 3, index: tuple | None = None, around: str = "") -> list[str]:
-    """The entries nearest to an unrecognised line by the key tokens they share (sonames, tools, enum
-    names), each token weighed by how much it belongs to the entry and how few entries share it (the words of
-    `around`, the lines shown about it, less than its own); a lead for the reader, never a finding."""
+# (stop 52) The learned half of the lead (leadmodel.py, bench/build_lead_model.py): a multinomial model over the words
+# of the real failing runs ranks the entries by everything around a failure, not only by the entries' own tokens.  The
+# two are fused: each entry's learned probability, plus LEARNED_MIX / rank for each entry of the key-token lead (the key
+# tokens break the model's near-ties and keep an entry the model has no cases of); an entry the key tokens do not name
+# needs a probability of LEARNED_MIN (a line of words every failure shares, "Traceback", "Segmentation fault", spreads
+# the model thin: no lead).  Chosen on batches 125-136 held out of models of 1-124 (MIX 0.1-0.2 the best of 0 to 1: top
+# entry right 20 -> 24 of 41 misses reported unrecognised, in the lead 34 both) and 115-124 held out of 1-114 (MIN
+# 0.4-0.6 a plateau: top 12 -> 15 of 20, in the lead 17 both); measured once on batches 137-142 held out of models of
+# 1-136: unchanged, 7 of 19 top, 9 in the lead (VARIANTS.md, "Stop 52").
+LEARNED_MIX = 0.1
+LEARNED_MIN = 0.5
+
+
+def looks_like(text: str, rules: list[Rule], limit: int = 3, index: tuple | None = None, around: str = "",
+               learned: bool = True) -> list[str]:
+    """The entries nearest to an unrecognised line: by the key tokens they share (sonames, tools, enum names), each
+    token weighed by how much it belongs to the entry and how few entries share it (the words of `around`, the lines
+    shown about it, less than its own), fused with the learned model's ranking of the line and its lines around
+    (`learned`); a lead for the reader, never a finding."""
+    keyed = _key_token_lead(text, rules, limit, index, around)
+    model = leadmodel.load(LEAD_MODEL) if learned else None
+    if model is None:
+        return keyed
+    names = {r.id for r in rules}
+    scores = {e: p for e, p in leadmodel.probabilities(text + "\n" + around, model).items()
+              if e in names and (p >= LEARNED_MIN or e in keyed)}
+    for rank, rid in enumerate(keyed, 1):
+        scores[rid] = scores.get(rid, 0.0) + LEARNED_MIX / rank
+    return sorted(scores, key=lambda rid: (-scores[rid], rid))[:limit]
+
+
+def _key_token_lead(text: str, rules: list[Rule], limit: int, index: tuple | None, around: str) -> list[str]:
     vocab, df = index or lead_index(rules)
     mine = _words(text)
     near = _words(around) - mine if around else set()
