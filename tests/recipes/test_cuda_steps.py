@@ -240,3 +240,36 @@ def test_a_host_probed_by_the_posix_sh_fallback_is_told_why_its_build_is_neither
             assert "POSIX-sh fallback" in str(exc) and "shared" in str(exc) and "install python3" in str(exc)
         else:
             raise AssertionError("no StepError")
+
+
+# Mutation sample 52: the compile's MAX_JOBS is held to the host's memory, and a vllm is "already built" only
+# when it is the editable build of this very source.
+def test_the_compile_jobs_are_held_to_the_hosts_memory(tmp_path):
+    src = make_source(tmp_path)
+    step = VllmCompile("vllm-compile", "vllm-ocr-env", str(src))
+    facts = {"workdir": {"path": str(tmp_path)}, "host": {"home": "/root"}, "files": {str(src): {"exists": True}},
+             "network": {"github": "reachable"}, "cpu": {"count": 96}, "memory": {"available": 16 * 2**30},
+             "venvs": {}}
+    (cmd,) = step.commands(facts, {})
+    assert cmd.env["MAX_JOBS"] == "3"                     # 16 GiB at 4.5 GiB a job, not 64 for 96 cores
+    facts["memory"]["available"] = 512 * 2**30
+    assert step.commands(facts, {})[0].env["MAX_JOBS"] == "64"     # the seed's 96 cores with ample memory
+    facts["cpu"]["count"] = None                                  # cores not read: one job
+    assert step.commands(facts, {})[0].env["MAX_JOBS"] == "1"
+
+
+def test_an_editable_vllm_of_another_source_is_not_this_build():
+    step = VllmCompile("vllm-compile", "vllm-ocr-env", "/src/vllm")
+
+    def needs(**vllm):
+        f = _build_facts()
+        f["venvs"]["vllm-ocr-env"]["dists"]["vllm"] = {"version": "0.31.0", "complete": True, **vllm}
+        return step.needs(f, {})
+
+    assert step.needs(_build_facts(), {}).reason == "vllm not built in this env yet"
+    assert step.needs(_build_facts(), {}).needed
+    assert not needs(editable=True, source="file:///src/vllm/").needed
+    other = needs(editable=True, source="file:///home/u/vllm")
+    assert other.needed and other.reason == "vllm 0.31.0 is not the editable build of /src/vllm"
+    assert needs(editable=False, source=None).needed                 # a wheel from an index: rebuilt
+    assert needs(editable=True, source="file:///src/vllm", complete=False).needed

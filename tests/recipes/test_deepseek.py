@@ -357,3 +357,108 @@ def test_the_deepseek_env_is_made_with_python_3_12_9():
     r = said["python:deepseek-ocr-env"]
     assert r.status == "warn" and "no Python 3.12.9 on the host (found: 3.12.1)" in r.message
     assert "managed CPython 3.12.9 with uv" in r.message
+
+
+# Mutation sample 52: the requirements step decides from the checkout's requirements.txt as pip reads it (comments
+# and option lines skipped, every requirement checked against the env), never "all 0 requirements met".
+DS_REQUIREMENTS = """# DeepSeek-OCR's requirements.txt
+--extra-index-url https://download.pytorch.org/whl/cu118
+transformers==4.46.3
+tokenizers==0.20.3
+PyMuPDF
+img2pdf
+einops
+easydict
+addict   # config
+Pillow
+numpy
+"""
+
+
+def test_the_requirements_step_reads_each_line_of_the_checkout_file():
+    step = deepseek.RequirementsFile("ds-requirements", deepseek.ENV, f"{deepseek.REPO_DIR}/requirements.txt")
+    names = ["transformers", "tokenizers", "pymupdf", "img2pdf", "einops", "easydict", "addict", "pillow", "numpy"]
+    dists = {n: {"version": "1.0"} for n in names}
+    dists.update(transformers={"version": "4.46.3"}, tokenizers={"version": "0.20.3"})
+    facts = {"workdir": {"path": "/w"}, "reads": {step.path: DS_REQUIREMENTS},
+             "venvs": {deepseek.ENV: {"dists": dists}}}
+    assert [str(r) for r in step.parsed(facts)][:2] == ["transformers==4.46.3", "tokenizers==0.20.3"]
+    assert len(step.parsed(facts)) == 9 and "addict" in [r.name for r in step.parsed(facts)]
+    d = step.needs(facts, {})
+    assert not d.needed and d.reason == "all 9 requirements of requirements.txt met"
+    dists["transformers"] = {"version": "4.51.0"}
+    del dists["addict"]
+    d = step.needs(facts, {})
+    assert d.needed and "transformers 4.51.0 installed, want ==4.46.3" in d.reason and "addict not installed" in d.reason
+    (cmd,) = step.commands(facts, {})
+    assert list(cmd.argv[-2:]) == ["-r", "/w/DeepSeek-OCR/requirements.txt"]
+
+
+def test_upstream_server_flag_values_are_exact_words():
+    argv = deepseek.vllm_server("/e/bin/python", "/m/DeepSeek-OCR", 8000, "127.0.0.1")
+    pairs = {argv[i]: argv[i + 1] for i in range(3, len(argv) - 1) if argv[i].startswith("--")
+             and not argv[i + 1].startswith("--")}
+    assert pairs["--gpu-memory-utilization"] == "0.9" and pairs["--max-model-len"] == "8192"
+    assert pairs["--dtype"] == "bfloat16" and pairs["--mm-processor-cache-gb"] == "0"
+    assert pairs["--host"] == "127.0.0.1" and pairs["--port"] == "8000" and pairs["--model"] == "/m/DeepSeek-OCR"
+
+
+def test_the_modes_are_the_guides_sizes():
+    # seed 003 2.4 (DeepSeek-OCR's README): only Gundam crops; the vision tokens the model prints for each
+    assert deepseek.MODES == {"tiny": (512, 512, False), "small": (640, 640, False), "base": (1024, 1024, False),
+                              "large": (1280, 1280, False), "gundam": (1024, 640, True)}
+    v, _ = deepseek.config_values(24, 8, mode="large", model_path="/m", input_path="/i", output_path="/o")
+    assert (v["BASE_SIZE"], v["IMAGE_SIZE"], v["CROP_MODE"]) == (1280, 1280, False)
+    assert deepseek.vision_tokens(v) == 400
+    v, _ = deepseek.config_values(40, 8, mode="gundam", model_path="/m", input_path="/i", output_path="/o")
+    assert deepseek.vision_tokens(v) == 256 + 6 * 100
+
+
+def test_config_limits_at_their_edges():
+    kw = dict(model_path="/m", input_path="/i", output_path="/o")
+    v, notes = deepseek.config_values(16, 8, max_crops=7, **kw)          # 7 is over 6: lowered under 24 GB
+    assert v["MAX_CROPS"] == 6 and "MAX_CROPS 7 lowered to 6" in notes[1]
+    assert deepseek.config_values(16, 8, max_crops=6, **kw)[1] == ["Base mode for a 16 GB card"]
+    assert deepseek.config_values(80, 128, **kw)[0]["NUM_WORKERS"] == 64     # the seed's 64 is the most
+    assert deepseek.config_values(80, 65, **kw)[0]["NUM_WORKERS"] == 64
+    assert deepseek.config_values(80, 0, **kw)[0]["NUM_WORKERS"] == 1
+
+
+def test_downgrade_edges():
+    v = deepseek.read_config(SEED_CONFIG)
+    new, why = deepseek.downgrade({**v, "MAX_CONCURRENCY": 31})
+    assert new["MAX_CONCURRENCY"] == 30 and why == "MAX_CONCURRENCY 31 -> 30 (halved, to 30)"
+    new, why = deepseek.downgrade({**v, "MAX_CONCURRENCY": 30})
+    assert new["MAX_CONCURRENCY"] == 30 and why == "MAX_CROPS 4"
+    # one image alone: BASE_SIZE to 640, and a no-crop IMAGE_SIZE already under 640 is never raised
+    custom = {**v, "BASE_SIZE": 1024, "IMAGE_SIZE": 512, "CROP_MODE": False}
+    new, _ = deepseek.downgrade(custom, single_image=True)
+    assert (new["BASE_SIZE"], new["IMAGE_SIZE"]) == (640, 512)
+    assert deepseek.downgrade({**custom, "BASE_SIZE": 641}, single_image=True)[0]["BASE_SIZE"] == 640
+    with pytest.raises(UsageError, match="already 640 or less"):
+        deepseek.downgrade({**custom, "BASE_SIZE": 640}, single_image=True)
+
+
+def test_render_assigns_each_name_once():
+    values, _ = deepseek.config_values(24, 16, model_path="/m/DeepSeek-OCR", input_path="/in", output_path="/out")
+    text = deepseek.render_config(SEED_CONFIG, values)
+    for name in values:
+        assert sum(line.startswith(f"{name} =") for line in text.splitlines()) == 1, name
+    assert "set by ocrdeploy" not in text                           # every name was there to replace
+    text = deepseek.render_config(SEED_CONFIG.replace("SKIP_REPEAT = True\n", ""), values)
+    assert text.endswith("\n# set by ocrdeploy deepseek-config\nSKIP_REPEAT = True\n")
+
+
+def test_docker_context_rewritten_in_place(tmp_path):
+    first = deepseek.write_docker_context(tmp_path / "out" / "ctx")       # --docker-dir's parents made too
+    again = deepseek.write_docker_context(tmp_path / "out" / "ctx", index_url="https://pypi.tuna.tsinghua.edu.cn/simple")
+    assert first == again
+    assert "ARG PIP_INDEX_URL=https://pypi.tuna.tsinghua.edu.cn/simple\n" in Path(again[0]).read_text()
+
+
+def test_tf_job_takes_config_prompt():
+    values, _ = deepseek.config_values(40, 8, model_path="/m", input_path="/i", output_path="/o",
+                                       prompt=deepseek.prompt_for("free"))
+    assert deepseek.tf_job(values, "/i/a.png", "/o")["prompt"] == "<image>\nFree OCR."
+    del values["PROMPT"]                                             # the file's own PROMPT kept: none read
+    assert deepseek.tf_job(values, "/i/a.png", "/o")["prompt"] == deepseek.GROUNDING

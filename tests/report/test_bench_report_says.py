@@ -143,3 +143,38 @@ def test_it_names_the_prompt_sent_or_says_the_sdk_built_its_own(two_levels):
     assert f"prompt <q>{bench.PROMPT}</q>; through api" in api
     sdk = report({**document(two_levels), "prompt": None, "through": "sdk"})
     assert "prompt the SDK's own (minicpmvocr parse); through sdk" in sdk and "None" not in sdk
+
+
+# Mutation sample 52: the GPU cell says why there is no GPU figure, the --through sdk timing split is listed,
+# and the plot draws what the levels measured on axes that start at zero.
+def test_the_gpu_cell_says_why_no_gpu_was_read(two_levels):
+    one, two = two_levels
+    noted = dict(one, gpu=None, gpu_note="not sampled: the server is not on this machine")
+    rows = levels_rows(report(document([noted, dict(two, gpu=None, gpu_note=None)])))
+    assert rows[0][11] == "not sampled: the server is not on this machine" and rows[1][11] == "-"
+
+
+def test_the_sdk_timing_split_is_listed_per_level(two_levels):
+    one, two = two_levels
+    html = report({**document([dict(one, sdk_timing_s={"layout": 0.25, "ocr": 2.0}), dict(two, sdk_timing_s=None)]),
+                   "prompt": None, "through": "sdk"})
+    assert ("<h2>The SDK's timing split (median per page)</h2><ul><li>concurrency 1: layout 0.25 s, ocr 2 s</li></ul>"
+            in html)
+    assert "timing split" not in report(document(two_levels))
+
+
+def test_the_plot_draws_the_measured_figures(two_levels, monkeypatch):
+    from ocrdeploy.report import html as html_mod
+
+    figs, real = [], html_mod._svg
+    monkeypatch.setattr(html_mod, "_svg", lambda fig: figs.append(fig) or real(fig))
+    svg = plot_svg(two_levels, 0.85)
+    assert svg.startswith("<svg")
+    ax, ax2 = figs[0].axes
+    assert list(ax.lines[0].get_xdata()) == [1, 2]
+    assert list(ax.lines[0].get_ydata()) == [lv["pages_per_min"] for lv in two_levels] == [2.0, 4.0]
+    assert ax.get_ylim()[0] == 0                                      # pages/min from zero, not from the lowest
+    accuracy, floor = ax2.lines
+    assert list(accuracy.get_ydata()) == [100.0, 50.0]
+    assert list(floor.get_ydata()) == [85.0, 85.0]                    # the floor at 85%, on the accuracy axis
+    assert ax2.get_ylim()[0] == 0
