@@ -22,16 +22,16 @@ the later batches).
 
 from __future__ import annotations
 
-import hashlib
-import json
-import math
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
 MODEL = ROOT / "ocrdeploy" / "diagnose" / "doc_model.json"
+import learned_build  # noqa: E402
+from learned_build import digest  # noqa: E402,F401  (the tests check the shipped model with it)
 DOC_THROUGH = 142    # the last held-out batch trained on (each scored blind before it was taken)
 # Chosen on batches 115-124 held out of a model of the corpus and batches 1-114 (VARIANTS.md, "Stop 51"): the
 # 20000 words and pairs a first fit weighs most, C 10, and the probability a text must reach to be held a document
@@ -57,13 +57,6 @@ def training(through: int = DOC_THROUGH) -> tuple[list, list]:
     return texts, labels
 
 
-def digest(texts: list, labels: list) -> str:
-    h = hashlib.sha256()
-    for text, label in zip(texts, labels):
-        h.update(f"{label}:{len(text)}:".encode() + text.encode("utf-8", "replace"))
-    return h.hexdigest()[:16]
-
-
 def fit(texts: list, labels: list) -> dict:
     import numpy as np
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -86,7 +79,7 @@ def fit(texts: list, labels: list) -> dict:
     x = final.fit_transform(texts)
     model = LogisticRegression(C=C, max_iter=5000, class_weight="balanced").fit(x, labels)
     vocab = final.get_feature_names_out()
-    out = {"threshold": THRESHOLD, "intercept": round(float(model.intercept_[0]), 6),
+    out = {"threshold": THRESHOLD, "near_misses": sum(labels), "intercept": round(float(model.intercept_[0]), 6),
            "terms": {t: [round(float(i), 6), round(float(w), 6)]
                      for t, i, w in zip(vocab, final.idf_, model.coef_[0])}}
     # the plain-Python scorer must give what scikit-learn gives, text by text
@@ -100,26 +93,8 @@ def fit(texts: list, labels: list) -> dict:
 
 
 def main():
-    import argparse
-
-    ap = argparse.ArgumentParser(description="build the document model of the diagnose")
-    ap.add_argument("--check", action="store_true", help="exit 1 when the shipped model was trained on other data")
-    ap.add_argument("--through", type=int, default=DOC_THROUGH, help="the last held-out batch trained on")
-    ap.add_argument("--out", type=Path, help="write here, not the shipped model")
-    args = ap.parse_args()
-    texts, labels = training(args.through)
-    data = digest(texts, labels)
-    if args.check:
-        shipped = json.loads(MODEL.read_text(encoding="utf-8")).get("data") if MODEL.exists() else None
-        print("doc_model.json is fresh" if shipped == data else
-              "doc_model.json is stale: pip install scikit-learn; python bench/build_doc_model.py")
-        sys.exit(0 if shipped == data else 1)
-    model = fit(texts, labels)
-    model = {"data": data, "through": args.through, "texts": len(texts), "near_misses": sum(labels), **model}
-    out = args.out or MODEL
-    out.write_text(json.dumps(model, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
-    print(f"wrote {out}: {len(model['terms'])} terms from {len(texts)} texts ({sum(labels)} about errors), "
-          f"{out.stat().st_size} bytes; threshold {THRESHOLD}, e^intercept {math.exp(model['intercept']):.3g}")
+    learned_build.main("build the document model of the diagnose", MODEL, DOC_THROUGH, training, fit,
+                       "build_doc_model.py")
 
 
 if __name__ == "__main__":

@@ -20,8 +20,6 @@ tests/diagnose/test_leadmodel.py runs the same comparison without scikit-learn.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sys
 from pathlib import Path
 
@@ -30,7 +28,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "bench"))
 MODEL = ROOT / "ocrdeploy" / "diagnose" / "lead_model.json"
+import learned_build  # noqa: E402
 from build_lead_words import LEAD_THROUGH  # noqa: E402  (one cut for both halves of the lead)
+from learned_build import digest  # noqa: E402,F401  (the tests check the shipped model with it)
 
 # Chosen on batches 125-136 held out of a model of the corpus and batches 1-124 (VARIANTS.md, "Stop 52"): words
 # alone (pairs: no better, twice the size), C 10 (3: the same), the 300 words of largest weight per entry (100 and
@@ -50,13 +50,6 @@ def training(through: int = LEAD_THROUGH) -> tuple[list, list]:
                 texts.append(corpus.text_of(case).decode("utf-8", "replace"))
                 entries.append(case["entry"])
     return texts, entries
-
-
-def digest(texts: list, entries: list) -> str:
-    h = hashlib.sha256()
-    for text, entry in zip(texts, entries):
-        h.update(f"{entry}:{len(text)}:".encode() + text.encode("utf-8", "replace"))
-    return h.hexdigest()[:16]
 
 
 def fit(texts: list, entries: list) -> dict:
@@ -80,25 +73,8 @@ def fit(texts: list, entries: list) -> dict:
 
 
 def main():
-    import argparse
-
-    ap = argparse.ArgumentParser(description="build the learned half of the diagnose's 'looks like' lead")
-    ap.add_argument("--check", action="store_true", help="exit 1 when the shipped model was trained on other data")
-    ap.add_argument("--through", type=int, default=LEAD_THROUGH, help="the last held-out batch trained on")
-    ap.add_argument("--out", type=Path, help="write here, not the shipped model")
-    args = ap.parse_args()
-    texts, entries = training(args.through)
-    data = digest(texts, entries)
-    if args.check:
-        shipped = json.loads(MODEL.read_text(encoding="utf-8")).get("data") if MODEL.exists() else None
-        print("lead_model.json is fresh" if shipped == data else
-              "lead_model.json is stale: pip install scikit-learn; python bench/build_lead_model.py")
-        sys.exit(0 if shipped == data else 1)
-    model = {"data": data, "through": args.through, "texts": len(texts), **fit(texts, entries)}
-    out = args.out or MODEL
-    out.write_text(json.dumps(model, sort_keys=True, separators=(",", ":")) + "\n", encoding="utf-8")
-    print(f"wrote {out}: {len(model['terms'])} words for {len(model['entries'])} entries from {len(texts)} runs, "
-          f"{out.stat().st_size} bytes")
+    learned_build.main("build the learned half of the diagnose's 'looks like' lead", MODEL, LEAD_THROUGH, training,
+                       fit, "build_lead_model.py")
 
 
 if __name__ == "__main__":

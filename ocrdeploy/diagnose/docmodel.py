@@ -69,8 +69,9 @@ def plain(text: str) -> str:
     return text
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=4)
 def load(path: Path = MODEL) -> dict | None:
+    """A shipped model's numbers, read once per path (leadmodel's too); None when absent or unreadable."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):

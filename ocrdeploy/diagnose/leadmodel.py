@@ -13,11 +13,11 @@ weighted sum, and a softmax over the entries.  A lead, never a finding: the tabl
 
 from __future__ import annotations
 
-import json
 import math
 import re
-from functools import lru_cache
 from pathlib import Path
+
+from . import docmodel
 
 MODEL = Path(__file__).with_name("lead_model.json")
 # words of two characters or more in any script, with the dots, pluses and dashes inside a name (libcudart.so.12,
@@ -27,12 +27,9 @@ _TOKEN = re.compile(TOKEN)
 MAX_CHARS = 1 << 16     # a line and the lines shown about it; past this the text is cut (the work stays bounded)
 
 
-@lru_cache(maxsize=2)
 def load(path: Path = MODEL) -> dict | None:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    """The shipped numbers (None when absent or unreadable: the key tokens alone lead), read once per path."""
+    return docmodel.load(path)
 
 
 def probabilities(text: str, model: dict) -> dict:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ocrdeploy.diagnose import engine, leadmodel
+from ocrdeploy.diagnose import docmodel, engine, leadmodel
 
 ROOT = Path(__file__).parents[2]
 HELDOUT = ROOT / "tests" / "fixtures" / "diagnose" / "heldout"
@@ -23,7 +23,7 @@ def tiny_model(path: Path) -> Path:
     path.write_text(json.dumps({"entries": ["quokka-stall", "wombat-crash"],
                                 "terms": {"quokka": [2.0, [0, 1.5]], "wombat": [1.0, [1, 2.0]],
                                           "loader": [1.0, [0, 0.5], [1, 0.25]]}}), encoding="utf-8")
-    leadmodel.load.cache_clear()
+    docmodel.load.cache_clear()
     return path
 
 
@@ -112,7 +112,7 @@ def test_an_entry_only_the_model_names_needs_learned_min(tmp_path, monkeypatch):
     path = tmp_path / "m.json"
     path.write_text(json.dumps({"entries": ["quokka-stall", "wombat-crash"],
                                 "terms": {"quokka": [2.0, [0, 1.5]], "marsupial": [1.0, [1, 2.55]]}}), encoding="utf-8")
-    leadmodel.load.cache_clear()
+    docmodel.load.cache_clear()
     monkeypatch.setattr(engine, "LEAD_MODEL", path)
     rules = table({"id": "quokka-stall", "patterns": ["quokka stalled"]}, {"id": "wombat-crash", "patterns": ["pouch torn"]})
     index = engine.lead_index(rules, {})
@@ -129,7 +129,7 @@ def test_the_model_reads_the_lines_shown_about_the_line(tmp_path, monkeypatch):
     path = tmp_path / "m.json"
     path.write_text(json.dumps({"entries": ["wombat-crash"], "terms": {"marsupial": [1.0, [0, 2.0]]}}),
                     encoding="utf-8")
-    leadmodel.load.cache_clear()
+    docmodel.load.cache_clear()
     monkeypatch.setattr(engine, "LEAD_MODEL", path)
     rules = table({"id": "wombat-crash", "patterns": ["pouch torn"]})
     u = {"text": "RuntimeError: gave up", "context": [[1, "INFO marsupial runtime 2.1"], [2, "RuntimeError: gave up"]]}
