@@ -1,6 +1,8 @@
 """The host's GPU readings of `inv bench`: recorded `nvidia-smi dmon -s um` output (tests/fixtures/nvidia-smi,
 each recording names its source) parsed by the columns its header names, and aggregated per level."""
 
+import os
+import time
 from pathlib import Path
 
 from ocrdeploy.sdk.bench import gpu_figures, parse_dmon
@@ -48,3 +50,23 @@ def test_a_row_cut_short_or_run_long_is_not_a_sample():
     text = ("# gpu    sm   mem   enc   dec    fb  bar1\n# Idx     %     %     %     %    MB    MB\n"
             "    0    55    20     0     0  9000     5\n    0    60\n    0    70    20     0     0  9100     5  7\n")
     assert parse_dmon(text) == {0: [(55.0, 9000.0)]}
+
+
+def test_a_dmon_that_fails_on_the_host_gives_no_figures_and_says_what_it_printed(monkeypatch):
+    """nvidia-smi is there but the driver is not loaded (the recorded no-driver message, exit 9): dmon starts in
+    the background, prints its failure and ends; the level has no GPU figures and its note quotes the failure."""
+    from ocrdeploy.inventory.model import Host
+    from ocrdeploy.provision.connection import LocalConnection
+    from ocrdeploy.sdk.bench import HostGpu
+
+    monkeypatch.setenv("PATH", f"{SMI / 'no-driver'}:{os.environ['PATH']}")
+    gpu = HostGpu(LocalConnection(Host("localhost")), "gpu0")
+    gpu.start()
+    assert gpu.pid and gpu.note is None
+    deadline = time.monotonic() + 10          # dmon runs in the background: its message is written, then read
+    while not Path(gpu.file).read_text().strip() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert gpu.stop() is None
+    assert gpu.note == ("nvidia-smi dmon on gpu0 gave no readings: NVIDIA-SMI has failed because it couldn't "
+                        "communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed "
+                        "and running.")

@@ -22,6 +22,13 @@ def test_no_drafts_during_the_run_is_no_accept_length_not_a_division_by_zero():
     assert bench.spec_delta(metrics(1000, 5200), metrics(1010, 5225))["accept_length"] == 3.5
 
 
+def test_the_accept_length_is_given_to_three_decimals():
+    """3 drafts with 1 token accepted: 1 + 1/3, shown as 1.333 (the figure the report prints beside vLLM's)."""
+    assert bench.spec_delta(metrics(1000, 5200), metrics(1003, 5201)) == {"accept_length": 1.333, "drafts": 3,
+                                                                         "accepted": 1}
+    assert bench.spec_delta(metrics(0, 0), metrics(7, 12))["accept_length"] == 2.714
+
+
 def lv(c, ppm, acc):
     return {"concurrency": c, "pages_per_min": ppm, "accuracy": acc, "pages": 1}
 

@@ -222,3 +222,18 @@ def test_a_server_that_never_answers_is_a_timeout_whose_example_says_which_wait_
     lv = doc["levels"][0]
     assert lv["errors_by_kind"] == {"timeout": 1} and lv["pages"] == 0, lv
     assert lv["error_examples"]["timeout"] == "ReadTimeout: no read within 1 s", lv["error_examples"]
+
+
+@pytest.mark.parametrize("extra, example", [(0, "the image is too large"), (1, '{"error": {"message": "the image')])
+def test_an_error_page_is_read_up_to_error_max_and_one_byte_more_is_cut(extra, example):
+    """An error answer of exactly 64 KiB (ERROR_MAX) is read whole and its message shown; one byte more and only
+    the first 64 KiB are read: the JSON is cut, the example is its raw start."""
+    page = pages_mod.sample_pages()[:1]
+    head, tail = b'{"error": {"message": "the image is too large"}, "pad": "', b'"}'
+    size = 64 * 2**10 + extra                 # the bound as a figure, not read from the code under test
+    body = head + b"p" * (size - len(head) - len(tail)) + tail
+    assert len(body) == size
+    with Hostile(400, "application/json", body) as srv:
+        lv = bench.run(srv.url, page, levels=(1,), requests=1, warmup=0)["levels"][0]
+    assert lv["errors_by_kind"] == {"HTTP 400": 1}, lv
+    assert lv["error_examples"]["HTTP 400"].startswith(example), lv["error_examples"]

@@ -38,3 +38,37 @@ def test_an_ip_literal_asks_in_the_callers_thread(monkeypatch):
         with pytest.raises(httpx.ConnectError):
             client.request("GET", "/v1/models")
     assert seen == []
+
+
+LEFT_BEHIND = """
+import socket, sys, threading, time
+import httpx
+from ocrdeploy.sdk.client import OcrClient
+real = socket.getaddrinfo
+def hanging(host, *args, **kwargs):
+    if host == "hang.invalid":
+        time.sleep(60)                   # a dead nameserver
+    return real(host, *args, **kwargs)
+socket.getaddrinfo = hanging
+try:
+    OcrClient("http://hang.invalid:9", timeout=30).request("GET", "/v1/models", deadline=1)
+except httpx.TimeoutException as exc:
+    print("timed out:", exc, flush=True)
+"""
+
+
+def test_the_thread_left_in_a_hanging_lookup_does_not_hold_the_process_at_exit():
+    """The lookup thread the deadline leaves behind is a daemon: `inv verify` ends when its checks are done, not
+    when the resolver gives up."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    start = time.monotonic()
+    p = subprocess.run([sys.executable, "-c", LEFT_BEHIND], capture_output=True, text=True, timeout=30,
+                       env=dict(os.environ, PYTHONPATH=str(root)))
+    took = time.monotonic() - start
+    assert p.returncode == 0 and "timed out: GET /v1/models: no whole answer within 1 s" in p.stdout, p.stderr[-2000:]
+    assert took < 15, took

@@ -151,3 +151,50 @@ def test_model_ids_are_returned_whole(srv):
     srv.body = json.dumps({"data": [{"id": long_path}, {"id": "模型-ocr"}]}).encode()
     with OcrClient(srv.url) as client:
         assert client.models() == [long_path, "模型-ocr"]
+
+
+def test_health_is_down_when_nothing_answers():
+    """No server on the port (connection refused): down, not an error and never up."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]              # bound and closed: nothing listens there
+    with OcrClient(f"http://127.0.0.1:{port}", timeout=5) as client:
+        assert client.health() is False
+
+
+def test_a_long_error_message_is_kept_to_500_characters(srv):
+    message = "the request was refused because " + "x" * 600
+    srv.status, srv.body = 400, json.dumps({"error": {"message": message}}).encode()
+    with OcrClient(srv.url) as client:
+        with pytest.raises(ServiceError) as err:
+            client.chat_image(b"png", "read it")
+    assert err.value.message == message[:500]
+
+
+def chat_answer(*contents):
+    return json.dumps({"choices": [{"index": i, "message": {"role": "assistant", "content": c}}
+                                   for i, c in enumerate(contents)]}).encode()
+
+
+def test_the_answer_is_the_first_choices_content(srv):
+    srv.body = chat_answer("# Sample page\n\nThe quick brown fox.")
+    with OcrClient(srv.url) as client:
+        assert client.chat_image(b"png", "read it") == "# Sample page\n\nThe quick brown fox."
+    srv.body = chat_answer("first", "second")              # n > 1: the first choice is the answer
+    with OcrClient(srv.url) as client:
+        assert client.chat_image(b"png", "read it") == "first"
+    srv.body = chat_answer([{"type": "thinking", "thinking": "hm"}, {"type": "text", "text": "# a"}])
+    with OcrClient(srv.url) as client:
+        assert client.chat_image(b"png", "read it") == "# a"
+
+
+@pytest.mark.parametrize("content", [123, {}, {"type": "text", "text": "# a"}, [{"type": "text", "text": 5}]])
+def test_content_that_is_not_text_is_a_value_error_naming_it(srv, content):
+    """Content no OpenAI-compatible server sends (a number, an object, even an empty one): a ValueError that says
+    which field, never a page read as '' or as '123', and never a TypeError from iterating it."""
+    srv.body = chat_answer(content)
+    with OcrClient(srv.url) as client:
+        with pytest.raises(ValueError, match=r"choices\[0\]\.message\.content is a"):
+            client.chat_image(b"png", "read it")

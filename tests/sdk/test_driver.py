@@ -51,3 +51,37 @@ def test_the_layout_goes_to_a_free_card_else_the_one_with_most_free_memory():
     facts = {"gpu": {"gpus": [gpu(0, 2000, [{"pid": 1}]), gpu(1, 5000, [{"pid": 2}])]}}
     assert layout_device(facts) == "cuda:1"
     assert layout_device({"gpu": {"gpus": []}}) is None
+
+
+def test_a_fraction_at_the_start_of_the_math_is_checked_for_its_places():
+    """The answer's math may open with the \\frac (the `x =` elsewhere): its numerator and denominator are judged
+    all the same, a swapped fraction fails and a right one scores full."""
+    from ocrdeploy.sdk.driver import check_output, formula_parts
+
+    right = "$$\\frac{a + b}{2c}$$\n\nwhere $x =$ the mean."
+    assert formula_parts(right)["score"] == 1.0 and formula_parts(right)["placed"] == []
+    swapped = "$$\\frac{2c}{a + b}$$\n\nwhere $x =$ the mean."
+    f = formula_parts(swapped)
+    assert f["missing"] == [] and f["score"] == 8 / 13      # every token, none of a + b / 2 c in its place
+    check, ok, detail = check_output(swapped, "formula")[-1]
+    assert check == "the formula's tokens" and not ok and "'a' not in the numerator" in detail
+
+
+def test_a_missing_list_names_eight_and_counts_the_rest():
+    from ocrdeploy.sdk.driver import _missing
+
+    assert _missing([f"w{i}" for i in range(8)]) == ", ".join(repr(f"w{i}") for i in range(8))
+    assert _missing([f"w{i}" for i in range(10)]) == ", ".join(repr(f"w{i}") for i in range(8)) + " and 2 more"
+    assert _missing([]) == ""
+
+
+def test_readable_text_needs_eight_words_of_three_letters_or_more():
+    """The text page's shape check at its edge: eight words (and 40 letters, half the characters) pass, seven
+    do not."""
+    from ocrdeploy.sdk.driver import check_output
+
+    eight = "Sphinx quartz judges vowing boxer liquid mystery fjords"
+    seven = "Sphinx quartz judges vowing boxer liquid mysteriousness"
+    readable = lambda md: dict((c, ok) for c, ok, _ in check_output(md, "text"))["readable text on the text page"]
+    assert sum(ch.isalpha() for ch in seven) >= 40
+    assert readable(eight) and not readable(seven)
