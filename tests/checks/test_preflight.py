@@ -442,6 +442,27 @@ def test_a_full_label_is_that_label_even_where_the_next_ones_band_starts_below_i
     assert pf.sold_gb(mib) == gb
 
 
+@pytest.mark.parametrize("gb", [20, 94, 96, 141, 144, 180, 192])
+def test_every_large_size_nvidia_sells_read_in_full_is_that_size(gb):
+    """The sizes above 16 GB that data-centre and workstation cards are sold as (RTX 4000 Ada 20 GB, H100 NVL
+    94, H20 96, H200 141, GH200 144, B200 180 and 192 GB), each read without ECC, are reported as that size:
+    a label off by one in SOLD_SIZES would report a 20 GB card as 21 GB.  Smaller sizes need no label (a
+    reading rounded up to whole GiB gives them); these ones do, their ECC band reaching below the GiB."""
+    assert pf.sold_gb(gb * 1024) == gb
+    r = pf.check_vram({"gpu": {"gpus": [{"index": 0, "name": "card", "memory_total_mib": gb * 1024,
+                                         "memory_free_mib": gb * 1024, "processes": []}]}}, DSPARK)
+    assert f"GPU 0 {gb} GB ({gb * 1024} MiB)" in r.message
+
+
+def test_a_card_whose_total_is_unreadable_is_no_size_at_all():
+    """A memory.total nvidia-smi prints as [N/A] is read as no number: that card is 0 GB, never a made-up
+    size (1 GB), and the vram check fails on it."""
+    gpus = facts_mod.parse_query_gpu("0, GRID vGPU, GPU-0, [N/A], [N/A], [N/A], 590.48.01")
+    assert gpus[0]["memory_total_mib"] is None and pf.sold_gb(None) == 0
+    r = pf.check_vram({"gpu": {"gpus": gpus}}, DSPARK)
+    assert r.status == "fail" and "largest GPU is a 0 GB card" in r.message and "GPU 0 0 GB (0 MiB)" in r.message
+
+
 def test_vram_is_judged_on_the_largest_card_not_the_first():
     f = base_facts()
     f["gpu"]["gpus"] = [{"index": 0, "name": "Tesla T4", "memory_total_mib": 15360, "memory_free_mib": 15000,

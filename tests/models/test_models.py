@@ -245,6 +245,9 @@ def test_full_disk_is_a_clear_error(tmp_path, hub):
     p = models(["--json", "--model", MAIN], inventory(tmp_path, hub))
     assert p.returncode == 1
     assert "not enough disk space" in steps(p)[f"model:{MAIN}"]["tail"]
+    # errno ENOSPC, so the failure is said as a full disk, not a plain OSError
+    log = Path(steps(p)[f"model:{MAIN}"]["log"]).read_text()
+    assert "FAILED: OSError: no space left: [Errno 28] not enough disk space at" in log
 
 
 def make_dir(tmp_path, name="MiniCPM-OCR-1.0", manifest=True):

@@ -5,6 +5,7 @@ The client's endpoint is pointed at the stand-in with its own variable (MODELSCO
 modelscope_hub/config.py), which ocrdeploy sets from the inventory var modelscope_endpoint.
 """
 
+import hashlib
 import json
 import os
 import signal
@@ -175,7 +176,7 @@ def test_no_source_answers_names_every_probe(tmp_path):
     p = models(["--json", "--model", DEEPSEEK, "--source", "auto"], inv, env=env_for(tmp_path))
     assert p.returncode == 1
     tail = steps(p)[f"model:{DEEPSEEK}"]["tail"]
-    assert "no source answered for DeepSeek-OCR" in tail
+    assert "no source answered for DeepSeek-OCR (hf http://127.0.0.1:9: " in tail      # the error names them too
     for where in ("hf http://127.0.0.1:9", "hf http://127.0.0.1:9/mirror", "modelscope http://127.0.0.1:9/ms"):
         assert f"probe {where}: " in tail
 
@@ -252,6 +253,18 @@ def test_a_listing_of_the_wrong_shape_is_said_in_words(files, expect):
             hostside.modelscope_listing(server.url, "deepseek-ai/DeepSeek-OCR", "master", 5)
     assert str(exc.value) == (f"deepseek-ai/DeepSeek-OCR: ModelScope at {server.url} sent an unusable file list: "
                               f"{expect}")
+
+
+def test_an_empty_file_in_a_listing_is_usable():
+    """Size 0 is a number of bytes (an empty file in the repository), not a malformed entry."""
+    from ocrdeploy.models import hostside
+
+    empty = hashlib.sha256(b"").hexdigest()
+    files = [{"Path": "empty.txt", "Size": 0, "Sha256": empty, "Revision": "abc123"},
+             {"Path": "config.json", "Size": 2, "Sha256": hashlib.sha256(b"{}").hexdigest()}]
+    with FixedAnswer(json.dumps({"Code": 200, "Data": {"Files": files}}).encode()) as server:
+        listing, commit = hostside.modelscope_listing(server.url, "deepseek-ai/DeepSeek-OCR", "master", 5)
+    assert listing["empty.txt"] == (0, empty) and commit == "abc123"
 
 
 def test_a_listing_larger_than_its_bound_is_refused_unread():
