@@ -237,7 +237,8 @@ TRAINED_UNNAMED = {
     52: ("xorbitsai/inference/issues/3778",),
     53: ("ollama/ollama/issues/11319", "agentscope-ai/QwenPaw/issues/3211", "MiniMax-AI/MiniMax-M2.5/issues/9"),
     54: ("pytorch/pytorch/issues/2596",),
-    55: ("triton-inference-server/tensorrtllm_backend/issues/235", "cocktailpeanut/dalai/issues/454", "gpustack/gpustack/issues/3683"),
+    # (stop 52) gpustack#3683 is a case of llama-flash-attention2-removed now (heldout/README.md)
+    55: ("triton-inference-server/tensorrtllm_backend/issues/235", "cocktailpeanut/dalai/issues/454"),
     57: ("NVIDIA/TensorRT/issues/2195", "vllm-project/vllm/issues/9865"),
     58: ("pypa/pipenv/issues/5240",),
     60: ("langgenius/dify/issues/16738", "langgenius/dify/issues/3720", "lmstudio-ai/lmstudio-bug-tracker/issues/908"),
