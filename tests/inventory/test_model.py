@@ -296,3 +296,26 @@ def test_the_load_says_what_the_plan_says(tmp_path, key, value, message):
         load_inventory(p)
     assert str(load.value) == f"{p}:4: host 'a': " + message.removeprefix("inventory var ")
 
+
+
+def test_a_bad_limit_is_named_as_limit_not_as_host(tmp_path):
+    """A pattern given to --limit that selects nothing names --limit in the error (the user typed --limit)."""
+    p = tmp_path / "hosts.ini"
+    p.write_text("[gpu]\ngpu1\ngpu2\n")
+    inv = load_inventory(p)
+    for limit, said in (("gpu9*", "--limit: pattern 'gpu9*' matches no host"), (",", "--limit: empty host pattern"),
+                        ("gpu1:!", "--limit 'gpu1:!': '!' must be followed")):
+        for host in (None, "gpu"):
+            with pytest.raises(UsageError) as err:
+                select_hosts(inv, host=host, limit=limit)
+            assert str(err.value).startswith(said), str(err.value)
+
+
+def test_a_long_bad_value_is_cut_at_80_characters_in_the_error(tmp_path):
+    p = tmp_path / "inv.yml"
+    for value, shown in (("m" * 78, "'" + "m" * 78 + "'"), ("m" * 79, "'" + "m" * 79 + "..."),
+                         ("m" * 200, "'" + "m" * 79 + "...")):
+        p.write_text(f"all:\n  hosts:\n    a:\n      model_source: {value}\n")
+        with pytest.raises(UsageError) as err:
+            load_inventory(p)
+        assert str(err.value).endswith(f"model_source must be hf, modelscope or auto, got {shown}"), str(err.value)
