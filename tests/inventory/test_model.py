@@ -319,3 +319,12 @@ def test_a_long_bad_value_is_cut_at_80_characters_in_the_error(tmp_path):
         with pytest.raises(UsageError) as err:
             load_inventory(p)
         assert str(err.value).endswith(f"model_source must be hf, modelscope or auto, got {shown}"), str(err.value)
+
+
+def test_a_host_label_shows_the_port_only_when_it_is_not_22(tmp_path):
+    p = tmp_path / "hosts.ini"
+    p.write_text("[g]\na ansible_host=10.0.0.1 ansible_user=ubuntu\nb ansible_host=10.0.0.2 ansible_port=23\n"
+                 "c ansible_host=10.0.0.3 ansible_port=22\nd:2222 ansible_host=10.0.0.4\n")
+    inv = load_inventory(p)
+    assert [inv.host(n).label() for n in "abcd"] == [
+        "a (ubuntu@10.0.0.1)", "b (10.0.0.2:23)", "c (10.0.0.3)", "d (10.0.0.4:2222)"]
