@@ -296,3 +296,35 @@ def test_the_load_says_what_the_plan_says(tmp_path, key, value, message):
         load_inventory(p)
     assert str(load.value) == f"{p}:4: host 'a': " + message.removeprefix("inventory var ")
 
+
+
+def test_a_bad_limit_is_named_as_limit_not_as_host(tmp_path):
+    """A pattern given to --limit that selects nothing names --limit in the error (the user typed --limit)."""
+    p = tmp_path / "hosts.ini"
+    p.write_text("[gpu]\ngpu1\ngpu2\n")
+    inv = load_inventory(p)
+    for limit, said in (("gpu9*", "--limit: pattern 'gpu9*' matches no host"), (",", "--limit: empty host pattern"),
+                        ("gpu1:!", "--limit 'gpu1:!': '!' must be followed")):
+        for host in (None, "gpu"):
+            with pytest.raises(UsageError) as err:
+                select_hosts(inv, host=host, limit=limit)
+            assert str(err.value).startswith(said), str(err.value)
+
+
+def test_a_long_bad_value_is_cut_at_80_characters_in_the_error(tmp_path):
+    p = tmp_path / "inv.yml"
+    for value, shown in (("m" * 78, "'" + "m" * 78 + "'"), ("m" * 79, "'" + "m" * 79 + "..."),
+                         ("m" * 200, "'" + "m" * 79 + "...")):
+        p.write_text(f"all:\n  hosts:\n    a:\n      model_source: {value}\n")
+        with pytest.raises(UsageError) as err:
+            load_inventory(p)
+        assert str(err.value).endswith(f"model_source must be hf, modelscope or auto, got {shown}"), str(err.value)
+
+
+def test_a_host_label_shows_the_port_only_when_it_is_not_22(tmp_path):
+    p = tmp_path / "hosts.ini"
+    p.write_text("[g]\na ansible_host=10.0.0.1 ansible_user=ubuntu\nb ansible_host=10.0.0.2 ansible_port=23\n"
+                 "c ansible_host=10.0.0.3 ansible_port=22\nd:2222 ansible_host=10.0.0.4\n")
+    inv = load_inventory(p)
+    assert [inv.host(n).label() for n in "abcd"] == [
+        "a (ubuntu@10.0.0.1)", "b (10.0.0.2:23)", "c (10.0.0.3)", "d (10.0.0.4:2222)"]

@@ -102,3 +102,12 @@ def test_glued_values_none_and_the_several_files_form():
     assert a.known_hosts_files == ["~/.ssh/a", "~/.ssh/b"]
     assert a.proxy_jump is None and a.proxy_command is None
     assert not a.forward_agent and not a.compress
+
+
+def test_no_flag_means_no_agent_forwarding_and_no_compression():
+    """Agent forwarding hands the host the user's keys: it is on only where -A or ForwardAgent=yes asks for it."""
+    for text in ("", "-o ControlMaster=auto -i ~/.ssh/gpu.pem -p 2200"):
+        a = parse_ssh_args(text)
+        assert a.forward_agent is False and a.compress is False, text
+        assert (a.proxy_jump, a.proxy_command, a.connect_timeout, a.keepalive) == (None, None, None, None)
+        assert a.known_hosts_files == []
