@@ -78,7 +78,7 @@ def test_venvs_read_from_dist_info(tmp_path):
                                                                       paths=[str(site), str(wd / "nope")])))
     venv = facts["venvs"]["vllm-ocr-env"]
     assert list(facts["venvs"]) == ["vllm-ocr-env"]
-    assert venv["python"] == "3.13.9"
+    assert venv["python"] == "3.13.9" and venv["home"] == "/usr/bin"     # the interpreter it was made from
     assert venv["dists"]["torch"] == {"version": "2.14.0", "editable": False, "complete": True}
     assert venv["dists"]["jinja2"]["complete"] is False  # no RECORD: an interrupted install
     assert venv["dists"]["transformers"]["editable"] is True

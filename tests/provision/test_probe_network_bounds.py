@@ -3,6 +3,8 @@ around a call (provision/probe.py _bounded), one source's HEAD (any HTTP answer 
 as basic auth, never in the URL urllib is given), and the sources' give-up time, 3x --network-timeout.
 test_probe_resolver.py proves the bound end to end with a hanging resolver; these are its parts' edges."""
 
+import errno
+import os
 import socket
 import time
 
@@ -62,6 +64,24 @@ def test_a_closed_port_is_not_reachable():
     s.close()
     got = probe._source(f"http://127.0.0.1:{port}/", 2)
     assert got["reachable"] is False and "refused" in got["error"].lower()
+    # the reason urllib wraps, not urllib's "<urlopen error ...>" around it
+    assert got["error"] == str(ConnectionRefusedError(errno.ECONNREFUSED, os.strerror(errno.ECONNREFUSED)))
+
+
+@pytest.mark.parametrize("timeout, slow_ms, give_up_s", [(1.0, 1000, 3.0), (2.5, 2500, 7.5)])
+def test_a_source_is_slow_past_the_network_timeout_in_ms(timeout, slow_ms, give_up_s):
+    out = {}
+    probe._sources(out, [], timeout)
+    assert out["sources"] == {"slow_ms": slow_ms, "give_up_s": give_up_s, "results": []}
+
+
+def test_a_source_no_proxy_names_goes_direct_and_the_others_through_the_proxy(monkeypatch):
+    monkeypatch.setenv("https_proxy", "http://proxy.corp:3128")
+    monkeypatch.setenv("no_proxy", "mirror.corp,.internal")
+    assert probe._proxy_for("https://mirror.corp/simple/") is None
+    assert probe._proxy_for("https://pypi.internal/simple/") is None
+    assert probe._proxy_for("https://pypi.org/simple/") == "http://proxy.corp:3128"
+    assert probe._proxy_for("http://pypi.org/simple/") is None          # no http_proxy: direct
 
 
 def test_a_source_that_never_answers_is_given_up_after_three_times_the_network_timeout():
