@@ -71,8 +71,10 @@ def test_table_and_exit_1_when_no_level_holds_the_floor(sample_pages):
         p = bench("--server-url", srv.url, "--concurrency", "1,2", "--requests", "2")
     assert p.returncode == 1, p.stderr
     assert "no level holds 85% accuracy" in p.stdout and "pages/min" in p.stdout
+    assert "timing split" not in p.stdout       # --through api runs no SDK: nothing to say of its timing
     with OcrServer(_answers(sample_pages, "aaa bbb")) as srv:
-        p = bench("--server-url", srv.url, "--concurrency", "1", "--requests", "2", "--min-accuracy", "0")
+        p = bench("--server-url", srv.url, "--concurrency", "1", "--requests", "2", "--min-accuracy", "0",
+                  "--max-tokens", "1")                  # 1 is the least --max-tokens takes
     assert p.returncode == 0 and "pages/min at >= 0% accuracy" in p.stdout
 
 

@@ -72,7 +72,7 @@ def standin_sdk(wd):
     return calls
 
 
-def test_through_sdk_runs_the_sdk_per_page_at_each_level(site, answers):
+def test_through_sdk_runs_the_sdk_per_page_at_each_level(site, answers, capsys):
     wd, inv = site
     provision(wd)
     calls = standin_sdk(wd)
@@ -97,6 +97,13 @@ def test_through_sdk_runs_the_sdk_per_page_at_each_level(site, answers):
         assert argv[argv.index("--input") + 1].endswith((".pdf",))
     assert len({argv[argv.index("--output") + 1] for argv in runs}) == 6          # a fresh output per run
     assert doc["levels"][0]["gpu"] is None
+    from ocrdeploy.commands.bench import show
+
+    capsys.readouterr()
+    show(doc)                                          # the table a run without --json prints of this document
+    out = capsys.readouterr().out
+    assert "concurrency 2: the SDK's timing split (median s): layout " in out, out
+    assert "printed no timing split" not in out, out
 
 
 def test_a_failed_sdk_run_is_an_error_not_a_page(site, answers):

@@ -65,6 +65,7 @@ def test_install_one_step_then_rerun_is_ok(tmp_path):
     p = run([a for a in args if a != "--json"], env={**cache, "PYTHONPROFILEIMPORTTIME": "1"})
     assert p.returncode == 0 and "RECAP\nlocalhost : ok=1  changed=0  failed=0  skipped=0" in p.stdout, p.stdout
     assert "sdk-clone              ok           cloned at" in p.stdout
+    assert "preflight failed" not in p.stdout, p.stdout     # said only of a host whose preflight failed
     assert imported(p.stderr) & (HEAVY | {"yaml"}) == set()
 
 
@@ -295,6 +296,10 @@ def test_a_facts_file_is_a_bounded_regular_file_of_the_right_shape(tmp_path):
         f = tmp_path / f"wrong{i}.json"
         f.write_text(json.dumps({"localhost": {"facts": doc}}))
         cases[f] = "not a facts document"
+    for i, doc in enumerate([{"a": 1, "b": 2}, [1, 2], "facts", {"hosts": {"h": {"facts": 5}}}]):
+        f = tmp_path / f"nofacts{i}.json"        # JSON, but no facts document in it at all (no traceback)
+        f.write_text(json.dumps(doc))
+        cases[f] = "not a facts document"
     for path, needle in cases.items():
         e = dict(os.environ, COLUMNS="200")
         e.pop("OCRDEPLOY_INVENTORY", None)
@@ -384,3 +389,38 @@ def test_one_hosts_facts_plan_one_host(tmp_path):
                                 f"select one with --host")
     p = run(["--inventory", str(inv), "--recipe", "sdk-only", "--check", "--facts", str(facts), "-H", "h2"])
     assert p.returncode == 0 and "h2 : ok=" in p.stdout, p.stdout + p.stderr
+
+
+def test_router_true_installs_the_router_env_when_it_runs_never_when_it_plans(tmp_path):
+    """An inventory with `router: true`: `inv install` sees to the router's venv (here an existing one, given
+    by router_env) after the steps; `--check` only plans, so it neither touches nor reports the router."""
+    repo = make_repo(tmp_path)
+    renv = tmp_path / "renv"
+    (renv / "bin").mkdir(parents=True)
+    (renv / "bin" / "vllm-router").write_text("#!/bin/sh\nexit 0\n")
+    (renv / "bin" / "vllm-router").chmod(0o755)
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"vars": {"workdir": str(tmp_path / "wd"), "sdk_repo": str(repo),
+                                                    "router": True, "router_env": str(renv)}}}))
+    args = ["--inventory", str(inv), "--recipe", "sdk-only", "--step", "sdk-clone"]
+    p = run([*args, "--check"])
+    assert p.returncode == 0, p.stderr
+    assert "router:" not in p.stdout and "check mode: nothing was run" in p.stdout, p.stdout
+    p = run(args)
+    assert p.returncode == 0, p.stderr
+    assert f"localhost | router: vllm-router==0.1.17 already there ({renv}/bin/vllm-router)" in p.stdout, p.stdout
+
+
+def test_a_facts_file_whose_gpus_are_not_objects_is_refused_as_such(tmp_path):
+    """gpu.gpus entries are read as objects by every check: a list of numbers is not a facts document."""
+    from ocrdeploy.commands.install import load_facts_file
+    from ocrdeploy.errors import UsageError
+
+    doc = json.loads((ROOT / "tests" / "fixtures" / "facts" / "ubuntu2204-rtx5090-bare.json").read_text())
+    doc["gpu"]["gpus"] = [0, 1]
+    f = tmp_path / "f.json"
+    f.write_text(json.dumps(doc))
+    with pytest.raises(UsageError) as exc:
+        load_facts_file(str(f))
+    assert str(exc.value) == (f"{f}: not a facts document (gpu.gpus holds something other than objects; expected "
+                              f"the output of `inv facts --json --raw`)")

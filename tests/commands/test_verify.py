@@ -162,7 +162,11 @@ def test_two_end_verification_in_the_merged_env_on_a_free_gpu(site, tmp_path):
     cu = f"{merged}/lib/python3.13/site-packages/nvidia/cu13"
     assert ran["vllm"]["env"]["CUDA_HOME"] == cu and ran["vllm"]["env"]["PATH"].startswith(f"{merged}/bin:{cu}/bin:")
     assert ran["tf"]["env"]["CUDA_HOME"] is None or ran["tf"]["env"]["CUDA_HOME"] != cu
-    assert "--attn" in ran["tf"]["argv"] and "--max-tokens" in ran["vllm"]["argv"]
+    # each script's own command line, as the guide's section 7 runs it (a misspelt flag is a script that exits 2)
+    for side, tail in (("tf", ["--attn", "sdpa", "--max-new-tokens", "512"]), ("vllm", ["--max-tokens", "512"])):
+        argv = ran[side]["argv"]
+        assert argv[:2] == ["--model", f"{wd}/models/MiniCPM-OCR-1.0"] and argv[2] == "--image", argv
+        assert argv[4:] == ["--prompt", "请识别图中的表格并输出 OTSL", *tail], argv
     # audit M37: a table page at the guide's 1080x1080, the same file for both ends
     images = {side["argv"][side["argv"].index("--image") + 1] for side in ran.values()}
     (image,) = images
@@ -512,6 +516,8 @@ def test_a_server_url_urlsplit_cannot_read_is_one_line(url, says):
     ({"scripts": (None, "/src/verify_vllm.py")}, "--verify-vllm needs --verify-transformers too"),
     ({"scripts": ("verify_transformers.py", "/src/verify_vllm.py")},
      "--verify-transformers verify_transformers.py: give the script's absolute path on the host"),
+    ({"scripts": ("/src/verify_transformers.py", "verify_vllm.py")},     # the flag named is the one given
+     "--verify-vllm verify_vllm.py: give the script's absolute path on the host"),
 ])
 def test_verify_options_are_checked_before_any_host_is_reached(kwargs, says):
     """A bad --name read as 'no running service lists minicpm-ocr', and one two-end script alone as 'not

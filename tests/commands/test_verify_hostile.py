@@ -194,3 +194,44 @@ def test_an_empty_model_list_leaves_readiness_to_the_smoke_request(site):
     assert checks["readiness"]["status"] == "passed" and "lists no model" in checks["readiness"]["detail"], checks
     assert checks["smoke request"]["status"] == "passed", checks["smoke request"]
     assert ESCAPES
+
+
+def test_a_smoke_failure_other_than_400_is_not_blamed_on_trust_request_mm_kwargs():
+    """Only a 400 to the SDK's mm_processor_kwargs, answered without them, is the missing
+    --trust-request-mm-kwargs; a 500 (the server failed on the image) is said as it came, and never re-asked
+    and explained away as a flag to restart with.  A real HTTP server on loopback."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    asked = []
+
+    class H(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *a):
+            pass
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            asked.append("mm_processor_kwargs" in body)
+            code, doc = ((500, {"error": {"message": "EngineCore died"}}) if "mm_processor_kwargs" in body else
+                         (200, {"choices": [{"message": {"content": "Hello"}}]}))
+            data = json.dumps(doc).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        from ocrdeploy.commands.verify import smoke_request
+
+        with OcrClient(f"http://127.0.0.1:{srv.server_address[1]}", timeout=30) as client:
+            smoke = smoke_request(client, "vllm")
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert smoke["status"] == "failed" and smoke["detail"].startswith("HTTP 500: EngineCore died"), smoke
+    assert "--trust-request-mm-kwargs" not in smoke["detail"] and asked == [True], (smoke, asked)
