@@ -176,14 +176,11 @@ def main():
         from ocrdeploy.diagnose import docmodel
 
         docmodel.MODEL = args.doc_model
-    if args.lead_words:
+    if args.lead_words or args.lead_model:
         from ocrdeploy.diagnose import engine
 
-        engine.LEAD_WORDS = args.lead_words
-    if args.lead_model:
-        from ocrdeploy.diagnose import engine
-
-        engine.LEAD_MODEL = args.lead_model
+        engine.LEAD_WORDS = args.lead_words or engine.LEAD_WORDS
+        engine.LEAD_MODEL = args.lead_model or engine.LEAD_MODEL
     if args.folds or args.heldout:
         scan = corpus.Scanner()
         stages = {r.id: r.stage for r in scan.rules}

@@ -45,7 +45,8 @@ def load_file(path: Path) -> dict:
 
 
 def training_sets(through: int) -> list:
-    """What the learned parts of the diagnose train on (bench/build_lead_words.py, bench/build_doc_model.py): the
+    """What the learned parts of the diagnose train on (bench/build_lead_words.py, build_lead_model.py and
+    build_doc_model.py): the
     corpus, then held-out batches 1..through (each scored blind before it is taken), a batch item whose thread the
     corpus or rules.yaml cite left out (the corpus holds it already)."""
     data = load()

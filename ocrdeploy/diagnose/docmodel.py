@@ -78,6 +78,14 @@ def load(path: Path = MODEL) -> dict | None:
         return None
 
 
+def tfidf(counts: dict, terms: dict) -> dict:
+    """scikit-learn's TfidfVectorizer(sublinear_tf=True) of the shipped terms a text holds (`counts`; `terms[t][0]` is
+    each term's idf): 1 + log of the count times the idf, scaled to unit length.  Both shipped models read it."""
+    weights = {t: (1.0 + math.log(n)) * terms[t][0] for t, n in counts.items()}
+    norm = math.sqrt(sum(w * w for w in weights.values()))
+    return {t: w / norm for t, w in weights.items()} if norm else {}
+
+
 def probability(text: str, model: dict) -> float:
     """The model's probability that `text` is a text about errors, not a run's log."""
     terms = model["terms"]
@@ -90,9 +98,8 @@ def probability(text: str, model: dict) -> float:
         pair = a + " " + b
         if pair in terms:
             counts[pair] = counts.get(pair, 0) + 1
-    weights = {t: (1.0 + math.log(n)) * terms[t][0] for t, n in counts.items()}
-    norm = math.sqrt(sum(w * w for w in weights.values()))
-    z = model["intercept"] + (sum(w * terms[t][1] for t, w in weights.items()) / norm if norm else 0.0)
+    weights = tfidf(counts, terms)
+    z = model["intercept"] + sum(w * terms[t][1] for t, w in weights.items())
     return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
 
 

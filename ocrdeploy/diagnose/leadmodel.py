@@ -7,8 +7,7 @@ entry first for about half the failures the table misses; a multinomial logistic
 wrapper's, another tool's, another language's).  bench/build_lead_model.py fits it with scikit-learn and ships, for
 each entry, the words that weigh most for it (lead_model.json: each word's idf, then its entries' indexes and
 weights); this module scores a text with them in plain Python:
-lower case, TOKEN, 1 + log of the count times the idf, scaled to unit length over the shipped words, each entry's
-weighted sum, and a softmax over the entries.  A lead, never a finding: the table's patterns alone make findings.
+lower case, TOKEN, docmodel.tfidf over the shipped words, each entry's weighted sum, and a softmax over the entries.  A lead, never a finding: the table's patterns alone make findings.
 """
 
 from __future__ import annotations
@@ -42,13 +41,11 @@ def probabilities(text: str, model: dict) -> dict:
             counts[t] = counts.get(t, 0) + 1
     if not counts:
         return {}
-    weights = {t: (1.0 + math.log(n)) * terms[t][0] for t, n in counts.items()}
-    norm = math.sqrt(sum(w * w for w in weights.values()))
     entries = model["entries"]
     z: dict = {}     # the entries a shipped word of the text speaks for (the others' words are not shipped: not 0)
-    for t, w in weights.items():
+    for t, w in docmodel.tfidf(counts, terms).items():
         for i, coef in terms[t][1:]:
-            z[entries[i]] = z.get(entries[i], 0.0) + w / norm * coef
+            z[entries[i]] = z.get(entries[i], 0.0) + w * coef
     top = max(z.values())
     e = {entry: math.exp(v - top) for entry, v in z.items()}
     total = sum(e.values())
