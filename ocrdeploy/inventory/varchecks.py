@@ -18,6 +18,7 @@ import re
 from urllib.parse import urlsplit
 
 from ..errors import UsageError
+from ..provision.probe import mask_url
 
 # Vars that are URLs wherever they are read (pip_extra_index_url: a list, or one string split on spaces or
 # commas; pip_trusted_host: such a list of host or host:port)
@@ -25,17 +26,20 @@ URL_VARS = ("pip_index_url", "pip_extra_index_url", "pip_trusted_host", "torch_i
             "hf_endpoint", "hf_mirror", "modelscope_endpoint", "layout_url", "python_install_mirror")
 # The installer var's choices (provision/installer.py: what each one does)
 INSTALLER_MODES = ("auto", "uv", "pip")
-# (up to the LAST "@" before the path, as urlsplit reads the netloc: a password may hold a raw "@", and
-# https://u:p@ss@host is user u, password p@ss, host host)
-USERINFO = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#]*@")
 # A trusted host: a name (an underscore too: a compose service or a container named devpi_server is a host
 # name docker resolves) or a bracketed IPv6 address, either with a port
 _TRUSTED_HOST = re.compile(r"[A-Za-z0-9._-]+(:\d+)?|\[[0-9A-Fa-f:]+\](:\d+)?")
 
 
 def masked(url: str) -> str:
-    """The URL with any user:password@ shown as ***@."""
-    return USERINFO.sub(r"\1***@", url) if url else url
+    """The URL with any user:password@ shown as ***@: the probe's mask, so that a URL reads the same in an error
+    line, a plan and a report (a password with '@', '/' or '?' in it included)."""
+    return mask_url(url)
+
+
+def has_credentials(url: str) -> bool:
+    """Whether the URL carries credentials (they then travel in the environment, never in argv)."""
+    return bool(url) and mask_url(url) != url
 
 
 def words(value) -> list[str]:
@@ -55,12 +59,19 @@ def split_url(text: str):
 
 
 def _reason(exc: ValueError, text: str, limit=80) -> str:
-    """urlsplit's own words, masked and cut: they may quote the netloc (credentials and all: "netloc 'u:pw@h'
-    contains invalid characters under NFKC normalization") or a port of any length."""
+    """urlsplit's own words, masked and cut: they may quote a piece of the credentials ("netloc 'u:pw@h' contains
+    invalid characters under NFKC normalization", or "... as 'p'" for a password with '/' in it) or a port of any
+    length.  A quoted piece of the credentials is shown as '***'."""
     said = str(exc)
-    creds = USERINFO.match(text)
-    if creds:
-        said = said.replace(text[creds.end(1):creds.end() - 1], "***")
+    shown = mask_url(text)
+    if shown != text:
+        head, _, tail = shown.partition("***@")
+        creds = text[len(head):len(text) - len(tail) - 1]      # user:password, as the mask hid them
+
+        def piece(m):
+            quoted = m.group(1)
+            return "'***'" if quoted in creds else "'%s'" % quoted.replace(creds, "***")
+        said = re.sub(r"'([^']*)'", piece, said)
     return said if len(said) <= limit else said[:limit] + "..."
 
 

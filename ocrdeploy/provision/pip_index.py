@@ -18,8 +18,7 @@ from dataclasses import dataclass
 
 # The checks of these vars live in the inventory, which runs them when it is read (a typo: one line naming the
 # inventory file and line); the plans run the same ones here.  The names stay importable from this module.
-from ..inventory.varchecks import USERINFO as _USERINFO
-from ..inventory.varchecks import check_url, index_urls, masked, split_url  # noqa: F401  (re-exported)
+from ..inventory.varchecks import check_url, has_credentials, index_urls, masked, split_url  # noqa: F401  (re-exported)
 from .command import Secret
 
 PIP_VARS = ("pip_index_url", "pip_extra_index_url", "pip_trusted_host")
@@ -29,7 +28,7 @@ PYPI = "https://pypi.org/simple/"
 
 def url_arg(url: str) -> str:
     """An index URL as a command argument: a Secret (shown masked) when it carries credentials."""
-    return Secret(url, shown=masked(url)) if _USERINFO.match(url) else url
+    return Secret(url, shown=masked(url)) if has_credentials(url) else url
 
 
 def own_index(v: dict, var: str | None, default: str | None) -> str | None:
@@ -67,13 +66,13 @@ def index_args(v: dict, index_url: str | None = None, extra=(), *, env_prefix: s
     env: dict = {}
     chosen = index_url or index
     if chosen:
-        if _USERINFO.match(chosen):
+        if has_credentials(chosen):
             env[f"{env_prefix}_INDEX_URL"] = url_arg(chosen)
         else:
             args += ["--index-url", chosen]
     secret_extras = []
     for url in [*extra, *extras]:
-        if _USERINFO.match(url):
+        if has_credentials(url):
             secret_extras.append(url)
         else:
             args += ["--extra-index-url", url]

@@ -769,8 +769,10 @@ _URL = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^\s'\"<>]+)")
 
 def _mask_rest(scheme, rest):
     """rest: what follows 'scheme://' (or a whole scheme-less value): its userinfo as ***."""
-    slash = rest.find("/")
-    head, tail_ = (rest, "") if slash < 0 else (rest[:slash], rest[slash:])
+    # the authority ends at the first '/', '?' or '#', as urlsplit reads it: an '@' in a query or fragment
+    # (https://host?x=a@b) is not a credential
+    cut = next((i for i, c in enumerate(rest) if c in "/?#"), len(rest))
+    head, tail_ = rest[:cut], rest[cut:]
     if "@" in head:
         user, _, host = head.rpartition("@")
         if scheme or ":" in user:
@@ -779,7 +781,7 @@ def _mask_rest(scheme, rest):
         user, colon, password = head.partition(":")
         at = tail_.find("@")
         if colon and not password.isdigit() and at > 0 and "/" not in tail_[at:].split("/", 1)[0]:
-            return scheme + "***@" + tail_[at + 1:]          # a password with '/' in it
+            return scheme + "***@" + tail_[at + 1:]          # a password with '/', '?' or '#' in it
     return scheme + rest
 
 

@@ -144,6 +144,10 @@ def test_posix_fallback_probe_masks_proxies_too(tmp_path, value, shown):
     ("git+https://github.com/org/repo.git@v1.0", "git+https://github.com/org/repo.git@v1.0"),   # a ref, not a user
     ("git@github.com:org/repo.git", "git@github.com:org/repo.git"),
     ("http://host:8080/a@b", "http://host:8080/a@b"),
+    # the authority ends at '?' or '#' as urlsplit reads it: an '@' in a query or fragment is no credential
+    ("https://host?x=a@b", "https://host?x=a@b"),
+    ("see https://host:8080#a@b and http://u:pw@proxy:3128", "see https://host:8080#a@b and http://***@proxy:3128"),
+    ("https://u:p?w@host/simple", "https://***@host/simple"),            # a password with '?' in it
 ])
 def test_mask_url_in_text(text, shown):
     from ocrdeploy.provision.probe import mask_url

@@ -51,6 +51,14 @@ def test_credentials_run_unmasked_and_show_masked():
     url = "https://u:p@ss@host/simple"
     opts = pip_options({"pip_index_url": url})
     assert "p@ss" not in str(Command(["pip", "install", *opts.args, "x"], env=opts.env))
+    # a password with '/' in it: urlsplit ends the netloc at the '/' and cannot read the port 'p' (pip cannot use such
+    # a URL either): the one-line refusal shows it masked, urlsplit's quoted piece of the password included
+    with pytest.raises(UsageError) as err:
+        pip_options({"pip_index_url": "https://u:p/ss@host/simple"})
+    assert "p/ss" not in str(err.value) and "'p'" not in str(err.value)
+    assert "'https://***@host/simple' is not an http(s)" in str(err.value)
+    # an '@' in a query is no credential: the URL goes on argv as written
+    assert pip_options({"pip_index_url": "https://host/simple?x=a@b"}).args == ["--index-url", "https://host/simple?x=a@b"]
 
 
 @pytest.mark.parametrize("var,value,needle", [
