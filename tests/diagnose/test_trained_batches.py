@@ -186,6 +186,10 @@ TRAINED_ITEMS = {
     45: ("PolyPhyHub/PolyPhy/pull/86",),
     53: ("triton-lang/triton/pull/8773",),
     113: ("Vauxoo/travis2docker/pull/216",),
+    # (stop 53) a crash report's Expected behavior section giving the refusal it wants in the imperative ("Return HTTP 500
+    # with "image input is not supported by this server", consistent with ..."): model-not-multimodal's unless, proved
+    # by vllm#11629's proposal ("The API should return this error response ...", a corpus near-miss, its reset_by)
+    78: ("ggml-org/llama.cpp/issues/23331",),
 }
 
 
@@ -241,7 +245,8 @@ TRAINED_UNNAMED = {
     55: ("triton-inference-server/tensorrtllm_backend/issues/235", "cocktailpeanut/dalai/issues/454"),
     57: ("NVIDIA/TensorRT/issues/2195", "vllm-project/vllm/issues/9865"),
     58: ("pypa/pipenv/issues/5240",),
-    60: ("langgenius/dify/issues/16738", "langgenius/dify/issues/3720", "lmstudio-ai/lmstudio-bug-tracker/issues/908"),
+    # (stop 53) lmstudio-bug-tracker#908 is a case of model-not-multimodal now (heldout/README.md)
+    60: ("langgenius/dify/issues/16738", "langgenius/dify/issues/3720"),
     62: ("Deltares/Ribasim/issues/1763",),
     64: ("zai-org/GLM-OCR/issues/44",),
     65: ("tenstorrent/tt-inference-server/issues/603",),
