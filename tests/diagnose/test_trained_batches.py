@@ -198,6 +198,26 @@ def picked(table, kind):
 ITEMS += picked(TRAINED_ITEMS, "near_misses")
 
 
+# (stop 53) near-misses whose `not` list predates an entry made later, which must not name them either: batch 78's crash
+# report whose Expected behavior section gives the refusal it wants in the imperative ("Return HTTP 500 with "image input
+# is not supported by this server", consistent with ..."), model-not-multimodal's unless
+LATER_ENTRIES = {78: {"ggml-org/llama.cpp/issues/23331": "model-not-multimodal"}}
+LATER = [(item, entry) for n, threads in LATER_ENTRIES.items()
+         for item in corpus.load_file(HELDOUT / f"batch{n}.yaml")["near_misses"]
+         for thread, entry in threads.items() if thread in item["source"]]
+
+
+def test_the_later_entries_near_misses_exist():
+    assert len(LATER) == sum(len(t) for t in LATER_ENTRIES.values())
+
+
+@pytest.mark.parametrize("engine", corpus.ENGINES)
+@pytest.mark.parametrize("item,entry", LATER, ids=lambda v: corpus.thread_of(v) if isinstance(v, dict) else v)
+def test_a_trained_near_miss_is_not_named_by_a_later_entry(item, entry, engine):
+    report = SCAN.scan(item, engine)
+    assert entry not in corpus.found(report), item["source"][:160]
+
+
 def test_the_trained_batches_exist_and_hold_near_misses():
     assert all((HELDOUT / f"batch{n}.yaml").is_file() for n in TRAINED_CLEAN)
     assert len(ITEMS) >= 15 * len(TRAINED_CLEAN) - 20
@@ -241,7 +261,8 @@ TRAINED_UNNAMED = {
     55: ("triton-inference-server/tensorrtllm_backend/issues/235", "cocktailpeanut/dalai/issues/454"),
     57: ("NVIDIA/TensorRT/issues/2195", "vllm-project/vllm/issues/9865"),
     58: ("pypa/pipenv/issues/5240",),
-    60: ("langgenius/dify/issues/16738", "langgenius/dify/issues/3720", "lmstudio-ai/lmstudio-bug-tracker/issues/908"),
+    # (stop 53) lmstudio-bug-tracker#908 is a case of model-not-multimodal now (heldout/README.md)
+    60: ("langgenius/dify/issues/16738", "langgenius/dify/issues/3720"),
     62: ("Deltares/Ribasim/issues/1763",),
     64: ("zai-org/GLM-OCR/issues/44",),
     65: ("tenstorrent/tt-inference-server/issues/603",),
