@@ -471,6 +471,20 @@ GENERIC_CLASSES = (
     # and the server starts anyway)
     ("exec-failed", re.compile(r"(?:^\s{0,8}|[`'\"] ?|: )exec \.?/[^\s:`'\"]{1,300}: (?:no such file or directory|permission denied)\b"
                                r"|: line \d{1,6}: exec: [^\n]{1,300}: cannot execute: [A-Z][a-z]")),
+    # (round net53) a local inference server's own access log answering a generation route with a server-side failure,
+    # the cause elsewhere or not logged: Ollama's gin line ("[GIN] 2024/06/16 - 17:43:34 | 500 |  5m1s |  127.0.0.1 |
+    # POST     "/api/chat"", under journald or a compose prefix too) and llama-server's ("srv  log_server_r: request: POST
+    # /v1/chat/completions 127.0.0.1 500", "... POST /infill 127.0.0.1 501").  Only 500 and 501 (the server failed or
+    # cannot do it), and 404/405 to a GET (a client calling a POST-only route): a 400 is a bad request the server goes
+    # past (healthy runs' logs hold them), 503 a server still loading that a poll retries, a 404 to a POST Ollama's
+    # answer before a client pulls the model (the stop-50 review); /health, /v1/models, /api/show, /favicon.ico and the
+    # web UI are never routes of it; the status in markdown bold as a paste shows it ("| **404** |").  uvicorn's access
+    # lines stay at their INFO level
+    ("access-error", re.compile(r"\| (?:(?:\*\*)?50[01](?:\*\*)? \|[^|\n]{1,40}\|[^|\n]{1,60}\| (?:GET|POST)"
+                                r"|(?:\*\*)?40[45](?:\*\*)? \|[^|\n]{1,40}\|[^|\n]{1,60}\| GET) {1,12}\""
+                                r"(?:/v1)?/(?:chat/completions|completions?|embeddings?|responses|messages|infill|api/(?:chat|generate|embed|embeddings))/?[?\"]"
+                                r"|\brequest: (?:(?:GET|POST) (?:/v1)?/(?:chat/completions|completions?|embeddings?|responses|messages|infill)(?:[?/]\S{0,200})? \S{1,60} 50[01]"
+                                r"|GET (?:/v1)?/(?:chat/completions|completions?|embeddings?|responses|messages|infill)(?:[?/]\S{0,200})? \S{1,60} 40[45])\s*$")),
 )
 # (stop 47, the lead) not at WARNING level: round scan17 also counted a local server's 4xx/5xx logged as a WARNING
 # (marker's "[WARNING] marker: Ollama inference failed: 500 Server Error ... for url: http://localhost:11434/..."), but an
@@ -673,7 +687,7 @@ GENERIC_HINTS = {
     "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",),
     "start-timeout": ("timed out waiting for ",),
     "lua-error": (": attempt to ",), "apache-error": (": AH",),
-    "http-response": (", message='",), "cors-blocked": ("CORS policy", "Cross-Origin Request Blocked"), "exec-failed": ("exec ", "exec: "), "installer-failed": ("): Failed", " failed"), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
+    "http-response": (", message='",), "cors-blocked": ("CORS policy", "Cross-Origin Request Blocked"), "exec-failed": ("exec ", "exec: "), "installer-failed": ("): Failed", " failed"), "access-error": ("| 50", "| 40", "| **", "request: "), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
 }
 GENERIC_LOWER = ("start-timeout", "exec-format", "alloc-failed", "nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused",
                  "credentials-failed")
@@ -786,7 +800,10 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     " cannot be used", "installable versions previously reported", "blocked by cors policy",
                     "cross-origin request blocked",
                     # (round hfa50: a container's entry command that cannot be executed)
-                    "exec /", "exec ./", ": cannot execute: ")
+                    "exec /", "exec ./", ": cannot execute: ",
+                    # (round net53: an inference server's access line answering a generation route 500/501, or 404/405
+                    # to a GET: gin's status column, llama-server's request line)
+                    "| 500 |", "| 501 |", "| 404 |", "| 405 |", "| **50", "| **40", "request: post /", "request: get /")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
