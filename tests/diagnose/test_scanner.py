@@ -1251,3 +1251,36 @@ def test_net53_access_error(tmp_path, engine, log, cls):
     rep = scan_text(tmp_path, log + "\n", engine)
     assert not rep["findings"]
     assert [u.get("class") for u in rep["unrecognised"]] == ([cls] if cls else [])
+
+
+# (round net53) the safety net's ntstatus: a Windows process that died or never started, by its NTSTATUS code in hex (real
+# lines of batches 116, 130 and 134); a console closed with Ctrl+C (0xc000013a), a zero code and the decimal form's own
+# class stay as they were
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("log, cls", [
+    ("**error loading llama server\" error=\"llama runner process has terminated: exit status 0xc0000409**", "ntstatus"),
+    ("Failed to generate a response: error response: status=500 body=unable to load runner: error waiting for runner to be "
+     "ready: llama.cpp terminated unexpectedly: llama.cpp exit status: exit status 0xc0000005", "ntstatus"),
+    ("应用程序无法正常启动(0xc0000142)。请单击“确定”关闭应用程序。 ", "ntstatus"),
+    ("`exit code: 0xc0000135, STATUS_DLL_NOT_FOUND`", "ntstatus"),
+    ("llama runner process has terminated: exit status 0xc000013a", None),
+    ("exit code: 0x00000000", None),
+    ("runner exited: exit status 0x0", None),
+    ("Process finished with exit code -1073741819 (0xC0000005)", "exit-status"),
+])
+def test_net53_ntstatus(tmp_path, engine, log, cls):
+    rep = scan_text(tmp_path, log + "\n", engine)
+    assert not rep["findings"]
+    assert [u.get("class") for u in rep["unrecognised"]] == ([cls] if cls else [])
+
+
+# (round net53) an access line reports that a request failed; a line of another class beside it says why and names the
+# block (docker/genai-stack#62's compose lines, batch 121)
+@pytest.mark.parametrize("engine", ENGINES)
+def test_net53_access_error_gives_the_block_to_its_cause(tmp_path, engine):
+    log = ("genai-stack-llm-1         | [GIN] 2023/10/21 - 03:52:30 | 500 |  873.831145ms |      172.20.0.5 | POST     "
+           "\"/api/generate\"\n"
+           "genai-stack-llm-1         | 2023/10/21 03:52:30 llama.go:438: llama runner stopped with error: signal: "
+           "segmentation fault (core dumped)\n")
+    rep = scan_text(tmp_path, log, engine)
+    assert [u.get("class") for u in rep["unrecognised"]] == ["fatal-signal"]

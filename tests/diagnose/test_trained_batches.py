@@ -281,9 +281,12 @@ TRAINED_UNNAMED = {
     120: ("logancyang/obsidian-copilot/issues/333",),
     124: ("bghira/SimpleTuner/issues/2812",),
     # (round net53) access-error, continued
-    116: ("ollama/ollama/issues/5081",),
+    116: ("ollama/ollama/issues/5081", "ollama/ollama/issues/4893"),
     132: ("ollama/ollama/issues/16479",),
     145: ("cline/cline/issues/330",),
+    # (round net53) a Windows crash or failed start by its NTSTATUS code: ntstatus
+    130: ("hiroi-sora/Umi-OCR/issues/480",),
+    134: ("docker/model-runner/issues/479",),
 }
 UNNAMED = picked(TRAINED_UNNAMED, "unrecognised")
 
