@@ -280,7 +280,7 @@ TRAINED_UNNAMED = {
     119: ("mamba-org/mamba/issues/3294",),
     120: ("logancyang/obsidian-copilot/issues/333",),
     124: ("bghira/SimpleTuner/issues/2812",),
-    # (round net53) access-error, continued
+    # (round net53) access-error, continued (116's ollama#4893 is ntstatus)
     116: ("ollama/ollama/issues/5081", "ollama/ollama/issues/4893"),
     132: ("ollama/ollama/issues/16479",),
     145: ("cline/cline/issues/330",),
