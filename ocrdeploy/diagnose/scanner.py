@@ -471,6 +471,20 @@ GENERIC_CLASSES = (
     # and the server starts anyway)
     ("exec-failed", re.compile(r"(?:^\s{0,8}|[`'\"] ?|: )exec \.?/[^\s:`'\"]{1,300}: (?:no such file or directory|permission denied)\b"
                                r"|: line \d{1,6}: exec: [^\n]{1,300}: cannot execute: [A-Z][a-z]")),
+    # (round net53) a local inference server's own access log answering a generation route with a server-side failure,
+    # the cause elsewhere or not logged: Ollama's gin line ("[GIN] 2024/06/16 - 17:43:34 | 500 |  5m1s |  127.0.0.1 |
+    # POST     "/api/chat"", under journald or a compose prefix too) and llama-server's ("srv  log_server_r: request: POST
+    # /v1/chat/completions 127.0.0.1 500", "... POST /infill 127.0.0.1 501").  Only 500 and 501 (the server failed or
+    # cannot do it), and 404/405 to a GET (a client calling a POST-only route): a 400 is a bad request the server goes
+    # past (healthy runs' logs hold them), 503 a server still loading that a poll retries, a 404 to a POST Ollama's
+    # answer before a client pulls the model (the stop-50 review); /health, /v1/models, /api/show, /favicon.ico and the
+    # web UI are never routes of it; the status in markdown bold as a paste shows it ("| **404** |").  uvicorn's access
+    # lines stay at their INFO level
+    ("access-error", re.compile(r"\| (?:(?:\*\*)?50[01](?:\*\*)? \|[^|\n]{1,40}\|[^|\n]{1,60}\| (?:GET|POST)"
+                                r"|(?:\*\*)?40[45](?:\*\*)? \|[^|\n]{1,40}\|[^|\n]{1,60}\| GET) {1,12}\""
+                                r"(?:/v1)?/(?:chat/completions|completions?|embeddings?|responses|messages|infill|api/(?:chat|generate|embed|embeddings))/?[?\"]"
+                                r"|\brequest: (?:(?:GET|POST) (?:/v1)?/(?:chat/completions|completions?|embeddings?|responses|messages|infill)(?:[?/]\S{0,200})? \S{1,60} 50[01]"
+                                r"|GET (?:/v1)?/(?:chat/completions|completions?|embeddings?|responses|messages|infill)(?:[?/]\S{0,200})? \S{1,60} 40[45])\s*$")),
 )
 # (stop 47, the lead) not at WARNING level: round scan17 also counted a local server's 4xx/5xx logged as a WARNING
 # (marker's "[WARNING] marker: Ollama inference failed: 500 Server Error ... for url: http://localhost:11434/..."), but an
@@ -525,6 +539,16 @@ FATAL_CLASSES = (
                               r"|(?i:\bjob exceeded (?:its )?wall ?(?:time|clock)(?: time)? limit\b)"
                               r"|\bTERM_[A-Z]{3,20}: job killed after reaching LSF\b"
                               r"|\*\*\* (?:JOB|STEP) \d[\d._]{0,20}(?: ON \S{1,100})? CANCELLED AT \S{1,40}")),
+    # (round net53) a Windows process that died or never started, by its NTSTATUS code in hex (Go's os/exec "exit status
+    # 0xc0000409" under Ollama and Docker Model Runner, "exit code: 0xc0000135"; Windows Error Reporting's "Exception
+    # code: 0xc0000005"; the loader's dialog "The application was unable to start correctly (0xc000007b)" and its Chinese
+    # text "应用程序无法正常启动(0xc0000142)"): an access violation, a stack buffer overrun, an illegal instruction, a DLL
+    # not found or of the wrong bitness; no error word on the line.  Error and warning codes only (a top digit 4 to F),
+    # never 0xc000013a, STATUS_CONTROL_C_EXIT (a console closed or Ctrl+C: a stop, not a crash); the decimal form
+    # "exit code -1073741819 (0xC0000005)" stays exit-status
+    ("ntstatus", re.compile(r"(?i)\bexit(?:ed)? (?:status|code)\s?[:=]?\s?0x(?!c000013a\b)[4-9a-f][0-9a-f]{7}\b"
+                            r"|\bException code: 0x[4-9a-f][0-9a-f]{7}\b"
+                            r"|\bunable to start correctly \(?0x[89a-f][0-9a-f]{7}\b|无法正常启动\s?[(（]?0x[89a-f][0-9a-f]{7}")),
     ("exit-status", re.compile(r"(?i)\bexit(?:ed)? (?:status|code)\s*[:=]?\s*(?!0\b)-?\d+\b"
                                r"|\breturned non-zero exit status\b|\bexited with (?:code|status) (?!0\b)-?\d+\b"
                                # a launcher's report of a child (deepspeed's "exits with return code = -11", torch
@@ -673,7 +697,7 @@ GENERIC_HINTS = {
     "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",),
     "start-timeout": ("timed out waiting for ",),
     "lua-error": (": attempt to ",), "apache-error": (": AH",),
-    "http-response": (", message='",), "cors-blocked": ("CORS policy", "Cross-Origin Request Blocked"), "exec-failed": ("exec ", "exec: "), "installer-failed": ("): Failed", " failed"), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
+    "http-response": (", message='",), "cors-blocked": ("CORS policy", "Cross-Origin Request Blocked"), "exec-failed": ("exec ", "exec: "), "installer-failed": ("): Failed", " failed"), "access-error": ("| 50", "| 40", "| **", "request: "), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
 }
 GENERIC_LOWER = ("start-timeout", "exec-format", "alloc-failed", "nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused",
                  "credentials-failed")
@@ -786,7 +810,12 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     " cannot be used", "installable versions previously reported", "blocked by cors policy",
                     "cross-origin request blocked",
                     # (round hfa50: a container's entry command that cannot be executed)
-                    "exec /", "exec ./", ": cannot execute: ")
+                    "exec /", "exec ./", ": cannot execute: ",
+                    # (round net53: an inference server's access line answering a generation route 500/501, or 404/405
+                    # to a GET: gin's status column, llama-server's request line)
+                    "| 500 |", "| 501 |", "| 404 |", "| 405 |", "| **50", "| **40", "request: post /", "request: get /",
+                    # (round net53: a Windows crash or failed start by its NTSTATUS; "exit status" and "exit code" above)
+                    "exception code: 0x", "unable to start correctly", "无法正常启动")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
@@ -1026,7 +1055,9 @@ _GENERIC_GATED = tuple((name, rx, GENERIC_HINTS[name], name in GENERIC_LOWER) fo
 # why: a line of another class after it in the same block names the block ("cc: error: x.c: No such file or directory",
 # "/usr/bin/ld: cannot find -lcurand"); the lines that only say the build stopped do not.  (make's "make[2]: *** [x.o]
 # Error 139" before the "Segmentation fault" of a parallel job would be the same shape, but no uncited thread proves it)
-REPORT_CLASSES = ("failed",)
+# (round net53) and an inference server's access line (access-error): the request failed, a line of another class
+# beside it says why ("llama runner stopped with error: signal: killed" under the gin 500 of docker/genai-stack#62)
+REPORT_CLASSES = ("failed", "access-error")
 QUIET_CLASSES = ("build-killed", "exit-status", "error-level", "ci-error")
 
 
@@ -1053,7 +1084,9 @@ FATAL_HINTS = ("restarting (", "segmentation", "segfault at", "core dumped", "�
                # (round scan10: systemctl's failed start job; "because " above holds its newer form)
                " failed. see ",
                # (round scan12: zsh's SIGILL and SIGFPE)
-               "illegal hardware", "floating point exception")
+               "illegal hardware", "floating point exception",
+               # (round net53: a Windows crash or failed start by its NTSTATUS; "exit" holds Go's "exit status 0x...")
+               "exception code: 0x", "unable to start correctly", "无法正常启动")
 
 
 def fatal_class(text):

@@ -1218,3 +1218,69 @@ def test_stop50_review_healthy_runs_and_own_reports(tmp_path, engine, log, entry
 def test_stop50_review_withdrawn_safety_net_forms_stay_clean(tmp_path, engine, log):
     rep = scan_text(tmp_path, log + "\n", engine)
     assert not rep["findings"] and not rep["unrecognised"], rep
+
+
+# (round net53) the safety net's access-error: a local inference server's own access line answering a generation route
+# with 500/501, or 404/405 to a GET (real lines of batches 75, 107, 116 and 145 and of the corpus's proof threads); the
+# healthy answers that share its columns stay clean: a 400 (a bad request the server goes past), a 503 while the model
+# loads, a 404 to a POST (Ollama's answer before a client pulls the model), /health, /api/show, /favicon.ico, GET /,
+# uvicorn's INFO access line (lines of the benign corpus and real shapes of the same servers)
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("log, cls", [
+    ("srv  log_server_r: request: POST /v1/chat/completions 127.0.0.1 500", "access-error"),
+    ("srv log_server_r: request: POST /infill 127.0.0.1 501", "access-error"),
+    ("[GIN] 2026/03/12 - 13:05:26 | 500 |    8.6428696s |       127.0.0.1 | POST     \"/api/generate\"", "access-error"),
+    ("июн 16 17:43:34 ai ollama[3733311]: [GIN] 2024/06/16 - 17:43:34 | 500 |          5m1s |       127.0.0.1 | POST     "
+     "\"/api/chat\"", "access-error"),
+    ("2024-09-19 11:51:33 [GIN] 2024/09/19 - 08:51:33 | 404 |     193.349µs |      172.17.0.1 | GET      "
+     "\"/v1/chat/completions\"", "access-error"),
+    ("[GIN] 2024/05/07 - 07:41:07 | **404** |       9.017µs |       127.0.0.1 | GET      \"/api/generate/\"", "access-error"),
+    ("srv  log_server_r: request: GET /health 127.0.0.1 503", None),
+    ("srv  log_server_r: request: POST /v1/chat/completions 127.0.0.1 503", None),
+    ("srv  log_server_r: request: POST /v1/chat/completions 127.0.0.1 400", None),
+    ("srv  log_server_r: request: GET /favicon.ico 127.0.0.1 404", None),
+    ("[GIN] 2024/09/06 - 12:03:07 | 404 |     580.375µs |       127.0.0.1 | POST     \"/api/chat\"", None),
+    ("[GIN] 2025/11/17 - 12:27:55 | 404 |    1.876248ms |   192.168.0.220 | POST     \"/api/show\"", None),
+    ("[GIN] 2024/09/06 - 12:03:07 | 400 |     580.375µs |       127.0.0.1 | POST     \"/api/chat\"", None),
+    ("[GIN] 2024/09/06 - 12:03:07 | 404 |     580.375µs |       127.0.0.1 | GET      \"/favicon.ico\"", None),
+    ("[GIN] 2024/09/06 - 12:03:07 | 500 |     580.375µs |       127.0.0.1 | GET      \"/\"", None),
+    ("0.02.879.022 I srv       log_server_response: rid  | GET /v1/models 127.0.0.1:56557 | status 503 | cost 42000.09s", None),
+    ("INFO:     127.0.0.1:50290 - \"POST /v1/chat/completions HTTP/1.1\" 400 Bad Request", None),
+])
+def test_net53_access_error(tmp_path, engine, log, cls):
+    rep = scan_text(tmp_path, log + "\n", engine)
+    assert not rep["findings"]
+    assert [u.get("class") for u in rep["unrecognised"]] == ([cls] if cls else [])
+
+
+# (round net53) the safety net's ntstatus: a Windows process that died or never started, by its NTSTATUS code in hex (real
+# lines of batches 116, 130 and 134); a console closed with Ctrl+C (0xc000013a), a zero code and the decimal form's own
+# class stay as they were
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("log, cls", [
+    ("**error loading llama server\" error=\"llama runner process has terminated: exit status 0xc0000409**", "ntstatus"),
+    ("Failed to generate a response: error response: status=500 body=unable to load runner: error waiting for runner to be "
+     "ready: llama.cpp terminated unexpectedly: llama.cpp exit status: exit status 0xc0000005", "ntstatus"),
+    ("应用程序无法正常启动(0xc0000142)。请单击“确定”关闭应用程序。 ", "ntstatus"),
+    ("`exit code: 0xc0000135, STATUS_DLL_NOT_FOUND`", "ntstatus"),
+    ("llama runner process has terminated: exit status 0xc000013a", None),
+    ("exit code: 0x00000000", None),
+    ("runner exited: exit status 0x0", None),
+    ("Process finished with exit code -1073741819 (0xC0000005)", "exit-status"),
+])
+def test_net53_ntstatus(tmp_path, engine, log, cls):
+    rep = scan_text(tmp_path, log + "\n", engine)
+    assert not rep["findings"]
+    assert [u.get("class") for u in rep["unrecognised"]] == ([cls] if cls else [])
+
+
+# (round net53) an access line reports that a request failed; a line of another class beside it says why and names the
+# block (docker/genai-stack#62's compose lines, batch 121)
+@pytest.mark.parametrize("engine", ENGINES)
+def test_net53_access_error_gives_the_block_to_its_cause(tmp_path, engine):
+    log = ("genai-stack-llm-1         | [GIN] 2023/10/21 - 03:52:30 | 500 |  873.831145ms |      172.20.0.5 | POST     "
+           "\"/api/generate\"\n"
+           "genai-stack-llm-1         | 2023/10/21 03:52:30 llama.go:438: llama runner stopped with error: signal: "
+           "segmentation fault (core dumped)\n")
+    rep = scan_text(tmp_path, log, engine)
+    assert [u.get("class") for u in rep["unrecognised"]] == ["fatal-signal"]

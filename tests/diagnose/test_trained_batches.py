@@ -290,7 +290,10 @@ TRAINED_UNNAMED = {
     102: ("langgenius/dify/issues/6609",),
     104: ("ollama/ollama/issues/845",),
     105: ("langchain-ai/langchain-upstage/issues/34",),
-    107: ("triton-inference-server/tensorrtllm_backend/issues/531",),
+    # (round net53) an inference server's access line answering a generation route 500/501 or a GET 404: access-error
+    75: ("ggml-org/llama.cpp/issues/13566",),
+    76: ("ggml-org/llama.cpp/issues/15377",),
+    107: ("triton-inference-server/tensorrtllm_backend/issues/531", "ollama/ollama/issues/14797"),
     108: ("acon96/home-llm/issues/317",),
     109: ("Bogdanovich77/DeekSeek-OCR---Dockerized-API/issues/8", "rocketride-org/rocketride-server/issues/913"),
     # (round hfa50) batches 119-124, scored blind at stop 49: resolution-failed's uv and libmamba tails, cors-blocked
@@ -298,6 +301,13 @@ TRAINED_UNNAMED = {
     119: ("mamba-org/mamba/issues/3294",),
     120: ("logancyang/obsidian-copilot/issues/333",),
     124: ("bghira/SimpleTuner/issues/2812",),
+    # (round net53) access-error, continued (116's ollama#4893 is ntstatus)
+    116: ("ollama/ollama/issues/5081", "ollama/ollama/issues/4893"),
+    132: ("ollama/ollama/issues/16479",),
+    145: ("cline/cline/issues/330",),
+    # (round net53) a Windows crash or failed start by its NTSTATUS code: ntstatus
+    130: ("hiroi-sora/Umi-OCR/issues/480",),
+    134: ("docker/model-runner/issues/479",),
 }
 UNNAMED = picked(TRAINED_UNNAMED, "unrecognised")
 
