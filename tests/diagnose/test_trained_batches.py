@@ -186,6 +186,12 @@ TRAINED_ITEMS = {
     45: ("PolyPhyHub/PolyPhy/pull/86",),
     53: ("triton-lang/triton/pull/8773",),
     113: ("Vauxoo/travis2docker/pull/216",),
+    # (round cli53, recall only) pull requests and a how-to page that name the failures its widened client patterns take
+    # (a chat template missing, a route 404), no run: chat-template-missing's head-only and TGI patterns, base-url-wrong's
+    # Spring body leave them clean
+    116: ("openillumi.com/en/en-ollama-llamaindex-404-error-solution",),
+    150: ("Yuliang-Liu/MonkeyOCR/pull/327", "2U1/Gemma3-Finetune/pull/13", "waybarrios/vllm-mlx/pull/391"),
+    151: ("axolotl-ai-cloud/axolotl/pull/2398",),
 }
 
 
@@ -277,6 +283,11 @@ TRAINED_UNNAMED = {
     119: ("mamba-org/mamba/issues/3294",),
     120: ("logancyang/obsidian-copilot/issues/333",),
     124: ("bghira/SimpleTuner/issues/2812",),
+    # (round cli53) an app's own unquoted session-token line ("auth.py:31 - Invalid token", the run goes past it) and
+    # LMDeploy's own chat-template registry: unauthorized-401's quoted "Invalid token" and chat-template-missing's TGI and
+    # head-only patterns leave them unrecognised
+    75: ("OpenHands/OpenHands/issues/1407",),
+    150: ("InternLM/lmdeploy/issues/1319", "InternLM/lmdeploy/issues/3498"),
 }
 UNNAMED = picked(TRAINED_UNNAMED, "unrecognised")
 
