@@ -283,9 +283,9 @@ TRAINED_UNNAMED = {
     119: ("mamba-org/mamba/issues/3294",),
     120: ("logancyang/obsidian-copilot/issues/333",),
     124: ("bghira/SimpleTuner/issues/2812",),
-    # (round cli53) an app's own unquoted session-token line ("auth.py:31 - Invalid token", the run goes past it) and
-    # LMDeploy's own chat-template registry: unauthorized-401's quoted "Invalid token" and chat-template-missing's TGI and
-    # head-only patterns leave them unrecognised
+    # (round cli53) an app's own session-token line ("opendevin:ERROR: auth.py:31 - Invalid token", the run goes past it)
+    # and LMDeploy's own chat-template registry: unauthorized-401's bare-"unauthorized" pattern and chat-template-missing's
+    # TGI and head-only patterns leave them unrecognised
     75: ("OpenHands/OpenHands/issues/1407",),
     150: ("InternLM/lmdeploy/issues/1319", "InternLM/lmdeploy/issues/3498"),
 }
