@@ -186,6 +186,12 @@ TRAINED_ITEMS = {
     45: ("PolyPhyHub/PolyPhy/pull/86",),
     53: ("triton-lang/triton/pull/8773",),
     113: ("Vauxoo/travis2docker/pull/216",),
+    # (round cli53, recall only) pull requests and a how-to page that name the failures its widened client patterns take
+    # (a chat template missing, a route 404), no run: chat-template-missing's head-only and TGI patterns, base-url-wrong's
+    # Spring body leave them clean
+    116: ("openillumi.com/en/en-ollama-llamaindex-404-error-solution",),
+    150: ("Yuliang-Liu/MonkeyOCR/pull/327", "2U1/Gemma3-Finetune/pull/13", "waybarrios/vllm-mlx/pull/391"),
+    151: ("axolotl-ai-cloud/axolotl/pull/2398",),
 }
 
 
@@ -291,8 +297,7 @@ TRAINED_UNNAMED = {
     104: ("ollama/ollama/issues/845",),
     105: ("langchain-ai/langchain-upstage/issues/34",),
     # (round net53) an inference server's access line answering a generation route 500/501 or a GET 404: access-error
-    75: ("ggml-org/llama.cpp/issues/13566",),
-    76: ("ggml-org/llama.cpp/issues/15377",),
+    # (its llama.cpp#13566 and #15377 of batches 75 and 76 are cases of model-not-multimodal since stop 53's relabelling)
     107: ("triton-inference-server/tensorrtllm_backend/issues/531", "ollama/ollama/issues/14797"),
     108: ("acon96/home-llm/issues/317",),
     109: ("Bogdanovich77/DeekSeek-OCR---Dockerized-API/issues/8", "rocketride-org/rocketride-server/issues/913"),
@@ -308,6 +313,11 @@ TRAINED_UNNAMED = {
     # (round net53) a Windows crash or failed start by its NTSTATUS code: ntstatus
     130: ("hiroi-sora/Umi-OCR/issues/480",),
     134: ("docker/model-runner/issues/479",),
+    # (round cli53) an app's own session-token line ("opendevin:ERROR: auth.py:31 - Invalid token", the run goes past it)
+    # and LMDeploy's own chat-template registry: unauthorized-401's bare-"unauthorized" pattern and chat-template-missing's
+    # TGI and head-only patterns leave them unrecognised
+    75: ("OpenHands/OpenHands/issues/1407",),
+    150: ("InternLM/lmdeploy/issues/1319", "InternLM/lmdeploy/issues/3498"),
 }
 UNNAMED = picked(TRAINED_UNNAMED, "unrecognised")
 
