@@ -145,14 +145,18 @@ def test_a_bug_report_pasted_whole_keeps_its_findings(tmp_path, form):
     assert p.returncode == 1 and rep["findings"] and "quoted" not in rep, (form["source"], rep.get("document"))
 
 
-def test_the_form_gate_is_what_keeps_two_of_them(monkeypatch):
-    """Without the gate the model holds instructlab#2206 (0.93) and Detectron#965 (0.99): the gate, not luck."""
+def test_the_form_gate_is_what_keeps_the_forms_the_model_would_hold(monkeypatch):
+    """Without the gate the model holds the bug forms it scores over its threshold (Detectron#965 at 0.98; instructlab#2206
+    was 0.93 until stop 53's retraining put it at 0.92-): the gate, not luck, keeps each of them, and there is one."""
     import re
 
+    model = docmodel.load(docmodel.MODEL)
     by_id = {f["id"]: f["log"] for f in BUG_FORMS}
     assert all(docmodel.reads_as_document(t) is None for t in by_id.values())
+    held = [i for i, t in by_id.items() if docmodel.probability(t, model) >= model["threshold"]]
+    assert "detectron-965" in held
     monkeypatch.setattr(docmodel, "BUG_FORM", re.compile(r"(?!)"))
-    assert docmodel.reads_as_document(by_id["instructlab-2206"]) and docmodel.reads_as_document(by_id["detectron-965"])
+    assert all(docmodel.reads_as_document(by_id[i]) for i in held)
 
 
 def test_the_model_reads_a_text_without_its_markdown():
