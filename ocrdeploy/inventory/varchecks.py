@@ -18,7 +18,6 @@ import re
 from urllib.parse import urlsplit
 
 from ..errors import UsageError
-from ..provision.probe import mask_url
 
 # Vars that are URLs wherever they are read (pip_extra_index_url: a list, or one string split on spaces or
 # commas; pip_trusted_host: such a list of host or host:port)
@@ -32,14 +31,33 @@ _TRUSTED_HOST = re.compile(r"[A-Za-z0-9._-]+(:\d+)?|\[[0-9A-Fa-f:]+\](:\d+)?")
 
 
 def masked(url: str) -> str:
-    """The URL with any user:password@ shown as ***@: the probe's mask, so that a URL reads the same in an error
-    line, a plan and a report (a password with '@', '/' or '?' in it included)."""
-    return mask_url(url)
+    """The URL with its credentials shown as ***@ (a password with '@', '/' or '?' in it included).  The probe masks
+    with the same rule (provision/probe.mask_url, which also finds URLs inside text); it runs alone on the host and the
+    inventory may not import the engine's room, so the rule is written twice and tests/provision/test_pip_index.py
+    holds the two to the same answers."""
+    if not url:
+        return url
+    scheme = re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", url)
+    if not scheme and (any(c.isspace() for c in url) or "@" not in url):
+        return url
+    scheme = scheme.group(0) if scheme else ""
+    rest = url[len(scheme):]
+    # the authority ends at the first '/', '?' or '#', as urlsplit reads it
+    cut = next((i for i, c in enumerate(rest) if c in "/?#"), len(rest))
+    head, tail = rest[:cut], rest[cut:]
+    if "@" in head:
+        user, _, host = head.rpartition("@")
+        return scheme + "***@" + host + tail if scheme or ":" in user else url
+    user, colon, password = head.partition(":")
+    at = tail.find("@")
+    if tail and colon and not password.isdigit() and at > 0 and "/" not in tail[at:].split("/", 1)[0]:
+        return scheme + "***@" + tail[at + 1:]          # a password with '/', '?' or '#' in it
+    return url
 
 
 def has_credentials(url: str) -> bool:
     """Whether the URL carries credentials (they then travel in the environment, never in argv)."""
-    return bool(url) and mask_url(url) != url
+    return bool(url) and masked(url) != url
 
 
 def words(value) -> list[str]:
@@ -63,7 +81,7 @@ def _reason(exc: ValueError, text: str, limit=80) -> str:
     invalid characters under NFKC normalization", or "... as 'p'" for a password with '/' in it) or a port of any
     length.  A quoted piece of the credentials is shown as '***'."""
     said = str(exc)
-    shown = mask_url(text)
+    shown = masked(text)
     if shown != text:
         head, _, tail = shown.partition("***@")
         creds = text[len(head):len(text) - len(tail) - 1]      # user:password, as the mask hid them

@@ -180,3 +180,15 @@ def test_an_option_given_url_is_named_by_its_option():
     assert str(exc.value).startswith("--endpoint: 'http://[::1' is not an http(s)")
     assert check_url("--endpoint", "https://hf-mirror.com") == "https://hf-mirror.com"
     assert check_url("hf_endpoint", "file:///srv/hub") == "file:///srv/hub"
+
+
+@pytest.mark.parametrize("url", [
+    "https://u:p@host/x", "https://u:p@ss@host/simple", "https://tok@host", "http://host/x@y", "https://u:p/w@host:8080/p",
+    "https://u:p?w@host/x", "https://host?x=a@b", "https://host#a@b", "https://host:8080?x=a@b", "file:///a@b",
+    "https://host", "", "git+https://oauth2:T@github.com/x.git", "HTTPS://u:p@h/", "u:p@proxy:3128", "user@host",
+    "https://u:123/x@host", "h://u:pw@", "https://[::1]:8080/simple", "https://u:pw@[::1]:8080/simple"])
+def test_the_inventory_masks_a_url_as_the_probe_does(url):
+    """Two copies of one rule (the probe runs alone on the host; the inventory may not import the engine): held equal."""
+    from ocrdeploy.provision.probe import mask_url
+
+    assert masked(url) == mask_url(url)
