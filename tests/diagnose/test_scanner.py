@@ -23,6 +23,13 @@ def scan_text(tmp_path, data, engine, name="x.log", **kw):
     return scanner.scan(str(p), WIRE, engine=engine, **kw)
 
 
+def assert_only_unrecognised(tmp_path, engine, log, cls):
+    """The one-line log names no entry and leaves exactly an unrecognised line of class `cls` (None: a clean report)."""
+    rep = scan_text(tmp_path, log + "\n", engine)
+    assert not rep["findings"]
+    assert [u.get("class") for u in rep["unrecognised"]] == ([cls] if cls else [])
+
+
 def ids(rep):
     return [f["id"] for f in rep["findings"]]
 
@@ -1163,9 +1170,7 @@ def test_stop49_review_healthy_runs_and_own_reports(tmp_path, engine, log, entry
     ("Resolved 87 packages in 1.20s", None),
 ])
 def test_hfa50_safety_net_widenings(tmp_path, engine, log, cls):
-    rep = scan_text(tmp_path, log + "\n", engine)
-    assert not rep["findings"]
-    assert [u.get("class") for u in rep["unrecognised"]] == ([cls] if cls else [])
+    assert_only_unrecognised(tmp_path, engine, log, cls)
 
 
 # (the lead's reviews of stop 50) what this stop's two waves took from healthy runs and users' own reports, held where
@@ -1248,9 +1253,7 @@ def test_stop50_review_withdrawn_safety_net_forms_stay_clean(tmp_path, engine, l
     ("INFO:     127.0.0.1:50290 - \"POST /v1/chat/completions HTTP/1.1\" 400 Bad Request", None),
 ])
 def test_net53_access_error(tmp_path, engine, log, cls):
-    rep = scan_text(tmp_path, log + "\n", engine)
-    assert not rep["findings"]
-    assert [u.get("class") for u in rep["unrecognised"]] == ([cls] if cls else [])
+    assert_only_unrecognised(tmp_path, engine, log, cls)
 
 
 # (round net53) the safety net's ntstatus: a Windows process that died or never started, by its NTSTATUS code in hex (real
@@ -1269,9 +1272,7 @@ def test_net53_access_error(tmp_path, engine, log, cls):
     ("Process finished with exit code -1073741819 (0xC0000005)", "exit-status"),
 ])
 def test_net53_ntstatus(tmp_path, engine, log, cls):
-    rep = scan_text(tmp_path, log + "\n", engine)
-    assert not rep["findings"]
-    assert [u.get("class") for u in rep["unrecognised"]] == ([cls] if cls else [])
+    assert_only_unrecognised(tmp_path, engine, log, cls)
 
 
 # (round net53) an access line reports that a request failed; a line of another class beside it says why and names the
