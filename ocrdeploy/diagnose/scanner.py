@@ -485,6 +485,17 @@ GENERIC_CLASSES = (
                                 r"(?:/v1)?/(?:chat/completions|completions?|embeddings?|responses|messages|infill|api/(?:chat|generate|embed|embeddings))/?[?\"]"
                                 r"|\brequest: (?:(?:GET|POST) (?:/v1)?/(?:chat/completions|completions?|embeddings?|responses|messages|infill)(?:[?/]\S{0,200})? \S{1,60} 50[01]"
                                 r"|GET (?:/v1)?/(?:chat/completions|completions?|embeddings?|responses|messages|infill)(?:[?/]\S{0,200})? \S{1,60} 40[45])\s*$")),
+    # (round pn54) a managed inference endpoint (Amazon SageMaker) that failed, in the service's own status words, the
+    # model container's own error in CloudWatch and not in the pasted text: the endpoint's failure reason when the
+    # container never answers /ping ("The primary container for production variant AllTraffic did not pass the ping
+    # health check. Please check CloudWatch logs for this endpoint.", "The container-2 for production variant ...", a
+    # title's "production variant AllTraffic did not pass the ping health check") and InvokeEndpoint's ModelError body for a request
+    # the container failed ("Received server error (0) from model with message \"Amazon SageMaker could not get a response
+    # ...\"", "Received client error (400) from model with message", "Received server error (500) from primary and could
+    # not load the entire response body"), printed without its ModelError class; no error word of their own.  Not the
+    # endpoint passing its check ("initially passes the ping health check"), not the /ping access lines
+    ("endpoint-failed", re.compile(r"\bproduction variant \S{1,200} did not pass the ping health check\b"
+                                   r"|\bReceived (?:server|client) error \(\d{1,3}\) from [\w-]{1,100} (?:with message\b|and could not load\b)")),
 )
 # (stop 47, the lead) not at WARNING level: round scan17 also counted a local server's 4xx/5xx logged as a WARNING
 # (marker's "[WARNING] marker: Ollama inference failed: 500 Server Error ... for url: http://localhost:11434/..."), but an
@@ -529,6 +540,19 @@ FATAL_CLASSES = (
     # whose shell report may be cut or missing.  A header like Traceback's: the "  what():  ..." line under it, when it is
     # an error line of its own class, names the block (Block.generic)
     ("cxx-terminate", re.compile(r"\bterminate called (?:after throwing an instance of '|without an active exception\b|recursively\b)")),
+    # (round pn54) SIGABRT's own prelude from glibc's allocator, which found its heap corrupted (malloc.c malloc_printerr:
+    # "malloc(): invalid next size (unsorted)", "malloc(): unsorted double linked list corrupted", "malloc(): corrupted top
+    # size", "free(): invalid pointer", "free(): invalid next size (normal)", "free(): double free detected in tcache 2",
+    # "double free or corruption (!prev)", "corrupted size vs. prev_size", "corrupted double-linked list",
+    # "malloc_consolidate(): invalid chunk size", "munmap_chunk(): invalid pointer", "realloc(): invalid old size"; glibc
+    # before 2.26 wrapped it as "*** Error in `python': double free or corruption (out): 0x... ***"), then abort(), whose
+    # shell report ("Aborted (core dumped)") may be cut or missing: a native extension or library wrote past its memory;
+    # no error word of its own
+    ("heap-corruption", re.compile(r"(?<![\w.])(?:malloc|free|realloc|calloc|malloc_consolidate|munmap_chunk|_int_malloc|_int_free"
+                                   r"|tcache_thread_shutdown)\(\): (?:invalid|corrupted|memory corruption|unsorted double|smallbin double"
+                                   r"|largebin double|mismatching|double free detected|unaligned)\b"
+                                   r"|\bdouble free or corruption \((?:top|out|!prev|fasttop|notop)\)"
+                                   r"|\bcorrupted size vs\. prev_size\b|\bcorrupted double-linked list\b")),
     # (round scan9) a batch scheduler killing the job at one of its limits, in the scheduler's own words and with no error
     # word of its own (the run's output simply stops): PBS/Torque's MOM ("=>> PBS: job killed: walltime 86415 exceeded
     # limit 86400", "... mem ... exceeded limit ..."), Torque's abort mail and Moab ("Job exceeded its walltime limit. Job was
@@ -697,7 +721,7 @@ GENERIC_HINTS = {
     "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",),
     "start-timeout": ("timed out waiting for ",),
     "lua-error": (": attempt to ",), "apache-error": (": AH",),
-    "http-response": (", message='",), "cors-blocked": ("CORS policy", "Cross-Origin Request Blocked"), "exec-failed": ("exec ", "exec: "), "installer-failed": ("): Failed", " failed"), "access-error": ("| 50", "| 40", "| **", "request: "), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
+    "http-response": (", message='",), "cors-blocked": ("CORS policy", "Cross-Origin Request Blocked"), "exec-failed": ("exec ", "exec: "), "installer-failed": ("): Failed", " failed"), "access-error": ("| 50", "| 40", "| **", "request: "), "endpoint-failed": ("did not pass the ping health check", "error ("), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
 }
 GENERIC_LOWER = ("start-timeout", "exec-format", "alloc-failed", "nvcc-fatal", "model-format", "compiler-error", "cuda-error", "bind-failed", "aborted", "load-failed", "memory-refused",
                  "credentials-failed")
@@ -815,7 +839,14 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     # to a GET: gin's status column, llama-server's request line)
                     "| 500 |", "| 501 |", "| 404 |", "| 405 |", "| **50", "| **40", "request: post /", "request: get /",
                     # (round net53: a Windows crash or failed start by its NTSTATUS; "exit status" and "exit code" above)
-                    "exception code: 0x", "unable to start correctly", "无法正常启动")
+                    "exception code: 0x", "unable to start correctly", "无法正常启动",
+                    # (round pn54: a managed endpoint's failure: SageMaker's ping check, InvokeEndpoint's ModelError body)
+                    "did not pass the ping health check", "received server error (",
+                    "received client error (",
+                    # (round pn54: glibc's allocator aborting on a corrupted heap)
+                    "malloc(): ", "free(): ", "realloc(): ", "calloc(): ", "malloc_consolidate(): ", "munmap_chunk(): ",
+                    "tcache_thread_shutdown(): ", "double free or corruption", "corrupted size vs. prev_size",
+                    "corrupted double-linked list")
 # glog/absl's E and F lines carry no error word of their own (Paddle's "E1201 09:12:44.123456  1234 allocator.cc:88]
 # Allocate too much memory for the GPU memory pool"): the level letter with the month and day ("e1201 ", every date of
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
@@ -1086,7 +1117,9 @@ FATAL_HINTS = ("restarting (", "segmentation", "segfault at", "core dumped", "�
                # (round scan12: zsh's SIGILL and SIGFPE)
                "illegal hardware", "floating point exception",
                # (round net53: a Windows crash or failed start by its NTSTATUS; "exit" holds Go's "exit status 0x...")
-               "exception code: 0x", "unable to start correctly", "无法正常启动")
+               "exception code: 0x", "unable to start correctly", "无法正常启动",
+               # (round pn54: glibc's allocator aborting on a corrupted heap)
+               "(): ", "double free or corruption", "corrupted size vs", "corrupted double-linked")
 
 
 def fatal_class(text):

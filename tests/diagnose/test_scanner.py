@@ -1285,3 +1285,43 @@ def test_net53_access_error_gives_the_block_to_its_cause(tmp_path, engine):
            "segmentation fault (core dumped)\n")
     rep = scan_text(tmp_path, log, engine)
     assert [u.get("class") for u in rep["unrecognised"]] == ["fatal-signal"]
+
+
+# (round pn54) the safety net's endpoint-failed: a managed inference endpoint (Amazon SageMaker) that failed, in the
+# service's own status words (real lines of batches 146 and 152 and of the corpus's proof threads); the healthy lines of
+# the same service stay clean: its /ping access line, an endpoint that passed its check, a sentence about the check
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("log, cls", [
+    ("> The primary container for production variant llm-jp-13b-instruct-full-jaster-dolly-oasst-v1 did not pass the "
+     "ping health check. Please check CloudWatch logs for this endpoint.", "endpoint-failed"),
+    ("Error hosting endpoint - production variant AllTraffic did not pass the ping health check", "endpoint-failed"),
+    ("`An error occurred (ModelError) when calling the InvokeEndpoint operation: Received server error (0) from model "
+     "with message \"Amazon SageMaker could not get a response from the [ENDPOINT NAME] endpoint.\"`", "endpoint-failed"),
+    ("An error occurred (ModelError) when calling the InvokeEndpoint operation: Received server error (500) from primary "
+     "and could not load the entire response body.", "endpoint-failed"),
+    ("2020-06-08T09:15:51.852+02:00 | 10.32.0.2 - - [08/Jun/2020:07:15:51 +0000] \"GET /ping HTTP/1.1\" 200 3 \"-\" "
+     "\"AHC/2.0\"", None),
+    ("Endpoint failing after initially passing ping health check", None),
+    ("The container passed the ping health check and the endpoint is InService.", None),
+    ("INFO - Received server error responses are retried three times", None),
+])
+def test_pn54_endpoint_failed(tmp_path, engine, log, cls):
+    assert_only_unrecognised(tmp_path, engine, log, cls)
+
+
+# (round pn54) the safety net's heap-corruption: glibc's allocator aborting on a corrupted heap, in its own words (batch
+# 154's docling#1949 and the corpus's proof threads), glibc < 2.26's "*** Error in `prog': ..." wrapper too; code and prose
+# that name malloc() or free() or a double free stay clean
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("log, cls", [
+    ("malloc(): invalid next size (unsorted)", "heap-corruption"),
+    ("free(): double free detected in tcache 2", "heap-corruption"),
+    ("*** Error in `python': double free or corruption (!prev): 0x0000000001d8e3c0 ***", "heap-corruption"),
+    ("corrupted size vs. prev_size", "heap-corruption"),
+    ("munmap_chunk(): invalid pointer", "heap-corruption"),
+    ("void *p = malloc(n); /* released by free() below */", None),
+    ("Fixed a double free in the tokenizer's cleanup path", None),
+    ("calls free(): the buffer is released twice otherwise", None),
+])
+def test_pn54_heap_corruption(tmp_path, engine, log, cls):
+    assert_only_unrecognised(tmp_path, engine, log, cls)

@@ -318,6 +318,11 @@ TRAINED_UNNAMED = {
     # TGI and head-only patterns leave them unrecognised
     75: ("OpenHands/OpenHands/issues/1407",),
     150: ("InternLM/lmdeploy/issues/1319", "InternLM/lmdeploy/issues/3498"),
+    # (round pn54) a managed endpoint (SageMaker) that failed, in the service's own words: endpoint-failed
+    146: ("aws/amazon-sagemaker-examples/issues/2815",),
+    152: ("llm-jp/llm-jp-model-playground/issues/39",),
+    # (round pn54) glibc's allocator aborting on a corrupted heap: heap-corruption
+    154: ("docling-project/docling/issues/1949",),
 }
 UNNAMED = picked(TRAINED_UNNAMED, "unrecognised")
 
