@@ -86,11 +86,12 @@ def test_the_shipped_model_is_trained_on_todays_corpus_and_batches():
 
 
 def test_a_real_unrecognised_failure_gets_the_entry_its_runs_are_like(tmp_path):
-    """PPOCRLabel#24 (batch 141, collected blind): paddle's DLL refused on Windows in Turkish. No pattern names it;
-    the key tokens alone led with flash-attn-undefined-symbol ("importing", "load"), the model with the entry of
-    Windows' DLL refusals."""
-    doc = yaml.safe_load((HELDOUT / "batch141.yaml").read_text(encoding="utf-8"))
-    (item,) = [c for c in doc["cases"] if "PFCCLab/PPOCRLabel/issues/24" in c["source"]]
+    """diffusers-rs#75 (batch 135): a Rust binary linking libtorch on Windows dies with STATUS_DLL_NOT_FOUND. No pattern
+    names it; the key tokens alone lead with torch-cpu-only, the model with the entry of Windows' DLL refusals.
+    (Round st54: the item this test first held, batch 141's PPOCRLabel#24, paddle's DLL refused in Turkish, is now named
+    by torch-windows-dll-load-failed's pattern 9, as the last lines check.)"""
+    doc = yaml.safe_load((HELDOUT / "batch135.yaml").read_text(encoding="utf-8"))
+    (item,) = [c for c in doc["cases"] if "LaurentMazare/diffusers-rs/issues/75" in c["source"]]
     log = tmp_path / "run.log"
     log.write_text(item["log"], encoding="utf-8")
     env = dict(os.environ, COLUMNS="200")
@@ -104,6 +105,13 @@ def test_a_real_unrecognised_failure_gets_the_entry_its_runs_are_like(tmp_path):
     shown = subprocess.run([sys.executable, "-m", "ocrdeploy", "diagnose", "--log", str(log)], capture_output=True,
                            text=True, cwd=ROOT, env=env, timeout=120)
     assert "looks like: torch-windows-dll-load-failed," in shown.stdout
+    doc = yaml.safe_load((HELDOUT / "batch141.yaml").read_text(encoding="utf-8"))
+    (item,) = [c for c in doc["cases"] if "PFCCLab/PPOCRLabel/issues/24" in c["source"]]
+    log.write_text(item["log"], encoding="utf-8")
+    p = subprocess.run([sys.executable, "-m", "ocrdeploy", "diagnose", "--log", str(log), "--json"],
+                       capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    (rep,) = json.loads(p.stdout)["reports"]
+    assert [(f["id"], f["patterns"]) for f in rep["findings"]] == [("torch-windows-dll-load-failed", [9])]
 
 
 def test_an_entry_only_the_model_names_needs_learned_min(tmp_path, monkeypatch):
