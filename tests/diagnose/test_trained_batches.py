@@ -254,6 +254,10 @@ def test_a_trained_batch_near_miss_stays_clean(item, engine):
 # (round scan18) batches 1-112, its widenings (model-format's TensorRT engine header check, py-message's "exception: No
 # module named") add items of 107 and 109
 TRAINED_UNNAMED = {
+    # (round trc54) transformers' interactive remote-code prompt ended by an EOFError in a container: the prompt is not the
+    # refusal model-arch-unknown's pattern 7 names (the lead's stop-54 ruling keeps it out); the seven items of batches 19,
+    # 23, 36, 126 and 132 with the refusal's own words are cases of model-arch-unknown since stop 54 (heldout/README.md)
+    19: ("runpod-workers/worker-vllm/issues/43",),
     42: ("ollama/ollama/issues/12173",),
     44: ("shouxieai/infer/issues/39",),
     45: ("astral-sh/uv/issues/12578", "deepseek-ai/DeepSeek-OCR/issues/203"),
