@@ -99,9 +99,7 @@ def test_the_arithmetic_is_tfidf_and_the_logistic():
 def test_the_shipped_model_is_trained_on_todays_corpus_and_batches():
     """A case or near-miss added, or a batch taken in (DOC_THROUGH), without `python bench/build_doc_model.py`
     (scikit-learn) fails here: the shipped numbers would be another data's."""
-    spec = importlib.util.spec_from_file_location("build_doc_model", ROOT / "bench" / "build_doc_model.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _builder()
     shipped = json.loads(mod.MODEL.read_text(encoding="utf-8"))
     texts, labels = mod.training()
     assert shipped["data"] == mod.digest(texts, labels), "run: pip install scikit-learn; python bench/build_doc_model.py"
@@ -194,3 +192,48 @@ def test_a_text_mostly_of_log_lines_is_a_log(tmp_path):
     assert docmodel.has_sentence(text, log_line) and docmodel.mostly_log(text, log_line)
     p = run(["--log", str(log), "--json"])
     assert p.returncode == 1 and "quoted" not in json.loads(p.stdout)["reports"][0]
+
+
+def _builder():
+    spec = importlib.util.spec_from_file_location("build_doc_model", ROOT / "bench" / "build_doc_model.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_build_refits_until_no_corpus_run_is_held_a_document(monkeypatch):
+    """(stop 54) the fit's loop, without scikit-learn: a fit stands in that records the weights it was given, and a
+    corpus run's probability falls as its weight grows. A run over the threshold less the margin weighs WEIGHT_STEP
+    times more in the next fit; a near-miss or a batch's run with the same probability is never reweighted."""
+    mod = _builder()
+    texts = ["corpus run held", "corpus run fine", "a pull request", "a batch's run"]
+    labels = [0, 0, 1, 0]
+    calls = []
+    monkeypatch.setattr(mod, "corpus_runs", lambda: {"corpus run held", "corpus run fine"})
+    monkeypatch.setattr(mod, "fit_once", lambda t, y, w: calls.append(list(w)) or {"w": list(w)})
+    # held: below the veto's threshold, but within the margin the build keeps clear of it
+    base = {"corpus run held": mod.THRESHOLD - mod.MARGIN / 2, "corpus run fine": 0.5, "a pull request": 0.99, "a batch's run": 0.97}
+    monkeypatch.setattr(docmodel, "probability", lambda text, model: base[text] / model["w"][texts.index(text)])
+    model = mod.fit(texts, labels)
+    assert calls == [[1.0, 1.0, 1.0, 1.0], [mod.WEIGHT_STEP, 1.0, 1.0, 1.0]]
+    assert model == {"w": [mod.WEIGHT_STEP, 1.0, 1.0, 1.0]}
+    # a run at the threshold less the margin is refitted too; one just below it needs no refit
+    base["corpus run held"] = mod.THRESHOLD - mod.MARGIN
+    calls.clear()
+    mod.fit(texts, labels)
+    assert len(calls) == 2
+    base["corpus run held"] = mod.THRESHOLD - mod.MARGIN - 0.001
+    calls.clear()
+    mod.fit(texts, labels)
+    assert len(calls) == 1
+
+
+def test_the_build_stops_naming_a_corpus_run_it_cannot_keep(monkeypatch):
+    mod = _builder()
+    monkeypatch.setattr(mod, "corpus_runs", lambda: {"stubborn corpus run"})
+    calls = []
+    monkeypatch.setattr(mod, "fit_once", lambda t, y, w: calls.append(1) or {})
+    monkeypatch.setattr(docmodel, "probability", lambda text, model: 0.99)
+    with pytest.raises(SystemExit, match="still holds 1 corpus run.*stubborn corpus run"):
+        mod.fit(["stubborn corpus run", "a pull request"], [0, 1])
+    assert len(calls) == mod.REFITS
