@@ -4,6 +4,9 @@ Usage: python bench/diagnose_corpus.py [--engine hyperscan|grep|python] [--all] 
        python bench/diagnose_corpus.py --folds K        (held-out folds of the corpus, by source thread)
        python bench/diagnose_corpus.py --heldout FILE   (a held-out batch: tests/fixtures/diagnose/heldout/;
                                                     items from threads the corpus or rules.yaml cite are left out)
+       python bench/diagnose_corpus.py --blind --heldout FILE [--heldout FILE ...]
+                                                   (one aggregate, per stage and per entry, and no item's source
+                                                    or log: the check of a tuning round on batches it must not read)
 
 Reads tests/fixtures/diagnose/corpus (the same cases and judgement the tests use):
   - recall: per entry, the real cases (from public threads) recognised through the pattern
@@ -92,6 +95,9 @@ def score(data, scan, engine, stages, any_pattern=False):
                 r["top"] = r.get("top", 0) + (lead_top(rep, scan.rules) == case["entry"])
                 why += f"; looks like {leads}"
             r["misses"].append(f"{case.get('source')}: {why}")
+            # for --blind: what the miss was, without its source
+            kind = "named another" if rep["findings"] else "unrecognised" if leads is not None else "clean"
+            r.setdefault("missed", []).append((case["entry"], kind))
     for item in data["near_misses"]:
         r = row(stage_of(item, stages))
         r["alarm_items"] += 1
@@ -107,6 +113,7 @@ def score(data, scan, engine, stages, any_pattern=False):
         if why:
             r["alarms"] += 1
             r["misses"].append(f"near-miss {item['source']}: {why}")
+            r.setdefault("alarmed", []).extend(f["id"] for f in rep["findings"] if f["id"] in item.get("not", []))
     for item in data["benign"]:
         r = row("benign")
         r["alarm_items"] += 1
@@ -158,6 +165,43 @@ def print_score(title, by):
               " entry)")
 
 
+def print_blind(title, bys):
+    """One aggregate over several batches and no item's source or log: a tuner may check a change on batches it
+    must not read (tune on the early batches, run this on the later ones) without learning their wordings."""
+    total = {}
+    for by in bys:
+        for stage, r in by.items():
+            t = total.setdefault(stage, {"real": 0, "ok": 0, "alarm_items": 0, "alarms": 0, "named": 0,
+                                         "missed": [], "alarmed": []})
+            for key in ("real", "ok", "alarm_items", "alarms", "named"):
+                t[key] += r.get(key, 0)
+            t["missed"] += r.get("missed", [])
+            t["alarmed"] += r.get("alarmed", [])
+    real = sum(r["real"] for s, r in total.items() if s != "unnamed")
+    ok = sum(r["ok"] for s, r in total.items() if s != "unnamed")
+    alarms = sum(r["alarms"] for r in total.values())
+    items = sum(r["alarm_items"] for r in total.values())
+    net = total.get("unnamed", {"ok": 0, "real": 0})
+    pct = 100.0 * ok / real if real else 0.0
+    print(f"{title}: named {ok}/{real} ({pct:.1f}%)   false alarms {alarms}/{items}   "
+          f"unnamed not clean {net['ok']}/{net['real']}")
+    for stage in sorted(s for s in total if s not in ("unnamed", "benign")):
+        r = total[stage]
+        print(f"  {stage:10} named {r['ok']}/{r['real']}   false alarms {r['alarms']}/{r['alarm_items']}")
+    missed = {}
+    for entry, kind in (m for r in total.values() for m in r["missed"]):
+        missed.setdefault(entry, {}).setdefault(kind, 0)
+        missed[entry][kind] += 1
+    if missed:
+        print("  misses by expected entry: " + ", ".join(
+            f"{e} " + "/".join(f"{n} {k}" for k, n in sorted(kinds.items())) for e, kinds in sorted(missed.items())))
+    alarmed = {}
+    for entry in (a for r in total.values() for a in r["alarmed"]):
+        alarmed[entry] = alarmed.get(entry, 0) + 1
+    if alarmed:
+        print("  false alarms by entry: " + ", ".join(f"{e} {n}" for e, n in sorted(alarmed.items())))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--engine", default=corpus.ENGINES[-1], choices=["hyperscan", "grep", "python"])
@@ -165,6 +209,8 @@ def main():
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--folds", type=int, default=0)
     ap.add_argument("--heldout", action="append", default=[])
+    ap.add_argument("--blind", action="store_true", help="with --heldout: one aggregate over the batches given, "
+                                                         "per stage and per entry, no item's source or log")
     ap.add_argument("--lead-words", type=Path, help="the lead's table to use (bench/build_lead_words.py --through N "
                                                       "--out FILE: the lead measured on the batches after N)")
     ap.add_argument("--doc-model", type=Path, help="the document model to use (bench/build_doc_model.py --through N "
@@ -192,13 +238,20 @@ def main():
                 print_score(f"fold {k + 1}/{args.folds} held out ({threads} threads):", score(part, scan, args.engine,
                                                                                           stages))
         cited = corpus.cited_threads() if args.heldout else set()
+        bys, left_out = [], 0
         for path in args.heldout:
             data, dropped = corpus.without_cited(corpus.load_file(Path(path)), cited)
+            by = score(data, scan, args.engine, stages, any_pattern=True)
+            left_out += len(dropped)
+            if args.blind:
+                bys.append(by)
+                continue
             if dropped:
                 print(f"{path}: {len(dropped)} thread(s) left out, also cited by the corpus or rules.yaml: "
                       + ", ".join(dropped))
-            print_score(f"held-out batch {path} ({data.get('note', '')}):",
-                        score(data, scan, args.engine, stages, any_pattern=True))
+            print_score(f"held-out batch {path} ({data.get('note', '')}):", by)
+        if args.blind and args.heldout:
+            print_blind(f"{len(args.heldout)} held-out batch(es), {left_out} cited thread(s) left out", bys)
         scan.close()
         return
     data = corpus.load()
