@@ -1,0 +1,111 @@
+"""(round gpu55) The GPU and its driver, widened by the concept's key tokens rather than one engine's sentence:
+
+- nvidia-container-toolkit-missing p9: the CUDA/NGC images' entrypoint banner "The NVIDIA Driver was not detected.  GPU
+  functionality will not be available." in any era, and the pre-2021 second line "Use 'nvidia-docker run' to start this
+  container" (the lead's ruling: the old banner counts as the new one does, in a run's output; corpus GET3D#72 moved from
+  the near-misses to the cases); p10: runc/crun/containerd refusing to exec nvidia-smi, which only the NVIDIA hook mounts
+  into a plain CUDA image; p11: Singularity/Apptainer's --nv finding no NVIDIA files on the host;
+- cuda-arch-mismatch p13-p16: SageAttention's "Unsupported CUDA architecture: smNN", vLLM's quantization capability check
+  (and compressed-tensors' tuple form), xFormers' "FATAL: kernel ... is for smA-smB, but was built for smC", vLLM's
+  "No compiled cutlass_scaled_mm for ... CUDA device capability";
+- cuda-driver-missing p16: CUDA_ERROR_NO_DEVICE / cudaErrorNoDevice / "no CUDA-capable device is detected", TensorFlow's
+  "kernel driver does not appear to be running on this host", ROCm torch's "No HIP GPUs are available" (Paddle's lines
+  and ggml's CPU-fallback note left out);
+- bf16-unsupported-gpu p3: PaddleX / PaddleOCR-VL's float32 variable refusing the checkpoint's bfloat16 tensor.
+"""
+
+import pytest
+
+import corpus
+
+SCAN = corpus.Scanner()
+CORPUS = corpus.load()
+_found = SCAN.findings
+
+CASES = [
+    ("nvidia-container-toolkit-missing", 9, "nv-tlabs/GET3D/issues/72"),
+    ("nvidia-container-toolkit-missing", 10, "NVIDIA/nvidia-docker/issues/865"),
+    ("nvidia-container-toolkit-missing", 10, "google-deepmind/alphafold/issues/374"),
+    ("nvidia-container-toolkit-missing", 11, "sylabs/singularity/issues/2805"),
+    ("cuda-arch-mismatch", 13, "lllyasviel/FramePack/issues/394"),
+    ("cuda-arch-mismatch", 14, "vllm-project/vllm/issues/14154"),
+    ("cuda-arch-mismatch", 14, "vllm-project/vllm/issues/14040"),
+    ("cuda-driver-missing", 16, "tensorflow/tensorflow/issues/62494"),
+    ("cuda-driver-missing", 16, "tkestack/gpu-manager/issues/188"),
+    ("bf16-unsupported-gpu", 3, "PaddlePaddle/PaddleOCR/issues/16782"),
+]
+# each wording one line (the training batches' shapes and the tools' format strings filled in)
+WORDINGS = [
+    ("nvidia-container-toolkit-missing", 9, "The NVIDIA Driver was not detected. GPU functionality will not be available."),
+    ("nvidia-container-toolkit-missing", 9, "   Use 'nvidia-docker run' to start this container; see"),
+    ("nvidia-container-toolkit-missing", 10, 'Error: container_linux.go:349: starting container process caused "exec: '
+     '\\"nvidia-smi\\": executable file not found in $PATH": OCI runtime command not found error'),
+    ("nvidia-container-toolkit-missing", 10, "Error: crun: executable file `nvidia-smi` not found in $PATH: No such file "
+     "or directory: OCI runtime attempted to invoke a command that was not found"),
+    ("nvidia-container-toolkit-missing", 10, '"nvidia-smi": executable file not found in $PATH: unknown'),
+    ("nvidia-container-toolkit-missing", 11, "INFO:    Could not find any nv files on this host!"),
+    ("cuda-arch-mismatch", 13, "!!! Exception during processing !!! Unsupported CUDA architecture: sm87"),
+    ("cuda-arch-mismatch", 14, "The quantization method awq is not supported for the current GPU. Minimum capability: "
+     "75. Current capability: 70."),
+    ("cuda-arch-mismatch", 15, "FATAL: kernel `fmha_cutlassF_f32_aligned_64x64_rf_sm80` is for sm80-sm100, but was built "
+     "for sm121"),
+    ("cuda-arch-mismatch", 16, "NotImplementedError: No compiled cutlass_scaled_mm for a compute capability less than "
+     "CUDA device capability: 87"),
+    ("cuda-driver-missing", 16, "E tensorflow/stream_executor/cuda/cuda_driver.cc:466] failed call to cuInit: "
+     "CUDA_ERROR_NO_DEVICE"),
+    ("cuda-driver-missing", 16, "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: Call to cuInit results "
+     "in CUDA_ERROR_NO_DEVICE (100)"),
+    ("cuda-driver-missing", 16, "I tensorflow/core/common_runtime/cuda_diagnostics.cc:86] kernel driver does not appear "
+     "to be running on this host (joao): /proc/driver/nvidia/version does not exist"),
+    ("cuda-driver-missing", 16, "RuntimeError: No HIP GPUs are available"),
+    ("bf16-unsupported-gpu", 3, "AssertionError:Variable dtype not match,Variable [ Linear_164.w_0 ] need tensor with "
+     "dtype paddle.float32 but load tensor with dtype paddle.bfloat16"),
+]
+# lines the new patterns leave to others or to nobody
+QUIET = [
+    ("cuda-driver-missing", "ggml_cuda_init: failed to initialize CUDA: no CUDA-capable device is detected"),
+    ("cuda-driver-missing", "[TTS]Docker develop-gpu-cuda10.2-cudnn7-latest 启动tts服务报错 CUDA error(100), no "
+     "CUDA-capable device is detected"),
+    ("nvidia-container-toolkit-missing", "NOTE: MOFED driver for multi-node communication was not detected."),
+    ("cuda-arch-mismatch", "SUPPORTED_ARCHS = {'sm80', 'sm86', 'sm89', 'sm90', 'sm120'}"),
+]
+NEAR = [
+    ("nvidia-container-toolkit-missing", "NVIDIA/DeepLearningExamples/issues/978"),
+    ("nvidia-container-toolkit-missing", "NVIDIA/nvidia-docker/issues/1668"),
+    ("cuda-arch-mismatch", "thu-ml/SageAttention/pull/189"),
+    ("cuda-arch-mismatch", "replicate/cog-flux/pull/27"),
+    ("cuda-driver-missing", "endernewton/tf-faster-rcnn/issues/38"),
+    ("bf16-unsupported-gpu", "PaddlePaddle/PaddleOCR/issues/16675"),
+]
+
+
+@pytest.mark.parametrize("engine", corpus.ENGINES)
+@pytest.mark.parametrize("entry,pattern,thread", CASES)
+def test_each_new_case_is_named_through_its_new_pattern(engine, entry, pattern, thread):
+    log = corpus.case_log(CORPUS, entry, thread)
+    assert pattern in SCAN.alone(log, engine, entry, thread)
+
+
+@pytest.mark.parametrize("engine", corpus.ENGINES)
+@pytest.mark.parametrize("entry,pattern,line", WORDINGS)
+def test_each_wording_is_named_through_its_pattern(engine, entry, pattern, line):
+    assert pattern in SCAN.alone(line + "\n", engine, entry)
+
+
+@pytest.mark.parametrize("engine", corpus.ENGINES)
+@pytest.mark.parametrize("entry,line", QUIET)
+def test_lines_left_to_others_stay_out_of_the_entry(engine, entry, line):
+    assert entry not in _found(line + "\n", engine)
+
+
+@pytest.mark.parametrize("engine", corpus.ENGINES)
+@pytest.mark.parametrize("entry,thread", NEAR)
+def test_the_near_misses_stay_quiet(engine, entry, thread):
+    item = next(i for i in CORPUS["near_misses"] if thread in i["source"])
+    assert entry in item["not"] and entry not in _found(item["log"], engine)
+
+
+def test_the_old_banner_is_no_longer_a_near_miss():
+    """The lead's ruling (stop 55): GET3D#72 is a run, so its old banner is a case, not a near-miss."""
+    assert not [i for i in CORPUS["near_misses"] if "nv-tlabs/GET3D/issues/72" in i["source"]]
+    assert corpus.case_log(CORPUS, "nvidia-container-toolkit-missing", "nv-tlabs/GET3D/issues/72")
