@@ -8,9 +8,9 @@
 - cuda-arch-mismatch p13-p16: SageAttention's "Unsupported CUDA architecture: smNN", vLLM's quantization capability check
   (and compressed-tensors' tuple form), xFormers' "FATAL: kernel ... is for smA-smB, but was built for smC", vLLM's
   "No compiled cutlass_scaled_mm for ... CUDA device capability";
-- cuda-driver-missing p16: CUDA_ERROR_NO_DEVICE / cudaErrorNoDevice / "no CUDA-capable device is detected", TensorFlow's
-  "kernel driver does not appear to be running on this host", ROCm torch's "No HIP GPUs are available" (Paddle's lines
-  and ggml's CPU-fallback note left out);
+- cuda-driver-missing is NOT widened to CUDA_ERROR_NO_DEVICE / "no CUDA-capable device is detected": about twenty
+  training items label that unnamed ("no entry names a CUDA device that cuInit cannot see") against six labelled
+  cuda-driver-missing (a label question for the lead); its lines stay out of the entry;
 - bf16-unsupported-gpu p3: PaddleX / PaddleOCR-VL's float32 variable refusing the checkpoint's bfloat16 tensor.
 """
 
@@ -30,8 +30,6 @@ CASES = [
     ("cuda-arch-mismatch", 13, "lllyasviel/FramePack/issues/394"),
     ("cuda-arch-mismatch", 14, "vllm-project/vllm/issues/14154"),
     ("cuda-arch-mismatch", 14, "vllm-project/vllm/issues/14040"),
-    ("cuda-driver-missing", 16, "tensorflow/tensorflow/issues/62494"),
-    ("cuda-driver-missing", 16, "tkestack/gpu-manager/issues/188"),
     ("bf16-unsupported-gpu", 3, "PaddlePaddle/PaddleOCR/issues/16782"),
 ]
 # each wording one line (the training batches' shapes and the tools' format strings filled in)
@@ -51,13 +49,6 @@ WORDINGS = [
      "for sm121"),
     ("cuda-arch-mismatch", 16, "NotImplementedError: No compiled cutlass_scaled_mm for a compute capability less than "
      "CUDA device capability: 87"),
-    ("cuda-driver-missing", 16, "E tensorflow/stream_executor/cuda/cuda_driver.cc:466] failed call to cuInit: "
-     "CUDA_ERROR_NO_DEVICE"),
-    ("cuda-driver-missing", 16, "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: Call to cuInit results "
-     "in CUDA_ERROR_NO_DEVICE (100)"),
-    ("cuda-driver-missing", 16, "I tensorflow/core/common_runtime/cuda_diagnostics.cc:86] kernel driver does not appear "
-     "to be running on this host (joao): /proc/driver/nvidia/version does not exist"),
-    ("cuda-driver-missing", 16, "RuntimeError: No HIP GPUs are available"),
     ("bf16-unsupported-gpu", 3, "AssertionError:Variable dtype not match,Variable [ Linear_164.w_0 ] need tensor with "
      "dtype paddle.float32 but load tensor with dtype paddle.bfloat16"),
 ]
@@ -74,7 +65,6 @@ NEAR = [
     ("nvidia-container-toolkit-missing", "NVIDIA/nvidia-docker/issues/1668"),
     ("cuda-arch-mismatch", "thu-ml/SageAttention/pull/189"),
     ("cuda-arch-mismatch", "replicate/cog-flux/pull/27"),
-    ("cuda-driver-missing", "endernewton/tf-faster-rcnn/issues/38"),
     ("bf16-unsupported-gpu", "PaddlePaddle/PaddleOCR/issues/16675"),
 ]
 
