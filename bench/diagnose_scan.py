@@ -206,7 +206,7 @@ def main():
 
     if scanner.hyperscan is not None:
         t_hs, rep = median_time(lambda: scanner.scan(args.log, wire, engine="hyperscan"), args.repeat)
-        print(f"ocrdeploy scan, hyperscan prefilter (default here): {t_hs:.2f} s = {less}{t_hs / t_grep:.2f}x grep; "
+        print(f"ocrdeploy scan, hyperscan prefilter (default here): {t_hs:.2f} s = {less}{t_hs / t_grep:.3g}x grep; "
               f"{rep['candidates']} candidate lines, {len(rep['findings'])} findings, "
               f"{len(rep['unrecognised'])} unrecognised")
     else:
@@ -217,11 +217,11 @@ def main():
     try:
         t_scan, rep = median_time(lambda: scanner.scan(args.log, wire, engine="grep"), args.repeat)
         print(f"ocrdeploy scan, grep -F prefilter (no hyperscan, as on a remote host): {t_scan:.2f} s = "
-              f"{less}{t_scan / t_grep:.2f}x grep; {rep['candidates']} candidate lines, "
+              f"{less}{t_scan / t_grep:.3g}x grep; {rep['candidates']} candidate lines, "
               f"{len(rep['findings'])} findings, "
               f"{len(rep['unrecognised'])} unrecognised")
         t_py, _ = median_time(lambda: scanner.scan(args.log, wire, engine="python"), 1)
-        print(f"ocrdeploy scan, Python fallback engine (no hyperscan): {t_py:.2f} s = {less}{t_py / t_grep:.2f}x grep")
+        print(f"ocrdeploy scan, Python fallback engine (no hyperscan): {t_py:.2f} s = {less}{t_py / t_grep:.3g}x grep")
     finally:
         scanner.hyperscan = saved
 
