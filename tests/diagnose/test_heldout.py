@@ -1,5 +1,8 @@
 """The held-out score counts only unseen threads: an item whose thread the corpus or rules.yaml cite is left out."""
 
+import importlib.util
+from pathlib import Path
+
 import corpus
 
 BATCH = {
@@ -10,6 +13,15 @@ BATCH = {
     "unrecognised": [{"class": "any", "source": "title: https://github.com/a/b/issues/4", "log": "w"}],
     "benign": [],
 }
+
+
+def _bench():
+    """bench/diagnose_corpus.py as a module (bench/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("diagnose_corpus_bench", Path(__file__).parents[2] / "bench"
+                                                  / "diagnose_corpus.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench
 
 
 def test_thread_of_ignores_scheme_case_fragment_and_comment():
@@ -37,13 +49,7 @@ def test_the_real_corpus_and_table_are_cited():
 def test_the_strict_count_takes_an_error_finding_of_an_entry_outside_the_not_list(capsys):
     """A near-miss is not a run: an error finding of ANY entry misleads, though its `not` list (written before that
     entry existed) cannot name it.  The `not`-list count stays as it was; the strict line counts both kinds."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).parents[2] / "bench" / "diagnose_corpus.py"
-    spec = importlib.util.spec_from_file_location("diagnose_corpus_bench", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = _bench()
     oom = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of "
            "23.65 GiB of which 3.06 MiB is free.\n")
     data = {"cases": [], "benign": [], "unrecognised": [], "near_misses": [
@@ -65,13 +71,7 @@ def test_the_strict_count_takes_an_error_finding_of_an_entry_outside_the_not_lis
 def test_the_blind_aggregate_counts_every_batch_and_prints_no_source_or_log(capsys):
     """--blind is how a tuning round checks itself on batches it must not read: the figures of all of them in one
     aggregate (per stage, misses per expected entry and by kind, false alarms per entry), never an item's words."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).parents[2] / "bench" / "diagnose_corpus.py"
-    spec = importlib.util.spec_from_file_location("diagnose_corpus_bench_blind", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = _bench()
     oom = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of "
            "23.65 GiB of which 3.06 MiB is free.\n")
     one = {"benign": [], "unrecognised": [],
@@ -101,7 +101,6 @@ def test_the_blind_aggregate_counts_every_batch_and_prints_no_source_or_log(caps
 def test_the_bench_with_blind_prints_only_the_aggregate(tmp_path):
     import subprocess
     import sys
-    from pathlib import Path
 
     import yaml
 
