@@ -852,6 +852,11 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
 # the year) and TensorFlow's "...779607: E " are literals of their own, so that line_level() sees them (error-level)
 GLOG_LITERALS = tuple("%s%02d%02d " % (lv, m, d) for lv in "ef" for m in range(1, 13) for d in range(1, 32)) + (": e ", ": f ")
 GENERIC_LITERALS = GENERIC_LITERALS + GLOG_LITERALS
+# (round net56) llama.cpp's E letter after its timestamp's last digit (LLAMA_LEVEL), and a JSON event's level field at
+# error or above without the word "error" or "fatal" (JSON_LEVEL: pino's numbers, "ERR", "crit", "panic", "emerg", "alert")
+GENERIC_LITERALS = GENERIC_LITERALS + tuple("%d e " % d for d in range(10)) + tuple(
+    '"%s":%s%s' % (k, sp, v) for k in ("level", "lvl", "severity", "levelname") for sp in ("", " ")
+    for v in ("50", "60", '"err"', '"crit', '"panic"', '"alert"', '"emerg'))
 TRACEBACK = "Traceback (most recent call last)"
 EXC_LINE = re.compile(r"(?<![\w.])((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit)"
                       r"|(?:[A-Za-z_][\w.]*\.)?(?:errors|exceptions)\.[A-Z]\w*)(?::\s*(.*))?$")
@@ -1008,6 +1013,28 @@ KV_LEVEL = re.compile(r"(?:^|(?<=\s))level=(error|fatal)(?=\s|$)"
                       r"|(?:^|(?<=[\s\]]))\[(?:[a-z][\w-]{0,40})?:?(error|crit|alert|emerg)\] \[(?:pid \d|client )")
 KV_LEVELS = {"error": "ERROR", "fatal": "CRITICAL", "crit": "CRITICAL", "alert": "CRITICAL",
              "emerg": "CRITICAL"}
+def json_event_error(text):
+    """(round net56) Whether the JSON log event on the line has a level field at error or above (JSON_LEVEL) in its own
+    object, before any nested one ({"msg":"...","config":{"level":50}} is a setting, not the event's level)."""
+    i = text.find("{")
+    if i < 0:
+        return False
+    j = text.find("{", i + 1)
+    return JSON_LEVEL.search(text, i, j if j > 0 else len(text)) is not None
+
+
+# (round net56) llama.cpp's own log format (common/log.cpp, common_log_entry::print with timestamps on, as llama-server,
+# llama-cli and the servers built on them (llama-box, Jan, Lemonade, Ollama's runner) print it): the time since start as
+# "%d.%02d.%03d.%03d " (minutes, seconds, ms, us), then the level letter and a space, "I ", "W ", "E ", "D ":
+# "0.04.413.360 E llama_model_load_from_file_impl: failed to load model", "3.02.792.354 E srv  load_model: failed to load
+# model, '...'".  Only the E letter is read (ERROR, error-level): the other letters stay unread, as before
+LLAMA_LEVEL = re.compile(r"(?:^|(?<=[\s|\]`]))\d{1,5}\.\d\d\.\d\d\d\.\d\d\d E (?=\S)")
+# (round net56) a JSON log event's own level field at error or above, which unwrap() leaves behind when it takes the
+# event's message (pino's and bunyan's numbers, 50 error and 60 fatal: {"level":50,"time":...,"msg":"..."}; zap's, logrus'
+# and slog's words, {"level":"error","msg":"..."}, {"level":"ERROR",...}; the old llama.cpp server's {"level":"ERR",...};
+# GCP's and python-json-logger's "severity" / "levelname"): the event is the program's error whatever its message says
+JSON_LEVEL = re.compile(r'(?i)"(?:level|levelname|severity|lvl)"\s?:\s?(?:"(?:error|err|fatal|critical|crit|panic|alert'
+                        r'|emerg|emergency)"|[56]0(?=\s?[,}]))')
 
 
 EXC_HEAD = re.compile(r"\s{0,8}" + EXC_NAME + r": ")
@@ -1016,6 +1043,8 @@ EXC_HEAD = re.compile(r"\s{0,8}" + EXC_NAME + r": ")
 def line_level(text):
     m = LEVEL.search(text, 0, 120)
     if not m:
+        if " E " in text[:120] and LLAMA_LEVEL.search(text, 0, 120):
+            return "ERROR"
         g = GLOG_LEVEL.search(text, 0, 120) if ("0" in text or ": " in text) else None
         if g:
             return GLOG_LEVELS[g.group(1) or g.group(2)]
@@ -2118,8 +2147,14 @@ PROSE_SHAPES = (
 THIS_CHANGE = re.compile(r"(?i)^\W{0,3}This (?:PR|pull request|patch|commit|diff|change) (?:now |also |simply |just |only )?"
                          r"(?:" + CHANGE_VERBS + r")\b")
 # case-sensitive: a placeholder is written in capitals
-PLACEHOLDERS = ("XX", "X.Y", "iB", " MB", " GB")
-PLACEHOLDER = re.compile(r"[A-Za-z]_XX\b|\bX\.Y\b|\b[XYZN] (?:[KMG]iB|[KMG]B)\b")
+# (round net56) and x's where a run prints a number: a size or a count ("Tried to allocate XXX MiB", "xx.xx GiB", "Input prompt
+# (xxxx tokens)"), a port after an address ("127.0.0.1:XX"), a library's soname version ("libcudart.so.xxx"), an
+# architecture in lower case ("sm_xx"): a message as a template; a user's redaction hides a name or a path ("C:\Users\XXXX"),
+# not a number
+PLACEHOLDERS = ("XX", "X.Y", "iB", " MB", " GB", "xx", "X.X", "x.x")
+PLACEHOLDER = re.compile(r"[A-Za-z]_XX\b|\bX\.Y\b|\b[XYZN] (?:[KMG]iB|[KMG]B)\b"
+                         r"|\b(?:[xX]{2,}(?:[.,][xX]{1,4})?|[xX][.,][xX]{1,4}) ?(?:[KMG]i?B|bytes|tokens)\b|\d:(?:x{2,}|X{2,})\b"
+                         r"|\.so\.(?:x{1,4}|X{1,4})\b|\b(?:sm|compute)_xx\b|\bport (?:x{2,}|X{2,})\b")
 
 
 def prose_shape(seg, low):
@@ -2143,8 +2178,9 @@ def prose_shape(seg, low):
 # imperative or comparative head, then the messaging word and a preposition before the error's text ("Give nicer error
 # on EADDRINUSE: ...", "Add Q&A about Address already in use error to faq.md", "More hints on what to do with CUDA Out
 # of memory errors", "Improve error message for address already in use").  Anchored at the line's start: a line that
-# does not begin with one of these words costs one failed match.
-REQUEST = re.compile(r"(?i)^\W{0,3}(?:\[[\w -]{1,20}\]:?\s{1,3})?(?:Add|Adds|Added|Adding|Show|Give|Improve[sd]?|Handle|Catch|Print|Return"
+# does not begin with one of these words costs one failed match.  (round net56: also led by the issue it answers, "(#34) -
+# better error messages when EADDRINUSE", pouchdb/pouchdb-server#35's title)
+REQUEST = re.compile(r"(?i)^\W{0,3}(?:\[[\w -]{1,20}\]:?\s{1,3}|(?:\(#\d{1,6}\)|#\d{1,6}:?)\s{0,2}[-:\u2013\u2014]?\s{0,2})?(?:Add|Adds|Added|Adding|Show|Give|Improve[sd]?|Handle|Catch|Print|Return"
                      r"|Document|Explain|More|Better|Nicer|Clearer|Friendlier)\b[^\n]{0,60}?\b(?:messages?|errors?|hints?|notes?"
                      r"|tips?|Q&A|FAQ|catch|handling)\b (?:on|for|about|when|with|to do with|of|if)\b")
 # A diff that adds a document's front matter or Markdown ("+title: Docker Container Killed — Exit Code 137 (OOM)",
@@ -2163,9 +2199,29 @@ LOG_CALL = re.compile(r"^\s{0,40}(?:(?:self|cls|this)\.)?(?:_{0,2}log(?:ger)?|lo
 LOG_CALL_WORDS = ("log", "warnings.", "console.")
 
 
+# (round net56) a change to documentation told by the change itself: the verb (Add, Adds, Added, Update, Document, Explain,
+# Mention), then a unit of prose it adds (a note, a paragraph, a section, an FAQ entry, a tip, a caveat, documentation) and
+# what the unit is about or where it goes ("1. Add one paragraph about the error "listen tcp 127.0.0.1:11434: bind: address
+# already in use" for starting Ollama.", "Adds a note to the documentation for how to successfully start the application
+# after encountering an `address already in use` error."): a pull request's summary of a docs change, no run; a user's
+# log never opens with it.  ("Add troubleshooting for error: `ptxas fatal: ...`", vllm#31338's summary, is a corpus case
+# and names no unit of prose: not taken)
+DOC_CHANGE = re.compile(r"(?i)^\W{0,3}(?:\d{1,2}[.)]\s{0,2}|(?:\(#\d{1,6}\)|#\d{1,6}:?)\s{0,2}[-:\u2013\u2014]?\s{0,2})?(?:"
+                        r"(?:Add|Adds|Added|Adding|Update[sd]?|Updating|Document(?:s|ed|ing)?"
+                        r"|Explain(?:s|ed|ing)?|Mention(?:s|ed)?)\s(?:an? |one |two |the |some |new |short |small |brief )?"
+                        r"(?:[\w-]+ ){0,2}?(?:notes?|paragraphs?|sections?|entry|entries|FAQ|Q&A|tips?|caveats?|explanations?"
+                        r"|docs|documentation)\s(?:about|on|regarding|addressing|covering|for|to|in)\b"
+                        # ("Document how to fix 'Address already in use' errors", tarantool/cartridge#2090's title)
+                        r"|(?:Document|Explain|Describe)(?:s|ed|ing)? (?:how to (?:fix|solve|resolve|avoid|handle|work around|recover"
+                        r"|debug|troubleshoot)|what to do (?:about|with|when|if)|why)\b)")
+DOC_CHANGE_VERBS = ("add", "update", "document", "explain", "mention", "describe")
+
+
 def is_prose(seg, low):
     """True for a sentence about an error rather than a tool's report of one (see PROSE, REQUEST, DIFF_DOC), or a
     line that quotes one by what the line is (see QUOTE_SHAPES, LOG_CALL)."""
+    if any(w in low[:24] for w in DOC_CHANGE_VERBS) and DOC_CHANGE.match(seg) is not None and line_level(seg) is None:
+        return True
     if "(" in seg and any(w in low for w in LOG_CALL_WORDS) and LOG_CALL.match(seg) is not None:
         return True
     if REQUEST.match(seg) is not None and line_level(seg) is None:
@@ -3395,7 +3451,10 @@ def scan(path, rules, context=2, engine="auto"):
                 if cls is None and segs != written:
                     # an API's error body that unwrap() took for a JSON log event ({"error":{"message":...}}): the
                     # body, not its message, is what tells the failure
-                    cls = _generic(" | ".join(written), ("api-error-body",))
+                    whole = " | ".join(written)
+                    cls = _generic(whole, ("api-error-body",))
+                    if cls is None and json_event_error(whole):
+                        cls = "error-level"     # (round net56) the event's own level field (see JSON_LEVEL)
                 if cls:
                     net.generic(lineno, text, cls)
     except InputProblem as exc:

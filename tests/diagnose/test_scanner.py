@@ -1325,3 +1325,57 @@ def test_pn54_endpoint_failed(tmp_path, engine, log, cls):
 ])
 def test_pn54_heap_corruption(tmp_path, engine, log, cls):
     assert_only_unrecognised(tmp_path, engine, log, cls)
+
+
+# (round net56) error lines in log formats the net did not read: llama.cpp's own timestamped one-letter level (common/log.cpp:
+# "%d.%02d.%03d.%03d " then "E "; batch 104's Lemonade and janhq/jan#8273's router), only its E letter (the I, W and D lines
+# stay unread); a JSON log event's own level field at error or above, which the JSON unwrapping left behind (pino's 50/60
+# (lib/constants.js), the old llama.cpp server's "ERR" (mozilla-ai/llamafile#399), zap's and logrus' words); info levels
+# and a body's "level" key that is not a level stay clean
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("log, cls", [
+    ("0.00.910.388 E srv load_model: failed to load multimodal model, '/models/mmproj.gguf'", "error-level"),
+    ("[llamacpp-router stdout] [52717] 0.00.910.388 E srv load_model: failed to load multimodal model, '/m/mmproj.gguf'",
+     "error-level"),
+    ("2026-08-02T18:00:30.700371072Z [lemonade-server-app-1] 2026-08-02 18:00:30.700 [Info] (Process) 3.24.432.764 E cmn  "
+     "common_init_: could not set up the model", "error-level"),
+    ("0.00.869.682 W common_fit_params: failed to fit params to free device memory: was unable to fit model, abort", None),
+    ("0.00.024.615 I srv    load_model: loading model 'E:\\LLM\\x.gguf'", None),
+    ("12.50 E coli colonies were counted on 3 plates", None),
+    ('{"function":"load_model","level":"ERR","line":447,"msg":"unable to load model","timestamp":1714935621}',
+     "error-level"),
+    ('{"level":50,"time":1752516972565,"pid":10104,"hostname":"host","msg":"runner went away"}', "error-level"),
+    ('{"level":60,"time":1752516972565,"msg":"shutting down the worker pool"}', "error-level"),
+    ('{"level":"fatal","ts":"2022-07-27T08:01:16.260Z","msg":"discovery stopped"}', "error-level"),
+    ('{"level":30,"time":1752516972565,"msg":"runner started"}', None),
+    ('{"level":"info","ts":1698250893.6817641,"logger":"setup","msg":"Initializing NVML client"}', None),
+    ('{"level":"warn","msg":"slow request, retrying"}', None),
+    ('{"msg":"log level set","config":{"level":50}}', None),
+])
+def test_net56_log_formats(tmp_path, engine, log, cls):
+    assert_only_unrecognised(tmp_path, engine, log, cls)
+
+
+# (round net56) document shapes: a message as a template, x's where a run prints a number (www.rightnowai.co's CUDA error
+# guide, "Tried to allocate X.XX GiB"; batch 63's "Input prompt (xxxx tokens)"); a change to documentation told by the change
+# (batch 74's "1. Add one paragraph about the error ...", tarantool/cartridge#2090's "Document how to fix ..."); a request
+# for a clearer message led by the issue it answers (pouchdb/pouchdb-server#35's "(#34) - better error messages when
+# EADDRINUSE").  The same errors as a run prints them keep their entries
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("log, entry", [
+    ("RuntimeError: CUDA out of memory. Tried to allocate X.XX GiB cudaMalloc failed: out of memory", None),
+    ("RuntimeError: CUDA out of memory. Tried to allocate XX.XX MiB (GPU 0; XX GiB total capacity)", None),
+    ("ImportError: libcudart.so.xxx: cannot open shared object file: No such file or directory", None),
+    ("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.93 GiB total capacity)", "cuda-oom"),
+    ("ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory", "libcudart-11-missing"),
+    ('1. Add one paragraph about the error "listen tcp 127.0.0.1:11434: bind: address already in use" for starting Ollama.',
+     None),
+    ("Adds a note to the documentation for how to start the application after an `address already in use` error.", None),
+    ("Document how to fix 'Address already in use' errors", None),
+    ("(#34) - better error messages when EADDRINUSE", None),
+    ("OSError: [Errno 98] Address already in use", "address-in-use"),
+    ("Adding 3 new layers: OSError: [Errno 98] Address already in use", "address-in-use"),
+    ("2024-05-01 12:00:00 ERROR Add a note about the error: OSError: [Errno 98] Address already in use", "address-in-use"),
+])
+def test_net56_document_shapes(tmp_path, engine, log, entry):
+    assert ids(scan_text(tmp_path, log + "\n", engine)) == ([entry] if entry else [])
