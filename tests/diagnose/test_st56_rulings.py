@@ -8,7 +8,10 @@
   LlamaFlashAttention2 (its own entry) and SGLang's "Ignore import error when loading ..." warning stay out;
 - nccl-error p8: Ascend's HCCL and ROCm's RCCL failing to create or use a communicator (torch_npu's "HCCL function
   error: <call>(...), error code is N", HCCL's and MindIE's "HcclCommInitRootInfo failed/fail", "DIST call hccl api
-  failed", Paddle's "Rccl error, unhandled system error"); HCCL's timeout warning and code naming an HCCL error stay out.
+  failed", Paddle's "Rccl error, unhandled system error"); HCCL's timeout warning and code naming an HCCL error stay out;
+- vllm-arch-unsupported p13: the engines' own refusals of an architecture, read in their source: vLLM's "<Arch> has no
+  vLLM implementation and the Transformers implementation is not compatible with vLLM" (its fallback WARNING stays out),
+  LMDeploy's "Can not found rewrite for architectures: [...]", Ollama's "Models based on '<Arch>' are not yet supported".
 """
 
 import pytest
@@ -28,6 +31,10 @@ CASES = [
     ("nccl-error", 8, "vllm-project/vllm-ascend/issues/11542"),
     ("nccl-error", 8, "gpustack/gpustack/issues/2021"),
     ("nccl-error", 8, "ROCm/rccl/issues/328"),
+    ("vllm-arch-unsupported", 13, "vllm-project/vllm/issues/16146"),
+    ("vllm-arch-unsupported", 13, "vllm-project/vllm/issues/15006"),
+    ("vllm-arch-unsupported", 13, "InternLM/lmdeploy/issues/2939"),
+    ("vllm-arch-unsupported", 13, "ollama/ollama/issues/5014"),
 ]
 # each wording one line (the training batches' shapes)
 WORDINGS = [
@@ -42,6 +49,10 @@ WORDINGS = [
      "function error: HcclGetRootInfo(&hcclID), error code is 11"),
     ("nccl-error", 8, "[rank0]: [ERROR] 2025-03-26-17:01:03 (PID:159, Device:0, RankID:-1) ERR02200 DIST call hccl api "
      "failed."),
+    ("vllm-arch-unsupported", 13, "ValueError: InternVLForConditionalGeneration has no vLLM implementation and the "
+     "Transformers implementation is not compatible with vLLM."),
+    ("vllm-arch-unsupported", 13, "RuntimeError: Can not found rewrite for architectures: ['Glm4vForConditionalGeneration']"),
+    ("vllm-arch-unsupported", 13, "Error: Models based on 'InternVLChatModel' are not yet supported"),
 ]
 # lines the new patterns leave to others or to nobody
 QUIET = [
@@ -60,11 +71,14 @@ QUIET = [
     ("nccl-error", "(NPURayWorkerWrapper pid=44419) [rank7]:[W609 06:57:47.819535026 compiler_depend.ts:877] Warning: The "
      "HCCL execution timeout was set to never timeout, so it is bigger than watchdog timeout 1800000ms"),
     ("nccl-error", "export HCCL_NPU_SOCKET_PORT_RANGE=auto HCCL_BUFFSIZE=200"),
+    ("vllm-arch-unsupported", "WARNING 06-26 15:45:02 [utils.py:79] Qwen3ForSequenceClassification has no vLLM "
+     "implementation, falling back to Transformers implementation. Some features may not be supported"),
 ]
 NEAR = [
     ("model-arch-unknown", "baichuan-inc/Baichuan-13B/issues/20"),
     ("model-arch-unknown", "MeetKai/functionary/issues/312"),
     ("nccl-error", "xLLM-AI/xllm/pull/622"),
+    ("vllm-arch-unsupported", "vllm-project/vllm/issues/20116"),
 ]
 
 
