@@ -68,6 +68,8 @@ def test_context_length_key_tokens_take_other_servers_words(line):
     "ERROR-free run: prompt exceeds the context window, truncating to 4096 tokens",
     # a sentence of documentation, no error on the line
     "The prompt exceeds the context length of the model.",
+    # a client that splits the chunk and tries again (the stop-50 review's healthy run)
+    "ollama embed: the input length exceeds the context length (status code: 400); splitting chunk and re-embedding",
     # a conditional: what an API does, not a run
     "If the input exceeds the context window, the server returns an error.",
     # the class named in code or a PR's prose, not printed as a raised exception
@@ -107,6 +109,11 @@ def test_service_unreachable_key_tokens_take_each_languages_words(line):
     "mimetype: ', url='http://localhost:11434/api/version'",
     # a healthy start line
     "INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)",
+    # a timeout: the server may be up and hung (generic.yaml's curl (28), left unrecognised)
+    "curl: (28) Failed to connect to 0.0.0.0 port 8000 after 133149 ms: Connection timed out",
+    # git's fetch through a proxy on the LAN (github-fetch-failed's)
+    "fatal: unable to access 'https://github.com/rathor08/Assignment2.git/': Failed to connect to 10.10.78.62 port "
+    "3128: Connection timed out",
 ])
 def test_service_unreachable_key_tokens_stay_quiet_on_look_alikes(line):
     assert 37 not in hits("service-unreachable", line), line
