@@ -87,6 +87,8 @@ def test_context_length_key_tokens_stay_quiet_on_look_alikes(line):
     "curl: (7) Failed to connect to 0.0.0.0 port 8000: connection refused",
     "i have an error  :  `cant connect to OLLAMA  http://host.docker.internal:11434`. ",
     "Error: connect EHOSTUNREACH 192.168.20.12:11434",
+    # the kubelet-probe near-miss's own connect, told by a client instead of a probe
+    'Error: Get "http://10.100.70.142:8482/health": dial tcp 10.100.70.142:8482: connect: connection refused',
 ])
 def test_service_unreachable_key_tokens_take_each_languages_words(line):
     assert 37 in hits("service-unreachable", line), line
@@ -114,6 +116,12 @@ def test_service_unreachable_key_tokens_take_each_languages_words(line):
     # git's fetch through a proxy on the LAN (github-fetch-failed's)
     "fatal: unable to access 'https://github.com/rathor08/Assignment2.git/': Failed to connect to 10.10.78.62 port "
     "3128: Connection timed out",
+    # the kubelet's probe of a pod it is starting (stop 56: VictoriaMetrics/helm-charts#309 in the corpus; batch 187's
+    # kubeai#499, a false alarm when 187 was scored blind, taken after)
+    '21m         Warning   Unhealthy   pod/vmstorage-ops-0   Readiness probe failed: Get '
+    '"http://10.100.70.142:8482/health": dial tcp 10.100.70.142:8482: connect: connection refused',
+    'Startup probe failed: Get "http://10.244.0.208:8000/health": dial tcp 10.244.0.208:8000: connect: connection '
+    'refused',
 ])
 def test_service_unreachable_key_tokens_stay_quiet_on_look_alikes(line):
     assert 37 not in hits("service-unreachable", line), line
