@@ -3,7 +3,6 @@ must rise (a wrong edit the suite let through).  Real local HTTP servers (hostil
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from hostile_openai import ESCAPES, HostileOpenAI  # noqa: E402
+from peakmem import PEAK_KB  # noqa: E402
 from test_services import cli, free_port, provision, site  # noqa: E402,F401 - `site` is a shared fixture
 
 from ocrdeploy.commands.verify import smoke_and_counters  # noqa: E402
@@ -106,13 +106,13 @@ def test_a_huge_body_is_refused_without_reading_it(site):
     wd, inv = site
     provision(wd)
     with HostileOpenAI("huge") as srv:
-        p = subprocess.run([sys.executable, "-c", (
-            "import resource, sys, json\n"
+        p = subprocess.run([sys.executable, "-c", PEAK_KB + (
+            "import sys, json\n"
             "from ocrdeploy.sdk.client import OcrClient\n"
             "try:\n"
             "    OcrClient(sys.argv[1]).models()\n"
             "except Exception as exc:\n"
-            "    print(json.dumps({'error': str(exc), 'rss_kb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))\n"),
+            "    print(json.dumps({'error': str(exc), 'rss_kb': peak_kb()}))\n"),
             srv.url], capture_output=True, text=True, timeout=120, cwd=Path(__file__).parents[2])
         out = json.loads(p.stdout)
         assert "more than 8388608" in out["error"] and out["rss_kb"] < 300_000, out

@@ -20,17 +20,18 @@ from ocrdeploy.diagnose.table import load_table
 ROOT = Path(__file__).parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 from gen_vllm_log import error_dense_lines  # noqa: E402
+from peakmem import PEAK_KB  # noqa: E402
 
 WIRE = wire_rules(load_table())
 
-PEAK = r"""
-import json, resource, sys
+PEAK = PEAK_KB + r"""
+import json, sys
 from ocrdeploy.diagnose import scanner
 from ocrdeploy.diagnose.engine import wire_rules
 from ocrdeploy.diagnose.table import load_table
 (rep,) = scanner.run_request({"paths": [sys.argv[1]], "rules": wire_rules(load_table()), "context": 2,
                               "engine": sys.argv[2]})
-print(json.dumps({"kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "groups": len(rep["unrecognised"]),
+print(json.dumps({"kb": peak_kb(), "groups": len(rep["unrecognised"]),
                   "more": rep.get("unrecognised_more", 0), "count": sum(g["count"] for g in rep["unrecognised"])}))
 """
 
