@@ -197,3 +197,50 @@ def judge_benign(report) -> str | None:
     """A healthy log: no error or warning finding, no unrecognised error (harmless is fine)."""
     bad = [f["id"] for f in report["findings"]] + [u["text"][:80] for u in report["unrecognised"]]
     return f"false alarm: {bad}" if bad else None
+
+
+def family_tests(cases: list, wordings: list, quiet: list, near: list) -> tuple:
+    """The four checks of a round that widened entries by their key tokens, over its own tables, so each round's test
+    module binds them rather than writing the same four bodies again: every new corpus case is named through its new
+    pattern (`cases`: entry, pattern index, thread), every wording through its pattern (`wordings`: entry, pattern
+    index, line), lines left to other entries stay out (`quiet`: entry, line), and the round's near-misses stay quiet
+    (`near`: entry, thread), each on every scan engine. Returns the four test functions, in that order."""
+    import pytest
+
+    scan, data = Scanner(), load()
+
+    @pytest.mark.parametrize("engine", ENGINES)
+    @pytest.mark.parametrize("entry,pattern,thread", cases)
+    def test_each_new_case_is_named_through_its_new_pattern(engine, entry, pattern, thread):
+        assert pattern in scan.alone(case_log(data, entry, thread), engine, entry, thread)
+
+    @pytest.mark.parametrize("engine", ENGINES)
+    @pytest.mark.parametrize("entry,pattern,line", wordings)
+    def test_each_wording_is_named_through_its_pattern(engine, entry, pattern, line):
+        assert pattern in scan.alone(line + "\n", engine, entry)
+
+    @pytest.mark.parametrize("engine", ENGINES)
+    @pytest.mark.parametrize("entry,line", quiet)
+    def test_lines_left_to_others_stay_out_of_the_entry(engine, entry, line):
+        assert entry not in scan.findings(line + "\n", engine)
+
+    @pytest.mark.parametrize("engine", ENGINES)
+    @pytest.mark.parametrize("entry,thread", near)
+    def test_the_near_misses_stay_quiet(engine, entry, thread):
+        item = next(i for i in data["near_misses"] if thread in i["source"])
+        assert entry in item["not"] and entry not in scan.findings(item["log"], engine)
+
+    return (test_each_new_case_is_named_through_its_new_pattern, test_each_wording_is_named_through_its_pattern,
+            test_lines_left_to_others_stay_out_of_the_entry, test_the_near_misses_stay_quiet)
+
+
+def pattern_hits(rule, line: str) -> list:
+    """The indexes of `rule`'s patterns that match `line`, [] when a veto (`unless`) holds; a matching line must hold
+    one of the entry's literals (else the scanner never runs the regex on it). For line-by-line tests of a widened
+    entry against its own patterns and vetoes, without the document model."""
+    if any(re.search(u, line) for u in rule.unless):
+        return []
+    found = [i for i, p in enumerate(rule.patterns) if re.search(p, line)]
+    if found:
+        assert any(lit in line.lower() for lit in rule.literals), line
+    return found

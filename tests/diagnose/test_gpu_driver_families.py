@@ -14,13 +14,9 @@
 - bf16-unsupported-gpu p3: PaddleX / PaddleOCR-VL's float32 variable refusing the checkpoint's bfloat16 tensor.
 """
 
-import pytest
-
 import corpus
 
-SCAN = corpus.Scanner()
-CORPUS = corpus.load()
-_found = SCAN.findings
+_found = corpus.Scanner().findings
 
 CASES = [
     ("nvidia-container-toolkit-missing", 9, "NVIDIA/nvidia-docker/issues/865"),
@@ -67,30 +63,9 @@ NEAR = [
 ]
 
 
-@pytest.mark.parametrize("engine", corpus.ENGINES)
-@pytest.mark.parametrize("entry,pattern,thread", CASES)
-def test_each_new_case_is_named_through_its_new_pattern(engine, entry, pattern, thread):
-    log = corpus.case_log(CORPUS, entry, thread)
-    assert pattern in SCAN.alone(log, engine, entry, thread)
-
-
-@pytest.mark.parametrize("engine", corpus.ENGINES)
-@pytest.mark.parametrize("entry,pattern,line", WORDINGS)
-def test_each_wording_is_named_through_its_pattern(engine, entry, pattern, line):
-    assert pattern in SCAN.alone(line + "\n", engine, entry)
-
-
-@pytest.mark.parametrize("engine", corpus.ENGINES)
-@pytest.mark.parametrize("entry,line", QUIET)
-def test_lines_left_to_others_stay_out_of_the_entry(engine, entry, line):
-    assert entry not in _found(line + "\n", engine)
-
-
-@pytest.mark.parametrize("engine", corpus.ENGINES)
-@pytest.mark.parametrize("entry,thread", NEAR)
-def test_the_near_misses_stay_quiet(engine, entry, thread):
-    item = next(i for i in CORPUS["near_misses"] if thread in i["source"])
-    assert entry in item["not"] and entry not in _found(item["log"], engine)
+(test_each_new_case_is_named_through_its_new_pattern, test_each_wording_is_named_through_its_pattern,
+ test_lines_left_to_others_stay_out_of_the_entry, test_the_near_misses_stay_quiet) = corpus.family_tests(CASES, WORDINGS,
+                                                                                                   QUIET, NEAR)
 
 
 def test_the_old_banner_stays_out_of_the_entry():

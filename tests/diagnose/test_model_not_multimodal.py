@@ -4,8 +4,6 @@ image token "not supported by/for/with this model" or a model "not supported for
 web UI tooltip "Images require vision models to be processed" (pattern 13). Line by line against the table's own
 patterns and vetoes (the document model is left out here, so a dropped context or veto shows up on its own)."""
 
-import re
-
 import pytest
 
 import corpus
@@ -16,14 +14,7 @@ CORPUS = corpus.load()
 
 
 def hits(line):
-    """The indexes of the entry's patterns that match `line`, [] when a veto (`unless`) holds; a matching line must
-    hold one of the entry's literals (else the scanner never runs the regex on it)."""
-    if any(re.search(u, line) for u in RULE.unless):
-        return []
-    found = [i for i, p in enumerate(RULE.patterns) if re.search(p, line)]
-    if found:
-        assert any(lit in line.lower() for lit in RULE.literals), line
-    return found
+    return corpus.pattern_hits(RULE, line)
 
 
 def _line(thread, needle):
