@@ -1013,6 +1013,8 @@ KV_LEVEL = re.compile(r"(?:^|(?<=\s))level=(error|fatal)(?=\s|$)"
                       r"|(?:^|(?<=[\s\]]))\[(?:[a-z][\w-]{0,40})?:?(error|crit|alert|emerg)\] \[(?:pid \d|client )")
 KV_LEVELS = {"error": "ERROR", "fatal": "CRITICAL", "crit": "CRITICAL", "alert": "CRITICAL",
              "emerg": "CRITICAL"}
+
+
 def json_event_error(text):
     """(round net56) Whether the JSON log event on the line has a level field at error or above (JSON_LEVEL) in its own
     object, before any nested one ({"msg":"...","config":{"level":50}} is a setting, not the event's level)."""
@@ -2180,7 +2182,8 @@ def prose_shape(seg, low):
 # of memory errors", "Improve error message for address already in use").  Anchored at the line's start: a line that
 # does not begin with one of these words costs one failed match.  (round net56: also led by the issue it answers, "(#34) -
 # better error messages when EADDRINUSE", pouchdb/pouchdb-server#35's title)
-REQUEST = re.compile(r"(?i)^\W{0,3}(?:\[[\w -]{1,20}\]:?\s{1,3}|(?:\(#\d{1,6}\)|#\d{1,6}:?)\s{0,2}[-:\u2013\u2014]?\s{0,2})?(?:Add|Adds|Added|Adding|Show|Give|Improve[sd]?|Handle|Catch|Print|Return"
+ISSUE_LEAD = r"(?:\(#\d{1,6}\)|#\d{1,6}:?)\s{0,2}[-:\u2013\u2014]?\s{0,2}"  # "(#34) - ", "#12: " before a title; DOC_CHANGE takes it too
+REQUEST = re.compile(r"(?i)^\W{0,3}(?:\[[\w -]{1,20}\]:?\s{1,3}|" + ISSUE_LEAD + r")?(?:Add|Adds|Added|Adding|Show|Give|Improve[sd]?|Handle|Catch|Print|Return"
                      r"|Document|Explain|More|Better|Nicer|Clearer|Friendlier)\b[^\n]{0,60}?\b(?:messages?|errors?|hints?|notes?"
                      r"|tips?|Q&A|FAQ|catch|handling)\b (?:on|for|about|when|with|to do with|of|if)\b")
 # A diff that adds a document's front matter or Markdown ("+title: Docker Container Killed — Exit Code 137 (OOM)",
@@ -2206,7 +2209,7 @@ LOG_CALL_WORDS = ("log", "warnings.", "console.")
 # after encountering an `address already in use` error."): a pull request's summary of a docs change, no run; a user's
 # log never opens with it.  ("Add troubleshooting for error: `ptxas fatal: ...`", vllm#31338's summary, is a corpus case
 # and names no unit of prose: not taken)
-DOC_CHANGE = re.compile(r"(?i)^\W{0,3}(?:\d{1,2}[.)]\s{0,2}|(?:\(#\d{1,6}\)|#\d{1,6}:?)\s{0,2}[-:\u2013\u2014]?\s{0,2})?(?:"
+DOC_CHANGE = re.compile(r"(?i)^\W{0,3}(?:\d{1,2}[.)]\s{0,2}|" + ISSUE_LEAD + r")?(?:"
                         r"(?:Add|Adds|Added|Adding|Update[sd]?|Updating|Document(?:s|ed|ing)?"
                         r"|Explain(?:s|ed|ing)?|Mention(?:s|ed)?)\s(?:an? |one |two |the |some |new |short |small |brief )?"
                         r"(?:[\w-]+ ){0,2}?(?:notes?|paragraphs?|sections?|entry|entries|FAQ|Q&A|tips?|caveats?|explanations?"
