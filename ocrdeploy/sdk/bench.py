@@ -30,6 +30,7 @@ from ..services.argv import MM_PROCESSOR_KWARGS, SERVED_NAME
 from ..services.control import accept_length
 from . import driver
 from .client import content_text
+from .inflate import ACCEPT, adecoded, decoded
 from .pages import Page
 
 # What the pages are asked; the SDK's own prompt is not published, so the bench says which one it sent.
@@ -156,7 +157,7 @@ class _Malformed(ValueError):
 async def _lines(r, limit: int):
     """The answer's lines, from at most `limit` bytes: a server that never ends a line or the stream is cut."""
     buf, seen = b"", 0
-    async for part in r.aiter_bytes():
+    async for part in adecoded(r.aiter_raw(), r.headers.get("content-encoding")):
         seen += len(part)
         if seen > limit:
             raise _Malformed(f"answer longer than {limit // 2**20} MiB")
@@ -171,7 +172,7 @@ async def _lines(r, limit: int):
 async def _read(r, limit: int, cut: bool = False) -> str:
     """The whole body up to `limit` bytes; beyond it an error, or (cut) the first `limit` bytes."""
     out, seen = [], 0
-    async for part in r.aiter_bytes():
+    async for part in adecoded(r.aiter_raw(), r.headers.get("content-encoding")):
         seen += len(part)
         out.append(part)
         if seen > limit:
@@ -455,7 +456,7 @@ async def _level(base_url, bodies, concurrency, *, requests=None, duration=None,
     outcomes: list[Outcome] = []
     state = {"next": 0, "in_flight": 0, "max_in_flight": 0}
     limits = httpx.Limits(max_connections=concurrency + 1, max_keepalive_connections=concurrency + 1)
-    async with httpx.AsyncClient(base_url=base_url, headers=headers or {}, timeout=timeout, trust_env=False,
+    async with httpx.AsyncClient(base_url=base_url, headers={"Accept-Encoding": ACCEPT, **(headers or {})}, timeout=timeout, trust_env=False,
                                  limits=limits) as client:
         start = time.perf_counter()
         deadline = start + duration if duration else None
@@ -657,7 +658,7 @@ METRICS_MAX = 16 * 2**20     # vLLM's /metrics, histograms and all, is some hund
 def metrics_reader(base_url: str, headers: dict | None = None):
     """A function returning the server's /metrics text, or None where it has none (transformers serve) or
     sends more than METRICS_MAX; its close() ends the connection."""
-    client = httpx.Client(base_url=base_url, headers=headers or {}, timeout=30, trust_env=False)
+    client = httpx.Client(base_url=base_url, headers={"Accept-Encoding": ACCEPT, **(headers or {})}, timeout=30, trust_env=False)
 
     def read():
         try:
@@ -665,7 +666,7 @@ def metrics_reader(base_url: str, headers: dict | None = None):
                 if r.status_code != 200:
                     return None
                 out, seen = [], 0
-                for part in r.iter_bytes():
+                for part in decoded(r.iter_raw(), r.headers.get("content-encoding")):
                     seen += len(part)
                     if seen > METRICS_MAX:
                         return None

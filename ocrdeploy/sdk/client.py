@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..services.argv import SERVED_NAME
+from .inflate import ACCEPT, decoded
 
 
 class ServiceError(Exception):
@@ -75,7 +76,7 @@ class OcrClient:
         self.base = base_url.rstrip("/")
         self.model = model
         self.timeout, self.max_answer, self.quick = float(timeout), int(max_answer), min(float(quick), float(timeout))
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        headers = {"Accept-Encoding": ACCEPT, **({"Authorization": f"Bearer {api_key}"} if api_key else {})}
         self.http = httpx.Client(base_url=self.base, headers=headers, timeout=self.timeout, trust_env=False)
         self.named = _names_a_host(self.base)
 
@@ -120,10 +121,10 @@ class OcrClient:
                 raise httpx.DecodingError(f"{method} {path}: the answer is {int(declared)} bytes, more than "
                                           f"{self.max_answer}")
             body = bytearray()
-            # iter_bytes: the body as decoded (gzip/deflate undone), counted as it is decoded, so a small
-            # compressed answer that inflates past the limit stops there (iter_raw would count the wire bytes
-            # and hand back compressed bytes that r.json() cannot read)
-            for chunk in r.iter_bytes():
+            # the body as decoded (gzip/deflate undone), counted as it is decoded, so a small compressed answer
+            # that inflates past the limit stops there; inflate.decoded, not httpx's iter_bytes, which inflates
+            # each network read whole (64 KiB of a bomb: 64 MiB held before the count could stop it)
+            for chunk in decoded(r.iter_raw(), r.headers.get("content-encoding")):
                 body += chunk
                 if len(body) > self.max_answer:
                     raise httpx.DecodingError(f"{method} {path}: the answer is over {self.max_answer} bytes")
