@@ -126,14 +126,10 @@ _scan, _data = corpus.Scanner(), corpus.load()
 
 
 @pytest.mark.parametrize("engine", corpus.ENGINES)
-@pytest.mark.parametrize("thread", PIP_TIMEOUT)
-def test_pip_timeout_cases_after_pips_retries(engine, thread):
-    found = _scan.findings(corpus.case_log(_data, "pip-timeout", thread), engine)
-    assert set(found) == {"pip-timeout", "pip-retrying"} and 14 in found["pip-timeout"], found
-
-
-@pytest.mark.parametrize("engine", corpus.ENGINES)
-@pytest.mark.parametrize("log", PIP_WORDINGS)
-def test_pip_timeout_wordings_after_pips_retries(engine, log):
-    found = _scan.findings(log + "\n", engine)
+@pytest.mark.parametrize("log", [corpus.case_log(_data, "pip-timeout", t) for t in PIP_TIMEOUT]
+                         + [w + "\n" for w in PIP_WORDINGS],
+                         ids=PIP_TIMEOUT + [f"wording{i}" for i in range(len(PIP_WORDINGS))])
+def test_pip_timeout_after_pips_retries(engine, log):
+    """The corpus cases and the wordings alike: pip-timeout through pattern 14, beside pip-retrying's warning."""
+    found = _scan.findings(log, engine)
     assert set(found) == {"pip-timeout", "pip-retrying"} and 14 in found["pip-timeout"], found
