@@ -921,6 +921,27 @@ WRAPPER = re.compile(
     r"(?:(?:stdout|stderr) [FP] )?"                                                  # + k8s CRI stream tag
     r"|\[pod/[\w.-]{1,253}/[\w.-]{1,253}\] "                                          # kubectl logs --prefix
     r"|\d{1,5}: +(?=\S)"                                                            # srun -l
+    # (stop 58) launchers and process managers that tag each line of the processes they run, measured by wrapping every
+    # recognised real case (bench/diagnose_wrapped.py): an unknown prefix cost 3.6-4.4% of them (the patterns anchored
+    # at a line's start, the levels read there) and raised false alarms on healthy runs' lines.
+    #  - Ray's and vLLM's process tags, SkyPilot's task tags: "(RayWorkerWrapper pid=3524, ip=10.0.0.5) ",
+    #    "(APIServer pid=1) ", "(VllmWorker rank=0 pid=123) ", "(pid=77) ", "(worker1, rank=1, pid=2345, ip=...) ",
+    #    "(raylet) "; a pid is what makes it a tag ("(most recent call last)" and "(ok)" are not)
+    r"|\((?:[A-Za-z_][\w-]{0,63}(?:, | ))?(?:rank=\d{1,6}(?:, | ))?pid=\d{1,10}(?:, ip=[\w.:-]{2,64})?\) "
+    r"|\(raylet(?:, ip=[\w.:-]{2,64})?\) "
+    #  - torchrun's per-rank tee ("[rank0]: Traceback ...", torch 2.2+; "[default0]:Traceback ..." before it)
+    r"|\[(?:rank|default)\d{1,6}\]: ?"
+    #  - pm2's "0|vllm     | " (compose's own has no "|" in the name)
+    r"|\d{1,4}\|[\w.-]{1,64} +\| "
+    #  - a timestamp put before each line by the runner, not by the tool: Jenkins' timestamper
+    #    ("[2026-12-07T10:00:00.123Z] ", "10:00:00 ", "[10:00:00] "), a bracketed date and time
+    #    ("[2026-12-07 10:00:00,123] "); not moreutils' ts ("Dec  7 10:00:00 "): journald's form above would take a
+    #    line's "fatal error: " for its host and program
+    r"|\[\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?\] "
+    r"|\[?\d\d:\d\d:\d\d(?:[.,]\d{1,6})?\]? "
+    #  - a markdown quote ("> " before a pasted line in an issue or a chat; ">>> " is Python's prompt, not a quote)
+    # Each takes the one space after it: the tool's own indentation (pip's box, CMake's block) is the tool's line
+    r"|> "
     # (round 46) an app's or a tool's bracketed source tag relaying a child's lines ("[ENGINE] " a desktop app's engine
     # install, "[worker-3] ", "[build] " CMake Tools, "[lighttpd] " s6): one word of letters, digits, "_", "." or "-",
     # letter first, no space inside; a log level or a status in brackets ("[ERROR] ", "[WARN] ", "[emerg] ",
