@@ -2221,6 +2221,13 @@ LOG_CALL = re.compile(r"^\s{0,40}(?:(?:self|cls|this)\.)?(?:_{0,2}log(?:ger)?|lo
                       r"\.(?:debug|info|warn(?:ing)?|error|exception|critical|fatal|log|Debugf?|Infof?|Warnf?|Warningf?|Errorf?|Fatalf?)"
                       r"\(\s{0,4}(?:[frbuFRBU]{1,2})?[\"'`]")
 LOG_CALL_WORDS = ("log", "warnings.", "console.")
+# (stop 58) and a C or C++ check macro whose message is the error ('  TORCH_CHECK(kernel_launched, "cutlassF: no kernel
+# found to launch!");', AT_ERROR("..."), PADDLE_ENFORCE_EQ(..., "..."), CUDA_CHECK(...)): the library's source quoted in
+# a thread, which a run never prints (C++ echoes no source line; a compiler that quotes one says its own error first).
+# Moved here from bf16-unsupported-gpu's unless (stop 57), where it held for one entry: any entry's message in such a
+# line is a quote.  A bare ERROR( is a logger's level, not a macro: ERROR needs a prefix.
+CHECK_CALL = re.compile(r"^\s{0,40}(?:(?:[A-Z][A-Z0-9]{0,20}_){0,3}(?:CHECK|ASSERTM?|ENFORCE)(?:_[A-Z0-9]{1,12}){0,2}"
+                        r"|(?:[A-Z][A-Z0-9]{0,20}_){1,3}ERROR)\s?\([^\n]{0,200}?\"")
 
 
 # (round net56) a change to documentation told by the change itself: the verb (Add, Adds, Added, Update, Document, Explain,
@@ -2243,10 +2250,12 @@ DOC_CHANGE_VERBS = ("add", "update", "document", "explain", "mention", "describe
 
 def is_prose(seg, low):
     """True for a sentence about an error rather than a tool's report of one (see PROSE, REQUEST, DIFF_DOC), or a
-    line that quotes one by what the line is (see QUOTE_SHAPES, LOG_CALL)."""
+    line that quotes one by what the line is (see QUOTE_SHAPES, LOG_CALL, CHECK_CALL)."""
     if any(w in low[:24] for w in DOC_CHANGE_VERBS) and DOC_CHANGE.match(seg) is not None and line_level(seg) is None:
         return True
     if "(" in seg and any(w in low for w in LOG_CALL_WORDS) and LOG_CALL.match(seg) is not None:
+        return True
+    if '"' in seg and "(" in seg and CHECK_CALL.match(seg) is not None:
         return True
     if REQUEST.match(seg) is not None and line_level(seg) is None:
         return True

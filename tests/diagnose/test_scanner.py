@@ -1379,3 +1379,30 @@ def test_net56_log_formats(tmp_path, engine, log, cls):
 ])
 def test_net56_document_shapes(tmp_path, engine, log, entry):
     assert ids(scan_text(tmp_path, log + "\n", engine)) == ([entry] if entry else [])
+
+
+# Issue 24, stop 58: a C or C++ check macro whose message is an entry's error is the library's source quoted in a thread
+# (scanner.CHECK_CALL, beside LOG_CALL); it was bf16-unsupported-gpu's own veto (stop 57) and holds for every entry.
+SOURCE_CHECKS = [
+    '  TORCH_CHECK(kernel_launched, "cutlassF: no kernel found to launch!");',
+    '    AT_ERROR("CUDA out of memory. Tried to allocate ", format_size(alloc_size), " (GPU ", device, ")");',
+    '  TORCH_CHECK_VALUE(false, "Bfloat16 is only supported on GPUs with compute capability of at least 8.0");',
+    '    PADDLE_ENFORCE_EQ(ok, true, "Out of memory error on GPU %d. Cannot allocate %s memory on GPU");',
+    '  TORCH_INTERNAL_ASSERT(false, "CUDA error: no kernel image is available for execution on the device");',
+    'CUDA_CHECK(cudaMalloc(&p, n)); // "CUDA error: out of memory"',
+]
+STILL_NAMED = [
+    ('ERROR("CUDA out of memory. Tried to allocate 2.00 GiB")', "cuda-oom"),       # a level, not a macro
+    ('CHECK failed: "CUDA out of memory. Tried to allocate 2.00 GiB"', "cuda-oom"),  # glog's report of a check
+    ("RuntimeError: cutlassF: no kernel found to launch!", "bf16-unsupported-gpu"),
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_stop58_a_check_macro_in_source_quotes_the_error(tmp_path, engine):
+    for line in SOURCE_CHECKS:
+        rep = scan_text(tmp_path, line + "\n", engine)
+        assert not rep["findings"], (line, rep["findings"])
+    for line, entry in STILL_NAMED:
+        rep = scan_text(tmp_path, line + "\n", engine)
+        assert entry in {f["id"] for f in rep["findings"]}, (line, rep)
