@@ -10,7 +10,8 @@ apart where the document model reads the near-miss as a page.  Most of the other
 too, quiet unwrapped through the page and prose vetoes, which read a page's shape that a stamp on every line hides;
 no runner stamps a page.  The safety net's unnamed failures must stay not clean.
 
-The prefixes come in two lists: those scanner.WRAPPER knows (they should keep ~100%), and some it does not (Heroku's
+The prefixes come in two lists: those the scanner reads through (scanner.WRAPPER's prefixes, and the ANSI colours and
+CRs that clean() drops; they should keep ~100%), and some it does not (Heroku's
 router tag, Airflow's task log, swarm's task names, cat -n), which show what an unknown prefix still costs.
 """
 

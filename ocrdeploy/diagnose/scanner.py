@@ -913,7 +913,9 @@ def _compiled_wire(wire):
 WRAPPER = re.compile(
     r"(?:#\d{1,6} (?:\d{1,7}\.\d{1,4} )?"                                           # BuildKit --progress=plain
     r"|\d{1,7}\.\d{1,4} +(?=\S)"                                                     # BuildKit's TTY view
-    r"|[A-Za-z0-9][\w.-]{0,63} +\| "                                                  # docker compose service
+    # docker compose's service; not a level column after a time ("10:00:00 WARNING  | ...", a logging format's
+    # "%(asctime)s %(levelname)-8s | %(message)s"): that is the line's level (stop 58's review)
+    r"|(?!(?i:debug|info|notice|warn|warning|error|err|critical|fatal|trace|success)\s+\|)[A-Za-z0-9][\w.-]{0,63} +\| "
     r"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]{1,64} [\w./@-]{1,64}(?:\[\d{1,10}\])?: "  # journald, syslog
     r"|\[ {0,12}\d{1,10}\.\d{1,9}\] "                                                  # dmesg
     r"|\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] "                     # dmesg -T
@@ -922,12 +924,14 @@ WRAPPER = re.compile(
     r"|\[pod/[\w.-]{1,253}/[\w.-]{1,253}\] "                                          # kubectl logs --prefix
     r"|\d{1,5}: +(?=\S)"                                                            # srun -l
     # (stop 58) launchers and process managers that tag each line of the processes they run, measured by wrapping every
-    # recognised real case (bench/diagnose_wrapped.py): an unknown prefix cost 3.6-4.4% of them (the patterns anchored
+    # recognised real case (bench/diagnose_wrapped.py): an unknown prefix cost 2.8-3.9% of them (the patterns anchored
     # at a line's start, the levels read there) and raised false alarms on healthy runs' lines.
     #  - Ray's and vLLM's process tags, SkyPilot's task tags: "(RayWorkerWrapper pid=3524, ip=10.0.0.5) ",
-    #    "(APIServer pid=1) ", "(VllmWorker rank=0 pid=123) ", "(pid=77) ", "(worker1, rank=1, pid=2345, ip=...) ",
+    #    "(APIServer pid=1) ", "(VllmWorker rank=0 pid=123) ", "(VllmWorker TP0 pid=406) ", Ray Serve's
+    #    "(ServeReplica:default:VLLMDeployment pid=648, ip=...) ", "(pid=77) ", "(worker1, rank=1, pid=2345, ip=...) ",
     #    "(raylet) "; a pid is what makes it a tag ("(most recent call last)" and "(ok)" are not)
-    r"|\((?:[A-Za-z_][\w-]{0,63}(?:, | ))?(?:rank=\d{1,6}(?:, | ))?pid=\d{1,10}(?:, ip=[\w.:-]{2,64})?\) "
+    r"|\((?:[A-Za-z_][\w:.-]{0,127}(?:, | ))?(?:(?:rank=|TP|DP|PP)\d{1,6}(?:, | ))?"
+    r"pid=\d{1,10}(?:, ip=[\w.:-]{2,64})?\) "
     r"|\(raylet(?:, ip=[\w.:-]{2,64})?\) "
     #  - torchrun's per-rank tee ("[rank0]: Traceback ...", torch 2.2+; "[default0]:Traceback ..." before it)
     r"|\[(?:rank|default)\d{1,6}\]: ?"
@@ -938,7 +942,7 @@ WRAPPER = re.compile(
     #    ("[2026-12-07 10:00:00,123] "); not moreutils' ts ("Dec  7 10:00:00 "): journald's form above would take a
     #    line's "fatal error: " for its host and program
     r"|\[\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?\] "
-    r"|\[?\d\d:\d\d:\d\d(?:[.,]\d{1,6})?\]? "
+    r"|(?:\[\d\d:\d\d:\d\d(?:[.,]\d{1,6})?\]|\d\d:\d\d:\d\d(?:[.,]\d{1,6})?) "
     #  - a markdown quote ("> " before a pasted line in an issue or a chat; ">>> " is Python's prompt, not a quote)
     # Each takes the one space after it: the tool's own indentation (pip's box, CMake's block) is the tool's line
     r"|> "

@@ -22,6 +22,8 @@ NAMED = [
     "Failed to resolve 'huggingface.co' ([Errno -3] Temporary failure in name resolution)",
     "Failed to resolve \\'cdn-lfs.hf.co\\' ([Errno 8] nodename nor servname provided, or not known)",
     "Failed to resolve 'huggingface.co'",
+    "Failed to resolve 'huggingface.co'.",
+    "Failed to resolve 'gitea-cdn.baidu-tech.com' ([Errno -3] Temporary failure in name resolution)",
 ]
 NOT_HUB = [
     "Failed to resolve 'ollama'",
