@@ -1,0 +1,140 @@
+"""(stop 59) Three failures that recurred unnamed in the held-out batches get entries, and four entries read their
+failure as other tools print it.
+
+- engine-arg-unrecognized: an argument parser refusing the command line (argparse's "unrecognized arguments", clap's
+  "unexpected argument" / "invalid value", llama.cpp's "invalid argument: -flag"): unnamed in eleven batches.
+- cuda-toolkit-torch-mismatch: an extension build's CUDA release check (torch.utils.cpp_extension, DeepSpeed's op
+  builder, apex): unnamed in eight batches.
+- spec-draft-vocab-mismatch: a speculative draft whose vocabulary is not the target's (vLLM V0, llama.cpp).
+- torch-cuda-init-warning p6 (cuInit's CUDA_ERROR_UNKNOWN from TensorFlow, XLA, numba), cuda-driver-missing p16
+  (TensorFlow's "kernel driver does not appear to be running") and p17 (nvidia-installer's refusal to load
+  nvidia.ko), model-arch-unknown p7 (a wrapper's retyped remote-code refusal); thinking-not-disabled no longer reads
+  a --reasoning-config value's "<think>" as a reply.
+"""
+
+import corpus
+
+CASES = [
+    ("engine-arg-unrecognized", 0, "containers/ramalama/issues/758"),
+    ("engine-arg-unrecognized", 0, "abetlen/llama-cpp-python/issues/1164"),
+    ("engine-arg-unrecognized", 0, "vllm-project/vllm/issues/27389"),
+    ("engine-arg-unrecognized", 1, "text-generation-inference/issues/1456"),
+    ("engine-arg-unrecognized", 1, "text-generation-inference/issues/1451"),
+    ("engine-arg-unrecognized", 1, "LlamaEdge/Example-LlamaEdge-RAG/issues/1"),
+    ("engine-arg-unrecognized", 2, "ggml-org/llama.vim/issues/36"),
+    ("engine-arg-unrecognized", 2, "ggml-org/llama.vscode/issues/37"),
+    ("spec-draft-vocab-mismatch", 0, "vllm-project/vllm/issues/14939"),
+    ("spec-draft-vocab-mismatch", 1, "QwenLM/Qwen3/issues/326"),
+    ("cuda-toolkit-torch-mismatch", 0, "state-spaces/mamba/issues/772"),
+    ("cuda-toolkit-torch-mismatch", 0, "Dao-AILab/flash-attention/issues/2783"),
+    ("cuda-toolkit-torch-mismatch", 0, "mit-han-lab/torchsparse/issues/135"),
+    ("cuda-toolkit-torch-mismatch", 0, "oobabooga/one-click-installers/issues/38"),
+    ("cuda-toolkit-torch-mismatch", 0, "pytorch/pytorch/issues/136845"),
+    ("cuda-toolkit-torch-mismatch", 0, "vllm-project/vllm/issues/129"),
+    ("cuda-toolkit-torch-mismatch", 1, "JIA-Lab-research/MGM/issues/91"),
+    ("cuda-toolkit-torch-mismatch", 1, "bytedance/lightseq/issues/526"),
+    ("cuda-toolkit-torch-mismatch", 2, "NVIDIA/apex/issues/1171"),
+    ("torch-cuda-init-warning", 6, "tensorflow/tensorflow/issues/7653"),
+    ("torch-cuda-init-warning", 6, "tensorflow/tensorflow/issues/5473"),
+    ("torch-cuda-init-warning", 6, "tensorflow/tensorflow/issues/41937"),
+    ("cuda-driver-missing", 16, "ertis-research/kafka-ml/issues/99"),
+    ("cuda-driver-missing", 16, "GoogleCloudPlatform/community/issues/2227"),
+    ("cuda-driver-missing", 17, "shelmangroup/coreos-gpu-installer/issues/2"),
+    ("cuda-driver-missing", 17, "Bumblebee-Project/Bumblebee/issues/932"),
+    ("cuda-driver-missing", 17, "NVIDIA/gpu-operator/issues/8"),
+    ("model-arch-unknown", 7, "chatchat-space/Langchain-Chatchat/issues/1376"),
+]
+
+# each line alone, named through the pattern given (the engines' wordings as their sources print them)
+WORDINGS = [
+    ("engine-arg-unrecognized", 0, "vllm: error: unrecognized arguments: --reasoning-config {}"),
+    ("engine-arg-unrecognized", 0, "vllm serve: error: unrecognized arguments: --speculative-config {\"method\": \"x\"}"),
+    ("engine-arg-unrecognized", 0, "api_server.py: error: unrecognized arguments: --api-key"),
+    ("engine-arg-unrecognized", 0, "(APIServer pid=1) vllm: error: unrecognized arguments: serve /models/x"),
+    ("engine-arg-unrecognized", 1, "error: unexpected argument '--tokenizer-config-path' found"),
+    ("engine-arg-unrecognized", 1, "error: invalid value 'True' for '--disable-custom-kernels <DISABLE_CUSTOM_KERNELS>'"),
+    ("engine-arg-unrecognized", 1, "(setup pid=1293) error: unexpected argument '--torch-backend' found"),
+    ("engine-arg-unrecognized", 2, "error: invalid argument: -hf"),
+    ("engine-arg-unrecognized", 2, "error: unknown argument: --spec-draft-n-max"),
+    ("cuda-toolkit-torch-mismatch", 0, "RuntimeError: The detected CUDA version (12.8) mismatches the version that was "
+                                       "used to compile PyTorch (13.0). Please make sure to use the same CUDA versions."),
+    ("cuda-toolkit-torch-mismatch", 0, "RuntimeError: ('The detected CUDA version (%s) mismatches the version that was "
+                                       "used to compilePyTorch (%s). Please make sure to use the same CUDA versions.', "
+                                       "'12.6', '13.0')"),
+    ("cuda-toolkit-torch-mismatch", 0, "      The detected CUDA version (11.8) mismatches the version that was used to compile"),
+    ("cuda-toolkit-torch-mismatch", 1, "Exception: Installed CUDA version 12.3 does not match the version torch was "
+                                       "compiled with 12.1, unable to compile cuda/cpp extensions without a matching cuda "
+                                       "version."),
+    ("cuda-toolkit-torch-mismatch", 2, "RuntimeError: Cuda extensions are being compiled with a version of Cuda that does "
+                                       "not match the version used to compile Pytorch binaries.  Pytorch binaries were "
+                                       "compiled with Cuda 10.2."),
+    ("spec-draft-vocab-mismatch", 0, "    assert all(vocab_sizes[0] == vocab_size for vocab_size in vocab_sizes)"),
+    ("spec-draft-vocab-mismatch", 1, "main: error: draft model vocab must closely match target model to use speculation "
+                                     "but target vocab size 152064 does not match draft vocab size 151936 - difference "
+                                     "128, max allowed 100"),
+    ("spec-draft-vocab-mismatch", 1, "Drafting does not work since v1.115 – \"draft model vocab type must match target "
+                                     "model to use speculation (speculative implementation 'draft-simple')\""),
+    ("torch-cuda-init-warning", 6, "2023-10-04 12:33:47.594219: E external/xla/xla/stream_executor/cuda/cuda_driver.cc:268]"
+                                   " failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error"),
+    ("torch-cuda-init-warning", 6, "W external/xla/xla/service/platform_util.cc:198] unable to create StreamExecutor for "
+                                   "CUDA:0: failed initializing StreamExecutor for CUDA device ordinal 0: INTERNAL: failed "
+                                   "call to cuDevicePrimaryCtxRetain: CUDA_ERROR_UNKNOWN: unknown error"),
+    ("torch-cuda-init-warning", 6, "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: Call to cuInit "
+                                   "results in CUDA_ERROR_UNKNOWN (999)"),
+    ("cuda-driver-missing", 16, "I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:156] kernel driver does not appear "
+                                "to be running on this host (16c54693e7f2): /proc/driver/nvidia/version does not exist"),
+    ("cuda-driver-missing", 17, "ERROR: Unable to load the kernel module 'nvidia.ko'.  This happens most frequently when "
+                                "this kernel module was built against the wrong or improperly configured kernel sources"),
+    ("cuda-driver-missing", 17, "ERROR: Unable to load the kernel module 'nvidia-drm.ko'."),
+    ("model-arch-unknown", 7, "ValueError: Loading this model requires you to execute execute some code in that repo on "
+                              "your local machine. Make sure you have read the code at https://hf.co/... to avoid "
+                              "malicious use, then set the option `trust_remote_code=True` to remove this error."),
+]
+
+# lines each entry leaves to others (or to nobody)
+QUIET = [
+    ("engine-arg-unrecognized", "OSError: [Errno 22] Invalid argument"),
+    ("engine-arg-unrecognized", "\"./mistral-7b-instruct-v0.2.Q4_K_M.llamafile: Invalid argument\""),
+    ("engine-arg-unrecognized", "error: invalid argument: '0.95'"),
+    ("engine-arg-unrecognized", "usage: vllm [-h] [-v] {chat,complete,serve,bench,collect-env,run-batch} ..."),
+    ("cuda-toolkit-torch-mismatch", "UserWarning: The detected CUDA version (12.0) has a minor version mismatch with the "
+                                    "version that was used to compile PyTorch (12.8). Most likely this shouldn't be a "
+                                    "problem."),
+    ("cuda-toolkit-torch-mismatch", "Installed CUDA version {VERSION} does not match the version torch was compiled "
+                                    "with {VERSION}, unable to compile cuda/cpp extensions without a matching cuda "
+                                    "version."),
+    ("cuda-toolkit-torch-mismatch", "[WARNING]  DeepSpeed Op Builder: Installed CUDA version 12.1 does not match the "
+                                    "version torch was compiled with 11.8.Detected `DS_SKIP_CUDA_CHECK=1`: Allowing this "
+                                    "combination of CUDA, but it may result in unexpected behavior."),
+    ("torch-cuda-init-warning", "2020-11-11 10:46:37.467224: E tensorflow/stream_executor/cuda/cuda_driver.cc:314] failed "
+                                "call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected"),
+    ("torch-cuda-init-warning", "CUDA error: cuLaunchKernel failed: CUDA_ERROR_UNKNOWN: unknown error"),
+    ("cuda-driver-missing", "modprobe: ERROR: could not insert 'nvidia_uvm': Unknown symbol in module"),
+    ("cuda-driver-missing", "Unable to load the kernel module 'vboxdrv.ko'"),
+    ("spec-draft-vocab-mismatch", "the draft model 'Qwen2.5-0.5B-Instruct-Q8_0.gguf' is not compatible with the target "
+                                  "model 'Qwen2.5-7B-Instruct-Q8_0.gguf'. tokens will be translated between the draft "
+                                  "and target models."),
+    ("thinking-not-disabled", "    --reasoning-config '{\"reasoning_start_str\":\"<think>\",\"reasoning_end_str\": "
+                              "\"</think>\"}'"),
+]
+
+NEAR = [
+    ("engine-arg-unrecognized", "mozilla-ai/llamafile/issues/202"),
+    ("engine-arg-unrecognized", "unslothai/unsloth/pull/8800"),
+    ("engine-arg-unrecognized", "oobabooga/textgen/issues/2010"),
+    ("spec-draft-vocab-mismatch", "sgl-project/sglang/pull/23838"),
+    ("spec-draft-vocab-mismatch", "vllm-project/vllm/pull/43369"),
+    ("spec-draft-vocab-mismatch", "NVIDIA/TensorRT-LLM/pull/3615"),
+    ("cuda-toolkit-torch-mismatch", "open-mmlab/mmcv/issues/2949"),
+    ("cuda-toolkit-torch-mismatch", "Dao-AILab/flash-attention/issues/1563"),
+    ("cuda-toolkit-torch-mismatch", "deepspeedai/DeepSpeed/pull/3706"),
+    ("torch-cuda-init-warning", "tensorflow/tensorflow/issues/57764"),
+    ("torch-cuda-init-warning", "mljar/mljar-supervised/issues/107"),
+    ("cuda-driver-missing", "tensorflow/tensorflow/issues/62494"),
+    ("model-arch-unknown", "hiyouga/LlamaFactory/issues/4027"),
+    ("nvml-library-missing", "Syllo/nvtop/issues/1"),
+]
+
+(test_each_new_case_is_named_through_its_new_pattern, test_each_wording_is_named_through_its_pattern,
+ test_lines_left_to_others_stay_out_of_the_entry, test_the_near_misses_stay_quiet) = \
+    corpus.family_tests(CASES, WORDINGS, QUIET, NEAR)
