@@ -4,7 +4,8 @@
   4.47.1 and 4.48.0 wheels diffed): <Model>FlashAttention2, <Model>SdpaAttention and <MODEL>_ATTENTION_CLASSES of llama,
   mistral, mixtral, qwen2, gemma, gemma2 (GEMMA2_ATTENTION_FUNCTION), cohere, glm, gpt2, granite, olmo, olmo2, phi, phi3,
   starcoder2 and zamba, refused by Python's import ("cannot import name 'X' from 'transformers.models.m.modeling_m'") or
-  attribute access ("module '...modeling_m' has no attribute 'X'"); later removals (Qwen2_5_VLFlashAttention2) stay out;
+  attribute access ("module '...modeling_m' has no attribute 'X'"); later removals (Qwen2_5_VLFlashAttention2) are p2's
+  since stop 59 (tests/diagnose/test_stop59_families.py);
 - context-length-exceeded p27-p30: Xinference's "Max tokens exceeds model's max length" and its router's "Request token
   budget N exceeds context limit M", vLLM V0's scheduler "Input prompt (N tokens) is too long and exceeds limit of M",
   SiliconFlow's "length of prompt_tokens (N) must be less than max_seq_len (M)", SambaNova's "The maximum context length
@@ -73,8 +74,6 @@ WORDINGS = [
 ]
 # lines the new patterns leave to others or to nobody
 QUIET = [
-    ("llama-flash-attention2-removed", "ImportError: cannot import name 'Qwen2_5_VLFlashAttention2' from "
-     "'transformers.models.qwen2_5_vl.modeling_qwen2_5_vl'"),
     ("llama-flash-attention2-removed", "from transformers.models.llama.modeling_llama import LlamaAttention as "
      "LlamaFlashAttention2"),
     ("llama-flash-attention2-removed", "ImportError: cannot import name 'LlamaAttention' from "

@@ -43,6 +43,12 @@ CASES = [
     ("cuda-driver-missing", 17, "Bumblebee-Project/Bumblebee/issues/932"),
     ("cuda-driver-missing", 17, "NVIDIA/gpu-operator/issues/8"),
     ("model-arch-unknown", 7, "chatchat-space/Langchain-Chatchat/issues/1376"),
+    # after batches 221-224
+    ("llama-flash-attention2-removed", 2, "Visual-Agent/DeepEyes/issues/119"),
+    ("llama-flash-attention2-removed", 2, "TIGER-AI-Lab/Pixel-Reasoner/issues/35"),
+    ("nvcc-host-compiler-unsupported", 8, "QMCPACK/qmcpack/issues/2320"),
+    ("nvcc-host-compiler-unsupported", 8, "spack/spack/issues/30043"),
+    ("nvcc-host-compiler-unsupported", 8, "spcl/dace/issues/1424"),
 ]
 
 # each line alone, named through the pattern given (the engines' wordings as their sources print them)
@@ -89,6 +95,15 @@ WORDINGS = [
     ("model-arch-unknown", 7, "ValueError: Loading this model requires you to execute execute some code in that repo on "
                               "your local machine. Make sure you have read the code at https://hf.co/... to avoid "
                               "malicious use, then set the option `trust_remote_code=True` to remove this error."),
+    ("llama-flash-attention2-removed", 2, "ImportError: cannot import name 'Qwen2VLFlashAttention2' from "
+                                          "'transformers.models.qwen2_vl.modeling_qwen2_vl'"),
+    ("llama-flash-attention2-removed", 2, "ImportError: cannot import name 'SiglipSdpaAttention' from "
+                                          "'transformers.models.siglip.modeling_siglip' (/x/site-packages/transformers/"
+                                          "models/siglip/modeling_siglip.py)"),
+    ("nvcc-host-compiler-unsupported", 8, "nvcc fatal   : Unsupported NVHPC compiler found. nvc++ is the only NVHPC "
+                                          "compiler that is supported."),
+    ("nvcc-host-compiler-unsupported", 8, "/usr/local/cuda/include/crt/host_config.h(110): error: #error directive: -- "
+                                          "unsupported ICC configuration! Only ICC 15.0 on Linux x86_64 is supported!"),
 ]
 
 # lines each entry leaves to others (or to nobody)
@@ -114,6 +129,11 @@ QUIET = [
     ("spec-draft-vocab-mismatch", "the draft model 'Qwen2.5-0.5B-Instruct-Q8_0.gguf' is not compatible with the target "
                                   "model 'Qwen2.5-7B-Instruct-Q8_0.gguf'. tokens will be translated between the draft "
                                   "and target models."),
+    ("llama-flash-attention2-removed", "ImportError: cannot import name '_flash_attention_forward' from "
+                                       "'transformers.models.qwen2_5_vl.modeling_qwen2_5_vl'"),
+    ("llama-flash-attention2-removed", "ImportError: cannot import name 'Qwen2_5_VLFlashAttention2' from "
+                                       "'verl.models.qwen2_5_vl'"),
+    ("nvcc-host-compiler-unsupported", "ICC configuration: unsupported options were dropped"),
     ("thinking-not-disabled", "    --reasoning-config '{\"reasoning_start_str\":\"<think>\",\"reasoning_end_str\": "
                               "\"</think>\"}'"),
 ]
@@ -133,6 +153,9 @@ NEAR = [
     ("cuda-driver-missing", "tensorflow/tensorflow/issues/62494"),
     ("model-arch-unknown", "hiyouga/LlamaFactory/issues/4027"),
     ("nvml-library-missing", "Syllo/nvtop/issues/1"),
+    ("llama-flash-attention2-removed", "verl-project/verl/issues/2213"),
+    ("llama-flash-attention2-removed", "TIGER-AI-Lab/QuickVideo/issues/4"),
+    ("llama-flash-attention2-removed", "modelscope/ms-swift/issues/4965"),
 ]
 
 (test_each_new_case_is_named_through_its_new_pattern, test_each_wording_is_named_through_its_pattern,
