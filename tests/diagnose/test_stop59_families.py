@@ -6,10 +6,14 @@ failure as other tools print it.
 - cuda-toolkit-torch-mismatch: an extension build's CUDA release check (torch.utils.cpp_extension, DeepSpeed's op
   builder, apex): unnamed in eight batches.
 - spec-draft-vocab-mismatch: a speculative draft whose vocabulary is not the target's (vLLM V0, llama.cpp).
-- torch-cuda-init-warning p6 (cuInit's CUDA_ERROR_UNKNOWN from TensorFlow, XLA, numba), cuda-driver-missing p16
-  (TensorFlow's "kernel driver does not appear to be running") and p17 (nvidia-installer's refusal to load
-  nvidia.ko), model-arch-unknown p7 (a wrapper's retyped remote-code refusal); thinking-not-disabled no longer reads
-  a --reasoning-config value's "<think>" as a reply.
+- torch-cuda-init-warning p6 (cuInit's CUDA_ERROR_UNKNOWN from TensorFlow, XLA, numba) and p7 (TensorFlow's "kernel
+  driver does not appear to be running": it goes on on the CPU), cuda-driver-missing p16 (nvidia-installer's refusal
+  to load nvidia.ko), model-arch-unknown p7 (a wrapper's retyped remote-code refusal); thinking-not-disabled no longer
+  reads a --reasoning-config value's "<think>" as a reply.
+- after batches 221-224 and the review: llama-flash-attention2-removed p2 (any model's removed attention class),
+  nvcc-host-compiler-unsupported p8 (NVHPC, ICC, pgc++, xlC), engine-arg-unrecognized p3 (argparse's invalid choice,
+  ambiguous option, missing value; clap 2), spec-draft-vocab-mismatch p2 (vLLM V1's check) and its retried_by (a newer
+  llama-server translates tokens after the check).
 """
 
 import corpus
@@ -37,11 +41,11 @@ CASES = [
     ("torch-cuda-init-warning", 6, "tensorflow/tensorflow/issues/7653"),
     ("torch-cuda-init-warning", 6, "tensorflow/tensorflow/issues/5473"),
     ("torch-cuda-init-warning", 6, "tensorflow/tensorflow/issues/41937"),
-    ("cuda-driver-missing", 16, "ertis-research/kafka-ml/issues/99"),
-    ("cuda-driver-missing", 16, "GoogleCloudPlatform/community/issues/2227"),
-    ("cuda-driver-missing", 17, "shelmangroup/coreos-gpu-installer/issues/2"),
-    ("cuda-driver-missing", 17, "Bumblebee-Project/Bumblebee/issues/932"),
-    ("cuda-driver-missing", 17, "NVIDIA/gpu-operator/issues/8"),
+    ("torch-cuda-init-warning", 7, "ertis-research/kafka-ml/issues/99"),
+    ("torch-cuda-init-warning", 7, "GoogleCloudPlatform/community/issues/2227"),
+    ("cuda-driver-missing", 16, "shelmangroup/coreos-gpu-installer/issues/2"),
+    ("cuda-driver-missing", 16, "Bumblebee-Project/Bumblebee/issues/932"),
+    ("cuda-driver-missing", 16, "NVIDIA/gpu-operator/issues/8"),
     ("model-arch-unknown", 7, "chatchat-space/Langchain-Chatchat/issues/1376"),
     # after batches 221-224
     ("llama-flash-attention2-removed", 2, "Visual-Agent/DeepEyes/issues/119"),
@@ -87,16 +91,39 @@ WORDINGS = [
                                    "call to cuDevicePrimaryCtxRetain: CUDA_ERROR_UNKNOWN: unknown error"),
     ("torch-cuda-init-warning", 6, "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: Call to cuInit "
                                    "results in CUDA_ERROR_UNKNOWN (999)"),
-    ("cuda-driver-missing", 16, "I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:156] kernel driver does not appear "
-                                "to be running on this host (16c54693e7f2): /proc/driver/nvidia/version does not exist"),
-    ("cuda-driver-missing", 17, "ERROR: Unable to load the kernel module 'nvidia.ko'.  This happens most frequently when "
+    ("torch-cuda-init-warning", 6, "W0000 00:00:1714000000.1 1 cuda_executor.cc:1015] failed call to cuInit: INTERNAL: "
+                                   "CUDA error: Failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error"),
+    ("torch-cuda-init-warning", 7, "I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:156] kernel driver does not "
+                                   "appear to be running on this host (16c54693e7f2): /proc/driver/nvidia/version does not "
+                                   "exist"),
+    ("cuda-driver-missing", 16, "ERROR: Unable to load the kernel module 'nvidia.ko'.  This happens most frequently when "
                                 "this kernel module was built against the wrong or improperly configured kernel sources"),
-    ("cuda-driver-missing", 17, "ERROR: Unable to load the kernel module 'nvidia-drm.ko'."),
+    ("cuda-driver-missing", 16, "ERROR: Unable to load the kernel module 'nvidia-drm.ko'."),
+    ("engine-arg-unrecognized", 3, "api_server.py: error: argument --tool-call-parser: invalid choice: 'llama3_json' "
+                                   "(choose from 'mistral', 'hermes')"),
+    ("engine-arg-unrecognized", 3, "vllm: error: argument --dtype: invalid choice: 'fp8' (choose from 'auto', 'half', "
+                                   "'float16', 'bfloat16', 'float', 'float32')"),
+    ("engine-arg-unrecognized", 3, "vllm serve: error: argument --speculative-config: expected one argument"),
+    ("engine-arg-unrecognized", 3, "vllm: error: ambiguous option: --max could match --max-model-len, --max-num-seqs"),
+    ("engine-arg-unrecognized", 3, "error: Found argument '--x' which wasn't expected, or isn't valid in this context"),
+    ("spec-draft-vocab-mismatch", 2, "pydantic_core._pydantic_core.ValidationError: 1 validation error for "
+                                     "SpeculativeConfig\n  Value error, Target and draft model should have the same "
+                                     "vocabulary size. Target model vocab_size=152064. Draft model vocab_size=151936."),
+    ("spec-draft-vocab-mismatch", 1, "main: error: draft model vocab must match target model to use speculation but target "
+                                     "vocab size 152064 does not match draft vocab size 32002"),
+    ("spec-draft-vocab-mismatch", 1, "common_speculative_are_compatible: draft vocab vocab must match target vocab to use "
+                                     "speculation but token 11 content differs - target '!', draft '\"'"),
     ("model-arch-unknown", 7, "ValueError: Loading this model requires you to execute execute some code in that repo on "
                               "your local machine. Make sure you have read the code at https://hf.co/... to avoid "
                               "malicious use, then set the option `trust_remote_code=True` to remove this error."),
     ("llama-flash-attention2-removed", 2, "ImportError: cannot import name 'Qwen2VLFlashAttention2' from "
                                           "'transformers.models.qwen2_vl.modeling_qwen2_vl'"),
+    ("llama-flash-attention2-removed", 2, "AttributeError: module 'transformers.models.qwen2_5_vl.modeling_qwen2_5_vl' "
+                                          "has no attribute 'Qwen2_5_VLFlashAttention2'"),
+    ("llama-flash-attention2-removed", 2, "ImportError: cannot import name 'QWEN2_5_VL_ATTENTION_CLASSES' from "
+                                          "'transformers.models.qwen2_5_vl.modeling_qwen2_5_vl'"),
+    ("nvcc-host-compiler-unsupported", 8, "host_config.h(120): error: #error directive: -- unsupported xlC version! only "
+                                          "xlC 13.1 and 16.1 are supported"),
     ("llama-flash-attention2-removed", 2, "ImportError: cannot import name 'SiglipSdpaAttention' from "
                                           "'transformers.models.siglip.modeling_siglip' (/x/site-packages/transformers/"
                                           "models/siglip/modeling_siglip.py)"),
@@ -111,6 +138,8 @@ QUIET = [
     ("engine-arg-unrecognized", "OSError: [Errno 22] Invalid argument"),
     ("engine-arg-unrecognized", "\"./mistral-7b-instruct-v0.2.Q4_K_M.llamafile: Invalid argument\""),
     ("engine-arg-unrecognized", "error: invalid argument: '0.95'"),
+    ("engine-arg-unrecognized", "error: invalid argument: -5 is out of range"),
+    ("engine-arg-unrecognized", "--max-model-len: invalid choice: use a number"),
     ("engine-arg-unrecognized", "usage: vllm [-h] [-v] {chat,complete,serve,bench,collect-env,run-batch} ..."),
     ("cuda-toolkit-torch-mismatch", "UserWarning: The detected CUDA version (12.0) has a minor version mismatch with the "
                                     "version that was used to compile PyTorch (12.8). Most likely this shouldn't be a "
@@ -123,17 +152,26 @@ QUIET = [
                                     "combination of CUDA, but it may result in unexpected behavior."),
     ("torch-cuda-init-warning", "2020-11-11 10:46:37.467224: E tensorflow/stream_executor/cuda/cuda_driver.cc:314] failed "
                                 "call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected"),
-    ("torch-cuda-init-warning", "CUDA error: cuLaunchKernel failed: CUDA_ERROR_UNKNOWN: unknown error"),
+    ("torch-cuda-init-warning", "numba.cuda.cudadrv.driver.CudaAPIError: [999] Call to cuLaunchKernel results in "
+                                "CUDA_ERROR_UNKNOWN"),
+    ("torch-cuda-init-warning", "failed call to cuMemAlloc: CUDA_ERROR_UNKNOWN: unknown error"),
     ("cuda-driver-missing", "modprobe: ERROR: could not insert 'nvidia_uvm': Unknown symbol in module"),
     ("cuda-driver-missing", "Unable to load the kernel module 'vboxdrv.ko'"),
-    ("spec-draft-vocab-mismatch", "the draft model 'Qwen2.5-0.5B-Instruct-Q8_0.gguf' is not compatible with the target "
-                                  "model 'Qwen2.5-7B-Instruct-Q8_0.gguf'. tokens will be translated between the draft "
-                                  "and target models."),
+    # a newer llama-server with -v: the check at DEBUG, then the translation between the two vocabularies
+    ("spec-draft-vocab-mismatch", "common_speculative_are_compatible: draft model vocab must closely match target model to "
+                                  "use speculation but target vocab size 152064 does not match draft vocab size 151936 - "
+                                  "difference 128, max allowed 100\nsrv    load_model: the draft model "
+                                  "'Qwen2.5-0.5B-Instruct-Q8_0.gguf' is not compatible with the target model "
+                                  "'Qwen2.5-7B-Instruct-Q8_0.gguf'. tokens will be translated between the draft and "
+                                  "target models."),
+    ("spec-draft-vocab-mismatch", "The vLLM V0 check `assert all(vocab_sizes[0] == vocab_size for vocab_size in "
+                                  "vocab_sizes)` rejects Qwen pairs."),
     ("llama-flash-attention2-removed", "ImportError: cannot import name '_flash_attention_forward' from "
                                        "'transformers.models.qwen2_5_vl.modeling_qwen2_5_vl'"),
     ("llama-flash-attention2-removed", "ImportError: cannot import name 'Qwen2_5_VLFlashAttention2' from "
                                        "'verl.models.qwen2_5_vl'"),
     ("nvcc-host-compiler-unsupported", "ICC configuration: unsupported options were dropped"),
+    ("nvcc-host-compiler-unsupported", "warning: unsupported ICC config value ignored"),
     ("thinking-not-disabled", "    --reasoning-config '{\"reasoning_start_str\":\"<think>\",\"reasoning_end_str\": "
                               "\"</think>\"}'"),
 ]
@@ -154,8 +192,6 @@ NEAR = [
     ("model-arch-unknown", "hiyouga/LlamaFactory/issues/4027"),
     ("nvml-library-missing", "Syllo/nvtop/issues/1"),
     ("llama-flash-attention2-removed", "verl-project/verl/issues/2213"),
-    ("llama-flash-attention2-removed", "TIGER-AI-Lab/QuickVideo/issues/4"),
-    ("llama-flash-attention2-removed", "modelscope/ms-swift/issues/4965"),
 ]
 
 (test_each_new_case_is_named_through_its_new_pattern, test_each_wording_is_named_through_its_pattern,
