@@ -13,7 +13,7 @@ failure as other tools print it.
 - after batches 221-224 and the review: llama-flash-attention2-removed p2 (any model's removed attention class),
   nvcc-host-compiler-unsupported p8 (NVHPC, ICC, pgc++, xlC), engine-arg-unrecognized p3 (argparse's invalid choice,
   ambiguous option, missing value; clap 2), spec-draft-vocab-mismatch p2 (vLLM V1's check) and its retried_by (a newer
-  llama-server translates tokens after the check).
+  llama-server translates tokens after the check); shm-too-small (PyTorch's "insufficient shared memory (shm)").
 """
 
 import corpus
@@ -53,6 +53,11 @@ CASES = [
     ("nvcc-host-compiler-unsupported", 8, "QMCPACK/qmcpack/issues/2320"),
     ("nvcc-host-compiler-unsupported", 8, "spack/spack/issues/30043"),
     ("nvcc-host-compiler-unsupported", 8, "spcl/dace/issues/1424"),
+    # shm-too-small (PyTorch's bus error in a worker), unnamed in seven batches before
+    ("shm-too-small", 0, "yufengm/Adaptive/issues/9"),
+    ("shm-too-small", 0, "nianticlabs/simplerecon/issues/3"),
+    ("shm-too-small", 0, "DengpanFu/LUPerson/issues/20"),
+    ("shm-too-small", 0, "ultralytics/yolov3/issues/283"),
 ]
 
 # each line alone, named through the pattern given (the engines' wordings as their sources print them)
@@ -124,6 +129,8 @@ WORDINGS = [
                                           "'transformers.models.qwen2_5_vl.modeling_qwen2_5_vl'"),
     ("nvcc-host-compiler-unsupported", 8, "host_config.h(120): error: #error directive: -- unsupported xlC version! only "
                                           "xlC 13.1 and 16.1 are supported"),
+    ("shm-too-small", 0, "2024-05-01T10:00:00.000Z stdout F ERROR: Unexpected bus error encountered in worker. This "
+                         "might be caused by insufficient shared memory (shm)."),
     ("llama-flash-attention2-removed", 2, "ImportError: cannot import name 'SiglipSdpaAttention' from "
                                           "'transformers.models.siglip.modeling_siglip' (/x/site-packages/transformers/"
                                           "models/siglip/modeling_siglip.py)"),
@@ -172,6 +179,9 @@ QUIET = [
                                        "'verl.models.qwen2_5_vl'"),
     ("nvcc-host-compiler-unsupported", "ICC configuration: unsupported options were dropped"),
     ("nvcc-host-compiler-unsupported", "warning: unsupported ICC config value ignored"),
+    ("shm-too-small", "worker-0:12:34 [0] include/shm.h:28 NCCL WARN Error while creating shared memory segment "
+                      "/dev/shm/nccl-8Lx9Fz (size 9637888)"),
+    ("shm-too-small", "The default is too small for this job: insufficient shared memory, raise --shm-size"),
     ("thinking-not-disabled", "    --reasoning-config '{\"reasoning_start_str\":\"<think>\",\"reasoning_end_str\": "
                               "\"</think>\"}'"),
 ]
