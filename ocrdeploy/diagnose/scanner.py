@@ -235,7 +235,11 @@ GENERIC_CLASSES = (
                                    # title, "`undefined symbol: _ZNK3c105Error4whatEv`"): an extension built against
                                    # another libtorch / libstdc++ than the one loaded
                                    # (at the line's start or after a colon or an arrow: not one name of a list in a sentence)
-                                   r"|(?:^[\s`'\"]{0,4}|[:>] {0,3})undefined symbol: _Z\w{4,}")),
+                                   r"|(?:^[\s`'\"]{0,4}|[:>] {0,3})undefined symbol: _Z\w{4,}"
+                                   # (stop 60) cffi's dlopen failing by the library's name ("OSError: cannot load library
+                                   # 'pango-1.0': error 0x7e", WeasyPrint without GTK on Windows; "...: libcairo.so.2:
+                                   # cannot open shared object file" on Linux), quoted without the OSError as a title
+                                   r"|\bcannot load library '[^'\n]{1,200}': \S")),
     # a shell that cannot find the program (sh's "/bin/sh: 1: nvcc: not found", bash's "bash: x: command not found",
     # a container's entry script "exec: line 9: exec: nvidia-smi: not found"): the command never ran
     ("command-not-found", re.compile(r":\s(?:line \d{1,6}: |\d{1,6}: )?(?:exec: )?[\w./+-]{1,128}: (?:command )?not found\s*$")),
@@ -262,7 +266,11 @@ GENERIC_CLASSES = (
     # whisper.cpp, gpt4all, llama-cpp-python and Ollama before mid-2024) and the newer "ggml.c:1554: GGML_ASSERT(view_src ==
     # NULL || ...) failed"; a #define that prints it ("GGML_ASSERT: %s:%d: %s") has no line number)
     ("assert-failed", re.compile(r"\bINTERNAL ASSERT FAILED\b|\bAssertion [`'][^\n]{1,400}[`'] failed\b|\bCheck failed: "
-                                 r"|\b[A-Z][A-Z0-9]{1,20}_ASSERT: \S[^\n]{0,400}?:\d{1,6}: \S|\b[A-Z][A-Z0-9]{1,20}_ASSERT\([^\n]{1,400}\) failed\b")),
+                                 r"|\b[A-Z][A-Z0-9]{1,20}_ASSERT: \S[^\n]{0,400}?:\d{1,6}: \S|\b[A-Z][A-Z0-9]{1,20}_ASSERT\([^\n]{1,400}\) failed\b"
+                                 # (stop 60) Apple's frameworks' assertion before abort(), "<file>.mm:678: failed assertion
+                                 # `Placeholder shape mismatches ...'" (Metal Performance Shaders Graph under torch's mps
+                                 # device, Core ML): the process stops there
+                                 r"|\.(?:mm?|swift|cpp):\d{1,6}: failed assertion [`']")),
     # pip finding no release of a requirement, as quoted without its "ERROR: " (or by pip < 10, which printed none)
     # (round scan7) a wheel whose RECORD does not match its files, in the wheel package's own words (wheelfile.py's
     # WheelError "Hash mismatch for file '...'", wheel < 0.31's install.BadWheelFile "Bad hash for file '...'"): wheel
@@ -694,10 +702,10 @@ GENERIC_HINTS = {
                                                          "cuda_error_", "cudaerror", " in file "),
     "model-format": ("magic", "deserializing header", "tag does not match"),
     "library-missing": ("cannot open shared object file", "error while loading shared libraries", "or one of its dependencies", "ailed to load", "ailed Loading", "ailed loading", "' not found (required by ",
-                        ": undefined symbol: ", "undefined symbol: _Z"), "command-not-found": (": not found", "command not found"),
+                        ": undefined symbol: ", "undefined symbol: _Z", "cannot load library '"), "command-not-found": (": not found", "command not found"),
     "nvml-error": ("Failed to initialize NVML", "NVIDIA-SMI has failed", "Unable to determine the device handle",
                    "Mismatch in versions between nvidia-smi", "NVRM: No NVIDIA", "NVRM: The NVIDIA probe", "NVRM: None of the NVIDIA"),
-    "assert-failed": ("ASSERT FAILED", "Assertion ", "Check failed: ", "_ASSERT"),
+    "assert-failed": ("ASSERT FAILED", "Assertion ", "Check failed: ", "_ASSERT", ": failed assertion "),
     "pip-no-distribution": ("No matching distribution found", "Could not find a version that satisfies"),
     "api-error-body": ('"error"', "'error'"), "error-body": ('"error"', "'error'"),
     "bind-failed": ("t bind", "not bind", "to bind"),
@@ -737,6 +745,7 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "thcudacheck fail", "failed to initialize cuda", "failed to initialise cuda", "cuda-capable devices are busy", "illegal memory access", "unspecified launch failure",
                     "device-side assert", "failed to initialize nvml", "nvidia-smi has failed",
                     "unable to determine the device handle", "internal assert failed", "assertion `", "assertion '",
+                    "cannot load library '",
                     "check failed: ", "code=exited", "code=killed", "code=dumped", "failed with result",
                     "no matching distribution found", "could not find a version that satisfies",
                     "mismatch in versions between nvidia-smi", "no nvidia graphics adapter probed",

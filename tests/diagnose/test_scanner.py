@@ -348,9 +348,18 @@ def test_systemd_unit_reports_are_exit_statuses(line, cls):
      "unavailable", "cuda-error"),
     ("RuntimeError: an illegal memory access was encountered", "exception"),
     ("the kernel faulted: an illegal memory access was encountered", "cuda-error"),
+    # (stop 60) cffi's dlopen by a library's name (WeasyPrint without GTK on Windows, docTR#815) and Apple's frameworks'
+    # assertion before abort() (Metal Performance Shaders Graph under torch's mps device, surya#216)
+    ("cannot load library 'pango-1.0': error 0x7e. Additionally, ctypes.util.find_library() did not manage to locate a "
+     "library called 'pango-1.0'", "library-missing"),
+    ("/AppleInternal/Library/BuildRoots/d98/Library/Caches/com.apple.xbs/Sources/MetalPerformanceShadersGraph/mpsgraph/"
+     "MPSGraph.mm:678: failed assertion `Placeholder shape mismatches (expected 1 vs got tensorData with 896) at dimIdx = "
+     "0'", "assert-failed"),
     # quiet levels stay quiet; words that only look alike are not failures
     ("INFO 12-01 [gpu.py:3] checking whether Failed to initialize NVML: Unknown Error is shown", None),
     ("all assertions passed", None),
+    ("the test failed assertion count: 0", None),
+    ("we cannot load library docs offline", None),
 ])
 def test_gpu_runtime_failures_without_an_error_word_are_failure_classes(line, cls):
     assert scanner.generic_class(line) == cls

@@ -265,7 +265,9 @@ TRAINED_UNNAMED = {
     50: ("vllm-project/vllm/issues/917",),
     51: ("triton-inference-server/tensorrtllm_backend/issues/363", "NVIDIA/TensorRT-LLM/issues/1826"),
     52: ("xorbitsai/inference/issues/3778",),
-    53: ("ollama/ollama/issues/11319", "agentscope-ai/QwenPaw/issues/3211", "MiniMax-AI/MiniMax-M2.5/issues/9"),
+    # (stop 60) ollama#11319 and QwenPaw#3211 (the loader's GLIBC_2.27 / GLIBC_2.38 not found) are named by glibc-too-old,
+    # and batch 100's ollama#516 and 104's ollama#845 (the runner's SIGILL) by cpu-instruction-unsupported now
+    53: ("MiniMax-AI/MiniMax-M2.5/issues/9",),
     54: ("pytorch/pytorch/issues/2596",),
     # (stop 52) gpustack#3683 is a case of llama-flash-attention2-removed now (heldout/README.md)
     55: ("triton-inference-server/tensorrtllm_backend/issues/235", "cocktailpeanut/dalai/issues/454"),
@@ -296,9 +298,8 @@ TRAINED_UNNAMED = {
     95: ("bitsandbytes-foundation/bitsandbytes/issues/198", "docker-library/httpd/issues/102"),
     96: ("TabbyML/tabby/issues/1766",),
     99: ("OpenBMB/MiniCPM/pull/126",),
-    100: ("ggml-org/llama.cpp/issues/8234", "abetlen/llama-cpp-python/issues/812", "ollama/ollama/issues/516"),
+    100: ("ggml-org/llama.cpp/issues/8234", "abetlen/llama-cpp-python/issues/812"),
     102: ("langgenius/dify/issues/6609",),
-    104: ("ollama/ollama/issues/845",),
     105: ("langchain-ai/langchain-upstage/issues/34",),
     # (round net53) an inference server's access line answering a generation route 500/501 or a GET 404: access-error
     # (its llama.cpp#13566 and #15377 of batches 75 and 76 are cases of model-not-multimodal since stop 53's relabelling)
