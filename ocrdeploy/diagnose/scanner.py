@@ -147,7 +147,9 @@ GENERIC_CLASSES = (
     # the Docker daemon refusing a request (docker run/compose print it without any "error:" of their own)
     ("daemon-error", re.compile(r"\bError response from daemon\b")),
     # a system call's failure by its number, as Python ("[Errno 49] Can't assign requested address") and Windows print it
-    ("os-error", re.compile(r"\[(?:Errno|WinError) -?\d{1,6}\]")),
+    # (stop 60: and Rust's io::Error Display, "<message> (os error N)": uv, hf-hub, tokenizers, a Tauri app's plugin
+    # runner, alone on a line when the program printed no path: pot-app's "Permission denied (os error 13)")
+    ("os-error", re.compile(r"\[(?:Errno|WinError) -?\d{1,6}\]|\(os error -?\d{1,6}\)")),
     # (round scan10) the kernel refusing to execute a file whose format it does not know (execve's ENOEXEC, strerror's
     # "Exec format error"), in runc's and the shells' words without an errno: "standard_init_linux.go:211: exec user
     # process caused "exec format error"", "exec /usr/local/bin/python3: exec format error" (an image built for another
@@ -692,7 +694,7 @@ GENERIC_HINTS = {
     "connection-refused": ("ECONNREFUSED", "onnection refused", "ConnectionRefusedError", "WinError 10061"),
     "no-gpu-found": ("No devices were found",), "uv-error": ("× ", "x Failed to "), "cmake-not-found": ("Could NOT find ",), "daemon-error": ("Error response from daemon",),
     # (cuda-error's hints are lowercase: the check macro's words and the runtime's messages)
-    "os-error": ("[Errno ", "[WinError "), "exec-format": ("exec format error",), "cuda-error": ("cuda error", "thcudacheck fail", "cuda-capable devices are busy",
+    "os-error": ("[Errno ", "[WinError ", "(os error "), "exec-format": ("exec format error",), "cuda-error": ("cuda error", "thcudacheck fail", "cuda-capable devices are busy",
                                                          "illegal memory access", "unspecified launch failure",
                                                          "device-side assert", "failed to initiali",
                                                          "cuda runtime error (", "no cuda-capable device is detected",
@@ -740,7 +742,7 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "nvrm: xid", "xid (pci:", "out of memory: kill", "oom-kill", "oom_kill", "fallen off",
                     "no solution found", "resolutionimpossible", "unsatisfiableerror", "packagesnotfounderror",
                     "could not solve for environment specs", "gnutls_handshake() failed", "incompleteread(",
-                    "error response from daemon", "connection refused", "connectionrefusederror", "no devices were found", "× ", "could not find ", "[errno ", "[winerror ", "exit with", "exits with", "return code", "returncode", "exitcode", "erro[", "fata[",
+                    "error response from daemon", "connection refused", "connectionrefusederror", "no devices were found", "× ", "could not find ", "[errno ", "[winerror ", "(os error ", "exit with", "exits with", "return code", "returncode", "exitcode", "erro[", "fata[",
                     "cannot open shared object file", ": not found", "command not found",
                     "thcudacheck fail", "failed to initialize cuda", "failed to initialise cuda", "cuda-capable devices are busy", "illegal memory access", "unspecified launch failure",
                     "device-side assert", "failed to initialize nvml", "nvidia-smi has failed",
@@ -2158,8 +2160,10 @@ PROSE_SHAPES = (
     # (round scan3) an explainer's scene told to its reader, the reader's own thing the subject of the failure ("... a few
     # seconds later your terminal vomits RuntimeError: CUDA out of memory", "Your container crashes. docker ps shows it exited
     # with code 137."): a page's hook; a report tells its own run ("my build died"), a user's steps say "you get"
+    # (stop 60: Google Colab's own notice speaks to its user the same way, "Your session crashed after using all available
+    # RAM", and is a run's: host-oom-killed's)
     (("your ",),
-     re.compile(r"(?i)(?:^|[.!?,;]\s{1,3}|\b(?:and|then|later|now|suddenly)\s)your (?:[\w-]+ ){1,3}?(?:just |suddenly |then |now |immediately )?"
+     re.compile(r"(?i)(?:^|[.!?,;]\s{1,3}|\b(?:and|then|later|now|suddenly)\s)your (?!session crashed after using all available RAM\b)(?:[\w-]+ ){1,3}?(?:just |suddenly |then |now |immediately )?"
                 r"(?:dies|died|crash(?:es|ed)|fail(?:s|ed)|vomits|vomited|spits|spat|throws|threw|blows up|blew up|aborts|aborted|chokes"
                 r"|choked|bombs|bombed|errors out|errored out|falls over|fell over)\b")),
     # (round scan3) an explainer's title naming the error as its topic, then what the page gives ("Exit Code 137: What It

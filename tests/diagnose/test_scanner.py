@@ -358,8 +358,11 @@ def test_systemd_unit_reports_are_exit_statuses(line, cls):
     # quiet levels stay quiet; words that only look alike are not failures
     ("INFO 12-01 [gpu.py:3] checking whether Failed to initialize NVML: Unknown Error is shown", None),
     ("all assertions passed", None),
-    ("the test failed assertion count: 0", None),
-    ("we cannot load library docs offline", None),
+    ("Foo.mm:12: failed assertion count 0", None),
+    # (stop 60) Rust's io::Error with no path before it (pot-app's plugin runner): a system call's failure by its number
+    ("Permission denied (os error 13)", "os-error"),
+    ("the os error codes are listed below", None),
+    ("cannot load library 'pango-1.0' later", None),
 ])
 def test_gpu_runtime_failures_without_an_error_word_are_failure_classes(line, cls):
     assert scanner.generic_class(line) == cls
