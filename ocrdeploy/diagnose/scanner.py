@@ -219,6 +219,10 @@ GENERIC_CLASSES = (
     # (round 47g: and ld.so's own head whatever the reason, "prog: error while loading shared libraries: libz.so.1:
     # wrong ELF class: ELFCLASS64", the library named before the colon)
     ("library-missing", re.compile(r"\.so(?:\.[\d.]{1,16})?: cannot open shared object file\b"
+                                   # (stop 61) the loader's refusal of a file that is not a library for this system (a
+                                   # Windows .dll or a cut download opened on Linux: "libbitsandbytes_cuda116.dll: invalid
+                                   # ELF header")
+                                   r"|\binvalid ELF header\b"
                                    r"|\berror while loading shared libraries: [^\s:]{1,200}: \S"
                                    r"|\bError loading \"[^\"]{1,400}\.dll\" or one of its dependencies\b"
                                    r"|\b[Ff]ailed (?:to load|[Ll]oading)(?: library)? '?[\w./\\:~-]{1,300}\.(?:dll|so(?:\.\d{1,6}){0,3}|dylib)\b"
@@ -437,7 +441,10 @@ GENERIC_CLASSES = (
     # (round scan3) a Rust thread's panic ("thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value:
     # UnreachableServer', src/main.rs:91:20", "thread 'tokio-runtime-worker' panicked at lib/llm/src/engines/vllm/worker.rs:247:17:")
     # the runtime's own words for a crash, with no error word of their own ("Err" is not "error")
-    ("panic", re.compile(r"\bthread '[^'\n]{1,100}' panicked at\b")),
+    # (stop 61) and Go's runtime panic, the line that opens its crash report ("panic: runtime error: index out of range
+    # [0] with length 0", "panic: height:27 or width:257 must be larger than factor:28" from Ollama's new engine, then
+    # "goroutine 1 [running]:"): at the start of the line only, in Go's lower case ("Panic: ..." in prose stays out)
+    ("panic", re.compile(r"\bthread '[^'\n]{1,100}' panicked at\b|^[\s`>]{0,8}panic: \S")),
     # (round scan3) an allocator's refusal in its own words, with no error word on the line: ONNX Runtime's arena
     # ("onnxruntime::BFCArena::AllocateRawInternal Failed to allocate memory for requested buffer of size 285081600", on CPU
     # as on a GPU), a C++ runtime's "failed to allocate memory"
@@ -506,6 +513,19 @@ GENERIC_CLASSES = (
     # endpoint passing its check ("initially passes the ping health check"), not the /ping access lines
     ("endpoint-failed", re.compile(r"\bproduction variant \S{1,200} did not pass the ping health check\b"
                                    r"|\bReceived (?:server|client) error \(\d{1,3}\) from [\w-]{1,100} (?:with message\b|and could not load\b)")),
+    # (stop 61) a shell refusing the script or the command line before the program runs, in its own words and with no
+    # error word: dash's "run.sh: 4: Bad substitution" and "Syntax error: ..." (a bash script run by sh), bash's
+    # "line 4: syntax error near unexpected token" / "unexpected end of file", zsh's glob of an unquoted extra
+    # ("zsh: no matches found: magic-pdf[full]==0.7.0b1": pip never ran)
+    ("shell-error", re.compile(r"^\S{1,300}: (?:line )?\d{1,6}: (?:Bad substitution\b|Syntax error: |syntax error near unexpected token\b"
+                               r"|syntax error: unexpected end of file\b)|^\s{0,8}zsh: no matches found: \S")),
+    # (stop 61) SELinux refusing a container or a service in the audit log ("type=AVC msg=audit(...): avc:  denied
+    # { write } for pid=4546 comm=\"touch\" ... permissive=0"): the access was blocked (permissive=1 only logs it)
+    ("selinux-denied", re.compile(r"\bavc: {1,4}denied {1,4}\{[^}\n]{1,200}\}[^\n]{0,800}?\bpermissive=0\b")),
+    # (stop 61) a device node the process may not open ("Unable to open /dev/kfd read-write: Permission denied" from
+    # rocminfo in a container without the render group, "failed to open /dev/nvidia0: Permission denied"): the GPU is
+    # there but this user or container has no access; path-not-writable leaves /dev to it
+    ("device-denied", re.compile(r"(?i)\b(?:unable to|failed to|cannot|can't|could not|couldn't) open /dev/[\w/.-]{1,80}[^\n]{0,40}?: permission denied\b")),
 )
 # (stop 47, the lead) not at WARNING level: round scan17 also counted a local server's 4xx/5xx logged as a WARNING
 # (marker's "[WARNING] marker: Ollama inference failed: 500 Server Error ... for url: http://localhost:11434/..."), but an
@@ -703,7 +723,7 @@ GENERIC_HINTS = {
                                                          "system not yet initialized", "too many resources requested",
                                                          "cuda_error_", "cudaerror", " in file "),
     "model-format": ("magic", "deserializing header", "tag does not match"),
-    "library-missing": ("cannot open shared object file", "error while loading shared libraries", "or one of its dependencies", "ailed to load", "ailed Loading", "ailed loading", "' not found (required by ",
+    "library-missing": ("cannot open shared object file", "error while loading shared libraries", "or one of its dependencies", "ailed to load", "ailed Loading", "ailed loading", "' not found (required by ", "invalid ELF header",
                         ": undefined symbol: ", "undefined symbol: _Z", "cannot load library '"), "command-not-found": (": not found", "command not found"),
     "nvml-error": ("Failed to initialize NVML", "NVIDIA-SMI has failed", "Unable to determine the device handle",
                    "Mismatch in versions between nvidia-smi", "NVRM: No NVIDIA", "NVRM: The NVIDIA probe", "NVRM: None of the NVIDIA"),
@@ -728,7 +748,8 @@ GENERIC_HINTS = {
     "decode-error": ("not valid JSON", " in JSON at position ", "looking for beginning of ", " at line ", ", line: ", " (char ", "json: cannot unmarshal "),
     "js-typeerror": ("Cannot read propert", "Cannot set propert"),
     "py-message": ("unexpected keyword argument", "cannot import name", "xception: No module named"),
-    "panic": ("panicked at",), "model-unavailable": ("| UNAVAILABLE: ",),
+    "panic": ("panicked at", "panic: "), "shell-error": ("Bad substitution", "yntax error", "no matches found: "),
+    "selinux-denied": ("avc:",), "device-denied": ("open /dev/",), "model-unavailable": ("| UNAVAILABLE: ",),
     "start-timeout": ("timed out waiting for ",),
     "lua-error": (": attempt to ",), "apache-error": (": AH",),
     "http-response": (", message='",), "cors-blocked": ("CORS policy", "Cross-Origin Request Blocked"), "exec-failed": ("exec ", "exec: "), "installer-failed": ("): Failed", " failed"), "access-error": ("| 50", "| 40", "| **", "request: "), "endpoint-failed": ("did not pass the ping health check", "error ("), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
@@ -787,6 +808,8 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "tag does not match",
                     # (round scan3: a Rust thread's panic, an allocator's refusal)
                     "panicked at", "failed to allocate ", "unable to allocate ",
+                    # (stop 61: Go's panic, a shell's refusal, SELinux's denial, a device node, a file not a library)
+                    "panic: ", "bad substitution", "no matches found: ", "avc:", "open /dev/", "invalid elf header",
                     # (round scan7: ld.so's version check, Ollama's cuInit report, pip's resolver summary at CRITICAL)
                     "' not found (required by ", "driver library init failure", "have conflicting dependencies",
                     # (round scan7: urllib3's read timeout, wheel's RECORD check, uv's PubGrub conclusion)

@@ -282,7 +282,8 @@ TRAINED_UNNAMED = {
     67: ("invoke-ai/InvokeAI/issues/7141",),
     68: ("langgenius/dify/issues/20254",),
     70: ("Hanjun-Dai/graphnn/issues/21",),
-    71: ("NVIDIA/nvidia-docker/issues/1199",),
+    # (stop 61) batch 71's nvidia-docker#1199, a docker client older than --gpus ("unknown flag: --gpus"), is named now:
+    # engine-arg-unrecognized reads pflag's refusal
     73: ("kubeflow/kubeflow/issues/421",),
     81: ("biocore/qiime/issues/1048", "cBio/cbio-cluster/issues/256"),
     82: ("cline/cline/issues/396",),
