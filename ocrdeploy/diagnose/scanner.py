@@ -444,7 +444,7 @@ GENERIC_CLASSES = (
     # (stop 61) and Go's runtime panic, the line that opens its crash report ("panic: runtime error: index out of range
     # [0] with length 0", "panic: height:27 or width:257 must be larger than factor:28" from Ollama's new engine, then
     # "goroutine 1 [running]:"): at the start of the line only, in Go's lower case ("Panic: ..." in prose stays out)
-    ("panic", re.compile(r"\bthread '[^'\n]{1,100}' panicked at\b|^[\s`>]{0,8}panic: \S")),
+    ("panic", re.compile(r"\bthread '[^'\n]{1,100}' panicked at\b|^[\s`>]{0,8}panic: (?!(?:true|false|null|none|~)\b)\S")),
     # (round scan3) an allocator's refusal in its own words, with no error word on the line: ONNX Runtime's arena
     # ("onnxruntime::BFCArena::AllocateRawInternal Failed to allocate memory for requested buffer of size 285081600", on CPU
     # as on a GPU), a C++ runtime's "failed to allocate memory"
@@ -517,15 +517,18 @@ GENERIC_CLASSES = (
     # error word: dash's "run.sh: 4: Bad substitution" and "Syntax error: ..." (a bash script run by sh), bash's
     # "line 4: syntax error near unexpected token" / "unexpected end of file", zsh's glob of an unquoted extra
     # ("zsh: no matches found: magic-pdf[full]==0.7.0b1": pip never ran)
-    ("shell-error", re.compile(r"^\S{1,300}: (?:line )?\d{1,6}: (?:Bad substitution\b|Syntax error: |syntax error near unexpected token\b"
-                               r"|syntax error: unexpected end of file\b)|^\s{0,8}zsh: no matches found: \S")),
+    # (dash's and bash's "Syntax error:" / "syntax error: unexpected end of file" are compiler-error's, whose "error:"
+    # comes first; bash's "bad substitution" follows the expression, "bash: -c: line 1:" runs a command string)
+    ("shell-error", re.compile(r"^\S{1,300}: (?:-c: )?(?:line )?\d{1,6}: (?:[^\n]{0,200}?\b[Bb]ad substitution\b|syntax error near unexpected token\b)"
+                               r"|^\s{0,8}zsh: no matches found: \S")),
     # (stop 61) SELinux refusing a container or a service in the audit log ("type=AVC msg=audit(...): avc:  denied
-    # { write } for pid=4546 comm=\"touch\" ... permissive=0"): the access was blocked (permissive=1 only logs it)
-    ("selinux-denied", re.compile(r"\bavc: {1,4}denied {1,4}\{[^}\n]{1,200}\}[^\n]{0,800}?\bpermissive=0\b")),
+    # { write } for pid=4546 comm=\"touch\" ... permissive=0"): the access was blocked (permissive=1 only logs it; older
+    # kernels print no permissive field)
+    ("selinux-denied", re.compile(r"\bavc: {1,4}denied {1,4}\{[^}\n]{1,200}\}(?![^\n]{0,800}\bpermissive=1\b)")),
     # (stop 61) a device node the process may not open ("Unable to open /dev/kfd read-write: Permission denied" from
     # rocminfo in a container without the render group, "failed to open /dev/nvidia0: Permission denied"): the GPU is
     # there but this user or container has no access; path-not-writable leaves /dev to it
-    ("device-denied", re.compile(r"(?i)\b(?:unable to|failed to|cannot|can't|could not|couldn't) open /dev/[\w/.-]{1,80}[^\n]{0,40}?: permission denied\b")),
+    ("device-denied", re.compile(r"\b(?i:unable to|failed to|cannot|can't|could not|couldn't) open /dev/[\w/.-]{1,80}[^\n]{0,40}?: (?i:permission denied)\b")),
 )
 # (stop 47, the lead) not at WARNING level: round scan17 also counted a local server's 4xx/5xx logged as a WARNING
 # (marker's "[WARNING] marker: Ollama inference failed: 500 Server Error ... for url: http://localhost:11434/..."), but an
@@ -748,7 +751,7 @@ GENERIC_HINTS = {
     "decode-error": ("not valid JSON", " in JSON at position ", "looking for beginning of ", " at line ", ", line: ", " (char ", "json: cannot unmarshal "),
     "js-typeerror": ("Cannot read propert", "Cannot set propert"),
     "py-message": ("unexpected keyword argument", "cannot import name", "xception: No module named"),
-    "panic": ("panicked at", "panic: "), "shell-error": ("Bad substitution", "yntax error", "no matches found: "),
+    "panic": ("panicked at", "panic: "), "shell-error": ("ad substitution", "yntax error", "no matches found: "),
     "selinux-denied": ("avc:",), "device-denied": ("open /dev/",), "model-unavailable": ("| UNAVAILABLE: ",),
     "start-timeout": ("timed out waiting for ",),
     "lua-error": (": attempt to ",), "apache-error": (": AH",),

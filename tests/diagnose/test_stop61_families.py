@@ -55,14 +55,22 @@ WORDINGS = [
                                   "`pip install 'accelerate>=0.26.0'`"),
     ("python-module-missing", 11, "ImportError: Using the `Trainer` with `PyTorch` requires `accelerate>=0.26.0`: Please "
                                   "run `pip install transformers[torch]` or `pip install 'accelerate>=0.26.0'`"),
-    ("python-module-missing", 11, "2024-07-25 21:05:23.321 | ERROR    | magic_pdf.model.pdf_extract_kit:<module>:24 - "
-                                  "Required dependency not installed, please install by "),
-    ("hub-gated-repo", 1, "Access to model meta-llama/Meta-Llama-3-8B is restricted"),
+    ("python-module-missing", 11, "ValueError: Using a `device_map`, `tp_plan`, `torch.device` context manager or setting "
+                                  "`torch.set_default_device(device)` requires `accelerate`. You can install it with `pip "
+                                  "install accelerate`"),
+    ("python-module-missing", 12, "ValueError: Fast download using 'hf_transfer' is enabled (HF_HUB_ENABLE_HF_TRANSFER=1) "
+                                  "but 'hf_transfer' package is not available in your environment. Try `pip install "
+                                  "hf_transfer`."),
+    ("python-module-missing", 12, "  FAILED: ValueError: Fast download using 'hf_transfer' is enabled"),
     ("cuda-oom", 36, "|            CUDA OOMs: 2            |        cudaMalloc retries: 3         |"),
     ("no-space-left", 10, "  Warning  Evicted  3m  kubelet  The node had condition: [DiskPressure]."),
+    ("no-space-left", 10, "Message: Pod The node had condition: [MemoryPressure DiskPressure]. "),
     ("cuda-headers-missing", 7, "  Couldn't find CUDA library root."),
     ("context-length-exceeded", 31, "Query or prefix prompt is too long, you can reduce the prefix prompt, or shrink the "
                                     "max token, or switch to a llm with a larger token limit size."),
+    ("service-unreachable", 38, "2024/05/02 13:58:22 [error] 7#7: *3 connect() failed (111: Connection refused) while "
+                                "connecting to upstream, client: 172.20.0.1, server: , request: \"POST /v1/chat/completions "
+                                "HTTP/1.1\", upstream: \"http://vllm:8000/v1/chat/completions\""),
     ("service-unreachable", 38, "2024/05/02 13:58:22 [crit] 11#11: *1 connect() to unix:/tmp/gunicorn.sock failed (111: "
                                 "Connection refused) while connecting to upstream, client: 172.17.0.1, server: , request: "
                                 "\"POST /invocations HTTP/1.1\", upstream: \"http://unix:/tmp/gunicorn.sock:/invocations\""),
@@ -72,6 +80,11 @@ WORDINGS = [
                              "Large\""),
     ("request-too-large", 0, "openai.APIStatusError: Error code: 413 - {'error': {'message': 'Request body too large'}}"),
     ("request-too-large", 0, "Vision API request failed: status code: 413"),
+    ("request-too-large", 0, "requests.exceptions.HTTPError: 413 Client Error: Request Entity Too Large for url: "
+                             "http://gpu1:8080/v1/chat/completions"),
+    ("request-too-large", 0, "urllib.error.HTTPError: HTTP Error 413: Request Entity Too Large"),
+    ("request-too-large", 0, "aiohttp.client_exceptions.ClientResponseError: 413, message='Request Entity Too Large', "
+                             "url='http://127.0.0.1:8000/v1/chat/completions'"),
     ("request-too-large", 0, "\"API returned unexpected status code: 413\" on OpenAI compatible OCR endpoint"),
     ("request-too-large", 0, "Payload Too Large (Cloudflare 413 HTML)"),
     ("request-too-large", 0, "[GIN] 2024/02/18 - 23:17:35 | 202402182317334062916694Mt5vuQ9 | 413 |  2.109733043s |    "
@@ -81,6 +94,9 @@ WORDINGS = [
                              "HTTP/1.1\", host: \"ocr.local:8080\""),
     ("request-too-large", 1, "Error \"Failed to buffer the request body: length limit exceeded\" when supplying base64 "
                              "encoded images greater than 1MB in prompt"),
+    ("request-too-large", 1, "PayloadTooLargeError: request entity too large"),
+    ("request-too-large", 1, "2024/11/05 09:12:44 http: request body too large"),
+    ("request-too-large", 1, "{\"detail\":\"Part exceeded maximum size of 1024KB.\"}"),
     ("request-too-large", 1, "{\"error\":{\"type\":\"request_too_large\",\"message\":\"Request exceeds the maximum "
                              "size\"}}"),
     ("request-too-large", 1, "error=\"400 {\"error\":{\"type\":\"invalid_params\",\"message\":\"messages.1.content.1."
@@ -96,7 +112,22 @@ QUIET = [
     ("request-too-large", "2025-07-30 00:09:38  INFO router: src/service_discovery.rs:413: Successfully added worker"),
     ("request-too-large", "DEBUG:httpx:HTTP Request: POST http://gpu1:8000/v1/chat/completions \"HTTP/1.1 413 Payload "
                           "Too Large\""),
+    ("request-too-large", "raise HTTPException(status_code=413, detail=\"Payload Too Large\")"),
+    ("request-too-large", "    413: \"Payload Too Large\","),
+    ("request-too-large", "  \"413\": {\"description\": \"Payload Too Large\"},"),
+    ("request-too-large", "case http.StatusRequestEntityTooLarge: // 413 Payload Too Large"),
+    ("request-too-large", "REQUEST_TOO_LARGE = \"request_too_large\""),
+    ("request-too-large", "WARNING: payload too large (6.1 MB), downscaling page 3 and retrying"),
+    ("request-too-large", "  --payload-limit <PAYLOAD_LIMIT>  Payload size limit in bytes. Requests above it get HTTP 413 "
+                          "[default: 2000000]"),
     ("engine-arg-unrecognized", "Error: Missing option '--model'."),
+    ("engine-arg-unrecognized", "    cli_test.go:88: expected error: \"unknown flag: --bogus\""),
+    ("engine-arg-unrecognized", "\tassert.EqualError(t, err, \"unknown flag: --foo\")"),
+    ("engine-arg-unrecognized", "* `Error: No such option: -m` means the -m/--method flag predates this release"),
+    ("python-module-missing", "PDF rendering requires PyMuPDF: `pip install pymupdf`"),
+    ("python-module-missing", "2024-08-10 10:00:00.000 | ERROR    | magic_pdf.model.pdf_extract_kit:<module>:28 - Required "
+                              "dependency not installed, please install by "),
+    ("hub-gated-repo", "Note: Access to model google/gemma-2-9b is restricted"),
     ("engine-arg-unrecognized", "the unknown flag: it is ignored by this build"),
     ("cuda-oom", "|            CUDA OOMs: 0            |        cudaMalloc retries: 0         |"),
     ("python-module-missing", "This feature requires Python: 3.10 or newer"),
@@ -131,6 +162,12 @@ NEAR = [
     ("failed to open /dev/dri/renderD128: Permission denied", "device-denied"),
     ("/site-packages/bitsandbytes/libbitsandbytes_cuda116.dll: invalid ELF header", "library-missing"),
     # (not a failure: prose, a count, an audit line that only logged, a note about quoting)
+    ("./run.sh: line 3: ${MODEL_PATH,,}: bad substitution", "shell-error"),
+    ("bash: -c: line 1: syntax error near unexpected token `('", "shell-error"),
+    ("type=AVC msg=audit(1411111111.123:45): avc:  denied  { read } for  pid=912 comm=\"vllm\" name=\"nvidia0\" "
+     "scontext=system_u:system_r:container_t:s0 tclass=chr_file", "selinux-denied"),
+    ("  panic: false", None),
+    ("Could not Open /dev/null in this mode: Permission denied", None),
     ("Don't panic: the server restarts itself.", None),
     ("the panic: handler is documented below", None),
     ("type=AVC msg=audit(1.2:3): avc:  denied  { create } for  pid=4692 comm=\"runc\" tclass=key permissive=1", None),
