@@ -135,7 +135,9 @@ GENERIC_CLASSES = (
     ("connection-refused", re.compile(r"\bECONNREFUSED\b|\b[Cc]onnection refused\b|\bConnectionRefusedError\b|\bWinError 10061\b")),
     # nvidia-smi with the driver loaded but no GPU it can initialise (RmInitAdapter failed, a GPU the driver does not
     # know, a container runtime that exposed none): its whole output, no error word
-    ("no-gpu-found", re.compile(r"\bNo devices were found\b")),
+    # (stop 61: and Google Colab refusing a GPU runtime, "Cannot connect to GPU backend" / "You cannot currently connect to
+    # a GPU due to usage limits in Colab": the notebook runs without one)
+    ("no-gpu-found", re.compile(r"\bNo devices were found\b|\bCannot connect to GPU backend\b|\bYou cannot currently connect to a GPU due to usage limits\b")),
     # uv's (miette's) error marker: "× Failed to download `x`" heads a chain of causes ("├─▶ ... ╰─▶ connection reset")
     # (and its ASCII rendering on consoles without Unicode, Windows' cmd: "  x Failed to download ... |-> ... `-> ...")
     ("uv-error", re.compile(r"^\s*× \S|^\s*x Failed to \S")),
@@ -528,6 +530,10 @@ GENERIC_CLASSES = (
     # (stop 61) a device node the process may not open ("Unable to open /dev/kfd read-write: Permission denied" from
     # rocminfo in a container without the render group, "failed to open /dev/nvidia0: Permission denied"): the GPU is
     # there but this user or container has no access; path-not-writable leaves /dev to it
+    # (stop 61) Python's venv that could not install pip into the new environment ("The virtual environment was not
+    # created successfully because ensurepip is not available.  On Debian/Ubuntu systems, you need to install the
+    # python3-venv package"): every install step after it runs in no venv; no error word
+    ("venv-failed", re.compile(r"\bThe virtual environment was not created successfully because ensurepip is not\b")),
     ("device-denied", re.compile(r"\b(?i:unable to|failed to|cannot|can't|could not|couldn't) open /dev/[\w/.-]{1,80}[^\n]{0,40}?: (?i:permission denied)\b")),
 )
 # (stop 47, the lead) not at WARNING level: round scan17 also counted a local server's 4xx/5xx logged as a WARNING
@@ -715,7 +721,7 @@ GENERIC_HINTS = {
     "compiler-error": ("error:", "error[", "fatal error", "error fatal:", "fehler:", "erreur fatale", "致命错误"),
     "failed": ("FAILED:", "FATAL:", "Fatal error:"), "make-error": ("ake: *** ", "]: *** "), "tensorrt-error": ("Error Code ",), "cli-flag": ("unknown ",), "pod-crashloop": ("CrashLoopBackOff",), "git-fatal": ("fatal: ",), "curl-error": ("curl: (", "Download error (", "gnutls_handshake() failed", "IncompleteRead("), "validation-error": ("Value error, ",), "http-error": ("Error code: ",),
     "connection-refused": ("ECONNREFUSED", "onnection refused", "ConnectionRefusedError", "WinError 10061"),
-    "no-gpu-found": ("No devices were found",), "uv-error": ("× ", "x Failed to "), "cmake-not-found": ("Could NOT find ",), "daemon-error": ("Error response from daemon",),
+    "no-gpu-found": ("No devices were found", "connect to GPU backend", "connect to a GPU due to usage limits"), "uv-error": ("× ", "x Failed to "), "cmake-not-found": ("Could NOT find ",), "daemon-error": ("Error response from daemon",),
     # (cuda-error's hints are lowercase: the check macro's words and the runtime's messages)
     "os-error": ("[Errno ", "[WinError ", "(os error "), "exec-format": ("exec format error",), "cuda-error": ("cuda error", "thcudacheck fail", "cuda-capable devices are busy",
                                                          "illegal memory access", "unspecified launch failure",
@@ -752,7 +758,7 @@ GENERIC_HINTS = {
     "js-typeerror": ("Cannot read propert", "Cannot set propert"),
     "py-message": ("unexpected keyword argument", "cannot import name", "xception: No module named"),
     "panic": ("panicked at", "panic: "), "shell-error": ("ad substitution", "yntax error", "no matches found: "),
-    "selinux-denied": ("avc:",), "device-denied": ("open /dev/",), "model-unavailable": ("| UNAVAILABLE: ",),
+    "selinux-denied": ("avc:",), "device-denied": ("open /dev/",), "venv-failed": ("ensurepip is not",), "model-unavailable": ("| UNAVAILABLE: ",),
     "start-timeout": ("timed out waiting for ",),
     "lua-error": (": attempt to ",), "apache-error": (": AH",),
     "http-response": (", message='",), "cors-blocked": ("CORS policy", "Cross-Origin Request Blocked"), "exec-failed": ("exec ", "exec: "), "installer-failed": ("): Failed", " failed"), "access-error": ("| 50", "| 40", "| **", "request: "), "endpoint-failed": ("did not pass the ping health check", "error ("), "hub-not-found": (" Not Found for url: ",), "credentials-failed": ("credentials validation failed",), "alloc-failed": ("to allocate ",),
@@ -813,6 +819,7 @@ GENERIC_LITERALS = ("traceback (most recent call last)", "error", "exception", "
                     "panicked at", "failed to allocate ", "unable to allocate ",
                     # (stop 61: Go's panic, a shell's refusal, SELinux's denial, a device node, a file not a library)
                     "panic: ", "bad substitution", "no matches found: ", "avc:", "open /dev/", "invalid elf header",
+                    "connect to gpu backend", "connect to a gpu due to usage limits", "ensurepip is not",
                     # (round scan7: ld.so's version check, Ollama's cuInit report, pip's resolver summary at CRITICAL)
                     "' not found (required by ", "driver library init failure", "have conflicting dependencies",
                     # (round scan7: urllib3's read timeout, wheel's RECORD check, uv's PubGrub conclusion)

@@ -41,6 +41,14 @@ CASES = [
     ("service-unreachable", 38, "whatwedo/docker-base-images/issues/38"),
     ("context-length-exceeded", 31, "langgenius/dify/issues/15788"),
     ("context-length-exceeded", 31, "langgenius/dify/issues/1435"),
+    # (after blind batches 241-248) proofs of the widenings their misses asked for
+    ("flash-attn-undefined-symbol", 8, "fudan-generative-vision/hallo/issues/98"),
+    ("flash-attn-undefined-symbol", 8, "RaymondJiangkw/COGS/issues/24"),
+    ("engine-arg-unrecognized", 6, "zai-org/GLM-4/issues/712"),
+    ("engine-arg-unrecognized", 6, "vllm-project/vllm/issues/9398"),
+    ("host-oom-killed", 30, "pycaret/pycaret/issues/295"),
+    ("path-not-writable", 5, "conda/conda/issues/9753"),
+    ("path-not-writable", 5, "ContinuumIO/anaconda-issues/issues/8149"),
 ]
 
 # each line alone, named through the pattern given (the tools' wordings as their sources print them)
@@ -103,6 +111,20 @@ WORDINGS = [
                              "image.source.base64: image exceeds 5 MB maximum: 5272940 bytes > 5242880 bytes\"}}\""),
 ]
 
+# (after blind batches 241-248, their scored misses: other tools' words for the same failures)
+WORDINGS += [
+    ("path-not-writable", 2, "Error: could not create directory mkdir /.ollama:permission denied."),
+    ("path-not-writable", 5, "NotWritableError: The current user does not have write permissions to a required path."),
+    ("host-oom-killed", 30, "Your notebook tried to allocate more memory than is available. It has restarted."),
+    ("endpoint-not-ready", 4, "RuntimeError: The model is currently loading, please re-run the query"),
+    ("flash-attn-undefined-symbol", 8, "RuntimeError: operator torchvision::nms does not exist"),
+    ("engine-arg-unrecognized", 6, "TypeError: AsyncEngineArgs.__init__() got an unexpected keyword argument "
+                                   "'disable_log_requests'"),
+    ("engine-arg-unrecognized", 6, "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'use_v2_block_manager'"),
+    ("cuda-headers-missing", 3, "[Bug]: Latest vllm docker can not serve nvfp4 models. `curand_kernel.h: No such file or "
+                                "directory`"),
+]
+
 # lines left to other entries, or to none
 QUIET = [
     ("request-too-large", "  File \"/usr/lib/python3.10/subprocess.py\", line 413, in check_call"),
@@ -128,6 +150,12 @@ QUIET = [
     ("python-module-missing", "2024-08-10 10:00:00.000 | ERROR    | magic_pdf.model.pdf_extract_kit:<module>:28 - Required "
                               "dependency not installed, please install by "),
     ("hub-gated-repo", "Note: Access to model google/gemma-2-9b is restricted"),
+    ("engine-arg-unrecognized", "TypeError: Foo.__init__() got an unexpected keyword argument 'disable_log_requests'"),
+    ("flash-attn-undefined-symbol", "registered operator torchvision::nms for the Meta backend"),
+    ("path-not-writable", "chmod: changing permissions of '/dev/null': Operation not permitted"),
+]
+QUIET += [
+    ("endpoint-not-ready", "The model is currently loaded on GPU 0"),
     ("engine-arg-unrecognized", "the unknown flag: it is ignored by this build"),
     ("cuda-oom", "|            CUDA OOMs: 0            |        cudaMalloc retries: 0         |"),
     ("python-module-missing", "This feature requires Python: 3.10 or newer"),
@@ -141,6 +169,8 @@ QUIET = [
 NEAR = [
     ("cuda-oom", "Comfy-Org/ComfyUI/pull/13950"),
     ("cuda-oom", "mlcommons/algorithmic-efficiency/issues/425"),
+    ("flash-attn-undefined-symbol", "pytorch/pytorch/issues/157648"),
+    ("path-not-writable", "conda/conda/issues/7267"),
 ]
 
 (test_each_new_case_is_named_through_its_new_pattern, test_each_wording_is_named_through_its_pattern,
@@ -167,6 +197,9 @@ NEAR = [
     ("type=AVC msg=audit(1411111111.123:45): avc:  denied  { read } for  pid=912 comm=\"vllm\" name=\"nvidia0\" "
      "scontext=system_u:system_r:container_t:s0 tclass=chr_file", "selinux-denied"),
     ("  panic: false", None),
+    ("#55 0.094 The virtual environment was not created successfully because ensurepip is not", "venv-failed"),
+    ("''Cannot connect to GPU backend", "no-gpu-found"),
+    ("You cannot currently connect to a GPU due to usage limits in Colab. Learn more", "no-gpu-found"),
     ("Could not Open /dev/null in this mode: Permission denied", None),
     ("Don't panic: the server restarts itself.", None),
     ("the panic: handler is documented below", None),

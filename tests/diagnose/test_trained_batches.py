@@ -264,7 +264,8 @@ TRAINED_UNNAMED = {
     49: ("ollama/ollama/issues/12352",),
     50: ("vllm-project/vllm/issues/917",),
     51: ("triton-inference-server/tensorrtllm_backend/issues/363", "NVIDIA/TensorRT-LLM/issues/1826"),
-    52: ("xorbitsai/inference/issues/3778",),
+    # (stop 61) batch 52's xorbitsai/inference#3778, AsyncEngineArgs refusing a keyword, is named now: engine-arg-unrecognized
+    # reads vLLM's Python API
     # (stop 60) ollama#11319 and QwenPaw#3211 (the loader's GLIBC_2.27 / GLIBC_2.38 not found) are named by glibc-too-old,
     # and batch 100's ollama#516 and 104's ollama#845 (the runner's SIGILL) by cpu-instruction-unsupported now
     53: ("MiniMax-AI/MiniMax-M2.5/issues/9",),
