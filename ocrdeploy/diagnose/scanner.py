@@ -527,13 +527,13 @@ GENERIC_CLASSES = (
     # { write } for pid=4546 comm=\"touch\" ... permissive=0"): the access was blocked (permissive=1 only logs it; older
     # kernels print no permissive field)
     ("selinux-denied", re.compile(r"\bavc: {1,4}denied {1,4}\{[^}\n]{1,200}\}(?![^\n]{0,800}\bpermissive=1\b)")),
-    # (stop 61) a device node the process may not open ("Unable to open /dev/kfd read-write: Permission denied" from
-    # rocminfo in a container without the render group, "failed to open /dev/nvidia0: Permission denied"): the GPU is
-    # there but this user or container has no access; path-not-writable leaves /dev to it
     # (stop 61) Python's venv that could not install pip into the new environment ("The virtual environment was not
     # created successfully because ensurepip is not available.  On Debian/Ubuntu systems, you need to install the
     # python3-venv package"): every install step after it runs in no venv; no error word
     ("venv-failed", re.compile(r"\bThe virtual environment was not created successfully because ensurepip is not\b")),
+    # (stop 61) a device node the process may not open ("Unable to open /dev/kfd read-write: Permission denied" from
+    # rocminfo in a container without the render group, "failed to open /dev/nvidia0: Permission denied"): the GPU is
+    # there but this user or container has no access; path-not-writable leaves /dev to it
     ("device-denied", re.compile(r"\b(?i:unable to|failed to|cannot|can't|could not|couldn't) open /dev/[\w/.-]{1,80}[^\n]{0,40}?: (?i:permission denied)\b")),
 )
 # (stop 47, the lead) not at WARNING level: round scan17 also counted a local server's 4xx/5xx logged as a WARNING
