@@ -3107,7 +3107,12 @@ REPORT_HEADING = re.compile(r"(?i)^[\s>#*_]{0,8}(?:describe the bug|bug descript
 RUN_MARK = re.compile(r"^\s{0,8}(?:>\s?)?(?:\$ \S|# \S|>>> \S|PS [^>\n]{1,120}> ?\S|[A-Za-z]:\\[^>\n]{0,120}> ?\S"
                       r"|[\w.-]{1,40}@[\w.-]{1,64}:[^$#\n]{0,120}[$#] ?\S|\(\w[\w.-]{0,40}\) \S[^$\n]{0,120}\$ \S)"
                       r"|Traceback \(most recent call last\)|^\s{0,12}File \"[^\"\n]{1,300}\", line \d"
-                      r"|\b\d\d:\d\d:\d\d\b|^\s{0,12}at [\w$.<>]{1,200} ?\(|(?<![\w/.-])[\w/.-]{1,200}\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|py):\d{1,6}(?::\d{1,5})?: ")
+                      r"|\b\d\d:\d\d:\d\d\b|^\s{0,12}at [\w$.<>]{1,200} ?\(|(?<![\w/.-])[\w/.-]{1,200}\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|py):\d{1,6}(?::\d{1,5})?: "
+                      # (stop 62) NumPy 2's banner for an extension built against 1.x opens a run's output; its own next
+                      # line ("NumPy 2.0.0 as it may crash.") is not a page's sentence
+                      r"|^\s{0,12}A module that was compiled using NumPy 1\.x cannot be run in\b"
+                      # and protobuf's refusal of old generated code, whose own next lines list workarounds
+                      r"|^\s{0,12}If this call came from a _pb2\.py file, your generated code is out of date\b")
 
 
 def about_errors(path):
