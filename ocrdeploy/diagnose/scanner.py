@@ -3110,9 +3110,7 @@ RUN_MARK = re.compile(r"^\s{0,8}(?:>\s?)?(?:\$ \S|# \S|>>> \S|PS [^>\n]{1,120}> 
                       r"|\b\d\d:\d\d:\d\d\b|^\s{0,12}at [\w$.<>]{1,200} ?\(|(?<![\w/.-])[\w/.-]{1,200}\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|py):\d{1,6}(?::\d{1,5})?: "
                       # (stop 62) NumPy 2's banner for an extension built against 1.x opens a run's output; its own next
                       # line ("NumPy 2.0.0 as it may crash.") is not a page's sentence
-                      r"|^\s{0,12}A module that was compiled using NumPy 1\.x cannot be run in\b"
-                      # and protobuf's refusal of old generated code, whose own next lines list workarounds
-                      r"|^\s{0,12}If this call came from a _pb2\.py file, your generated code is out of date\b")
+                      r"|^\s{0,12}A module that was compiled using NumPy 1\.x cannot be run in\b")
 
 
 def about_errors(path):

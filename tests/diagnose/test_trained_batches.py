@@ -307,7 +307,9 @@ TRAINED_UNNAMED = {
     # (its llama.cpp#13566 and #15377 of batches 75 and 76 are cases of model-not-multimodal since stop 53's relabelling)
     107: ("triton-inference-server/tensorrtllm_backend/issues/531", "ollama/ollama/issues/14797"),
     108: ("acon96/home-llm/issues/317",),
-    109: ("Bogdanovich77/DeekSeek-OCR---Dockerized-API/issues/8", "rocketride-org/rocketride-server/issues/913"),
+    # (stop 62) batch 109's DeekSeek-OCR---Dockerized-API#8, safetensors' "HeaderTooLarge" alone, is named now:
+    # git-lfs-download-failed reads a pointer file loaded as weights
+    109: ("rocketride-org/rocketride-server/issues/913",),
     # (round hfa50) batches 119-124, scored blind at stop 49: resolution-failed's uv and libmamba tails, cors-blocked
     # (its Triton-launcher and entrypoint-line widenings were withdrawn by the stop-50 review)
     119: ("mamba-org/mamba/issues/3294",),
