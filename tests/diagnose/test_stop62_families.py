@@ -56,7 +56,6 @@ CASES = [
     ("shm-too-small", 2, "pytorch/pytorch/issues/2926"),
     ("shm-too-small", 2, "huaweicloud/dls-example/issues/26"),
     ("cuda-arch-mismatch", 18, "ROCm/flash-attention/issues/37"),
-    ("cuda-arch-mismatch", 18, "JuliaGPU/AMDGPU.jl/issues/244"),
     ("nccl-error", 10, "vllm-project/vllm/issues/6775"),
     ("nccl-error", 10, "gpustack/gpustack/issues/2125"),
     ("git-lfs-download-failed", 10, "OpenBMB/MiniCPM/issues/250"),
@@ -90,14 +89,19 @@ WORDINGS = [
                                  "1251012 column 3"),
     ("library-version-drift", 5, "[Bug]: TypeError: Qwen2_5OmniProcessor.__init__() got multiple values for argument "
                                  "'image_processor'"),
+    ("library-version-drift", 4, "ImportError: numpy.core.multiarray failed to import ... AttributeError: _ARRAY_API not "
+                                 "found"),
+    ("vllm-arch-unsupported", 15, "ValueError: Model type llava not supported."),
+    ("rate-limited", 3, "仅调用了三次，就报了 `当前分组上游负载已饱和，请稍后再试`"),
+    ("rate-limited", 3, "common_download_file_single_online: HEAD failed (429)"),
+    ("git-lfs-download-failed", 10, "gguf_init_from_file_impl: invalid magic characters: 'vers', expected 'GGUF'"),
+    ("hub-gated-repo", 7, "It might be because the model is private or gated so make"),
     ("cuda-oom", 37, "**Fatal error: MetalExecutionError: Error Domain=MTLCommandBufferErrorDomain Code=8 \"Insufficient "
                      "Memory (IOAF code 8)\" UserInfo={NSLocalizedDescription=Insufficient Memory (IOAF code 8)}"),
     ("vllm-arch-unsupported", 15, "LLM Streaming failed: failedToLoad(reason: \"Unsupported model type: llava\")"),
     ("vllm-arch-unsupported", 15, "NotImplementedError: Architecture 'MultiModalityCausalLM' not supported!"),
     ("vllm-arch-unsupported", 15, "ERROR:hf-to-gguf:Model MiniMindLM is not supported"),
     ("host-memory-too-small", 6, "Error: model requires at least 48 GB of memory"),
-    ("host-memory-too-small", 6, "Error: 500 Internal Server Error: model requires 11.9 GiB but only 11.3 GiB are "
-                                 "available (after 512.0 MiB overhead)"),
     ("host-memory-too-small", 6, "numpy._core._exceptions._ArrayMemoryError: Unable to allocate 561. MiB for an array"),
     ("python-module-missing", 12, "ImportError: Please install bitsandbytes>=0.44.0 via `pip install "
                                   "bitsandbytes>=0.44.0` to use bitsandbytes quantizer."),
@@ -111,8 +115,6 @@ WORDINGS = [
     ("cuda-arch-mismatch", 17, "[Bug]: RuntimeError: vllm_flashmla_C is not available, likely was not compiled due to "
                                "insufficient nvcc version or a supported arch was not in the list of target arches to "
                                "compile for."),
-    ("nvidia-container-toolkit-missing", 11, "E0506 17:45:45.421965       1 factory.go:113] If this is a GPU node, did "
-                                             "you configure the NVIDIA Container Toolkit?"),
     ("git-lfs-download-failed", 9, "safetensors_rust.SafetensorError: Error while deserializing header: HeaderTooLarge"),
     ("rate-limited", 3, "`429: LiteLLM Rate Limit Handler for rate limit type = team. Crossed TPM / RPM / Max Parallel "
                         "Request Limit. current rpm: 1, rpm limit: 15"),
@@ -139,8 +141,6 @@ WORDINGS = [
 
 # (after blind batches 262-268, their scored misses)
 WORDINGS += [
-    ("shm-too-small", 2, "[2026-03-25 05:44:29,435 W 39 39] (raylet) store_runner.cc:83: System memory request exceeds "
-                         "memory available in /dev/shm. The request is for 10200547328 bytes"),
     ("shm-too-small", 2, "Error : RuntimeError: unable to write to file </torch_18693_1954506624> at "
                          "/pytorch/torch/lib/TH/THAllocator.c:271"),
     ("host-oom-killed", 30, "traceback : Signal 9 (SIGKILL) received by PID 2198"),
@@ -188,15 +188,32 @@ QUIET = [
                               "modeling_llama.py)"),
     ("library-version-drift", "TypeError: AsyncEngineArgs.__init__() got an unexpected keyword argument "
                               "'disable_log_requests'"),
-    # Ollama's own hint that memory may be short names no amount: not the estimate's refusal
-    ("host-memory-too-small", "Error: llama runner exited, you may not have enough available memory to run this model"),
-    # argparse's refusal of a value for a flag stays with its own pattern; a usage line is not a refusal
-    ("engine-arg-unrecognized", "usage: vllm serve <model_tag> [options]"),
-    # a torchrun worker's exit code alone is not the signal's summary; an unrelated ROCm arch line without a verdict
-    ("host-oom-killed", "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1) local_rank: 0"),
-    ("cuda-arch-mismatch", "Using gfx1100 for the HIP build (PYTORCH_ROCM_ARCH=gfx1100)"),
+    # (the review) Python 3.13's own hint for a shadowing script, a source tree's package directory, a platform's module
+    ("library-version-drift", "AttributeError: module 'random' has no attribute 'randint' (consider renaming "
+                              "'/home/me/random.py' since it has the same name as the standard library module named "
+                              "'random' and prevents importing that standard library module)"),
+    ("library-version-drift", "ImportError: cannot import name 'LLM' from 'vllm' (/home/user/vllm/__init__.py)"),
+    ("library-version-drift", "AttributeError: module 'os' has no attribute 'geteuid'"),
+    ("library-version-drift", "TypeError: run() got multiple values for argument 'self'"),
+    # Ollama's GPU check (free VRAM, not the host's memory), prose about a model's needs, an array of a wrong shape
+    ("host-memory-too-small", "Error: 500 Internal Server Error: model requires 11.9 GiB but only 11.3 GiB are available "
+                              "(after 512.0 MiB overhead)"),
+    ("host-memory-too-small", "This model requires at least 48 GB of memory to run in full precision."),
+    ("host-memory-too-small", "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 7.28 TiB for an array with "
+                              "shape (1000000, 1000000) and data type float64"),
+    # the k8s device plugin's hint, printed on every node without a GPU; Ray's warning that shrinks its store
+    ("nvidia-container-toolkit-missing", "E0506 17:45:45.421965       1 factory.go:113] If this is a GPU node, did you "
+                                         "configure the NVIDIA Container Toolkit?"),
+    ("shm-too-small", "[2026-03-25 05:44:29,435 W 39 39] (raylet) store_runner.cc:83: System memory request exceeds "
+                      "memory available in /dev/shm. The request is for 10200547328 bytes"),
+    # vLLM's reason for a backend it skips (another one serves)
+    ("cuda-arch-mismatch", "WARNING 01-02 12:00:00 [cuda.py:200] FlashMLA backend is not supported due to "
+                           "vllm._flashmla_C is not available, likely was not compiled due to insufficient nvcc version or "
+                           "a supported arch was not in the list of target arches to compile for."),
+    # NCCL's CUDA check for another CUDA error is that error's (out of memory, an old driver)
+    ("nccl-error", "Cuda failure 2 'out of memory'"),
     # the linker's DSO-missing form names the symbol's version with "@@": another failure (a library left off the link)
-    ("ld-cudart-missing", "/usr/bin/ld: undefined reference to symbol 'cudaStreamSynchronize@@libcudart.so.11.0'"),
+    ("ld-cudart-missing", "/usr/bin/ld: x.o: undefined reference to `cudaStreamSynchronize@@libcudart.so.11.0'"),
 ]
 
 NEAR = [
@@ -232,3 +249,10 @@ def test_the_entry_for_one_known_removal_wins_on_its_line(engine):
 ])
 def test_a_library_message_with_its_own_advice_is_a_run(engine, log):
     assert set(SCAN.findings(log, engine)) == {"library-version-drift"}
+
+
+@pytest.mark.parametrize("engine", corpus.ENGINES)
+def test_a_value_refused_for_a_flag_stays_with_its_own_pattern(engine):
+    """argparse's refusal of a flag's value is pattern 3's; the subcommand form (pattern 7) names a command only."""
+    line = "vllm serve: error: argument --dtype: invalid choice: 'fp8' (choose from 'auto', 'half', 'float16')\n"
+    assert SCAN.alone(line, engine, "engine-arg-unrecognized") == [3]
