@@ -159,8 +159,6 @@ WORDINGS += [
     ("path-not-writable", 7, "ERROR: Could not install packages due to an OSError: [WinError 5] Access is denied: "
                              "'c:\\users\\anaconda3\\envs\\x\\lib\\site-packages\\~orch\\lib\\asmjit.dll'"),
     ("library-version-drift", 4, "safetensors_rust.SafetensorError: framework paddle is invalid"),
-    ("python-version-unsupported", 22, "ERROR: Could not find a version that satisfies the requirement "
-                                       "torch==1.8.1+cu111 (from versions: 0.1.2, 0.1.2.post1, 0.1.2.post2)"),
 ]
 
 # lines left to other entries, or to none
