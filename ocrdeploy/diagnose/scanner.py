@@ -3110,7 +3110,11 @@ RUN_MARK = re.compile(r"^\s{0,8}(?:>\s?)?(?:\$ \S|# \S|>>> \S|PS [^>\n]{1,120}> 
                       r"|\b\d\d:\d\d:\d\d\b|^\s{0,12}at [\w$.<>]{1,200} ?\(|(?<![\w/.-])[\w/.-]{1,200}\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|py):\d{1,6}(?::\d{1,5})?: "
                       # (stop 62) NumPy 2's banner for an extension built against 1.x opens a run's output; its own next
                       # line ("NumPy 2.0.0 as it may crash.") is not a page's sentence
-                      r"|^\s{0,12}A module that was compiled using NumPy 1\.x cannot be run in\b")
+                      r"|^\s{0,12}A module that was compiled using NumPy 1\.x cannot be run in\b"
+                      # (stop 63) dpkg's and apport's own lines under a failed package install ("No apport report written
+                      # because the error message indicates a disk full error" is the run's output, not a page's reason)
+                      r"|^\s{0,12}(?:dpkg: error processing (?:archive|package) \S|No apport report written because the error message"
+                      r" indicates\b|E: Sub-process /usr/bin/dpkg returned an error code \(\d{1,3}\))")
 
 
 def about_errors(path):
@@ -3568,12 +3572,17 @@ def scan(path, rules, context=2, engine="auto"):
 
 
 _FRAME = re.compile(r'[ \t]*(?:File "|at [\w$.<>]+\(|#\d+ +0x)')    # Python's, Java's and gdb's stack frames
+# (stop 63) apt's and dpkg's own error lines ("E: dpkg was interrupted, you must manually run 'sudo dpkg --configure
+# -a' ...", "E: Could not get lock ..."): apt's "E:" is its level, for the document judge only (line_level keeps its
+# forms: an apt "W:" is not taken for a WARNING line by the entries' not_levels)
+_APT_LINE = re.compile(r"[\s`>]{0,8}E: (?:dpkg |Could not |Unable to |Sub-process |Package |Unmet |Some |Failed |The )")
 
 
 def log_line(line):
     """A line a log wrote, not a person (for judge_document): a log level (any of the forms line_level reads, after
-    the wrappers' prefixes unwrap takes off) or a stack frame."""
-    return _FRAME.match(line) is not None or line_level(unwrap(line.strip())) is not None
+    the wrappers' prefixes unwrap takes off), apt's "E:" or a stack frame."""
+    return (_FRAME.match(line) is not None or line_level(unwrap(line.strip())) is not None
+            or _APT_LINE.match(unwrap(line.strip())) is not None)
 
 
 def judge_document(report, path):

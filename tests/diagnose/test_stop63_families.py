@@ -19,6 +19,18 @@ Then the misses of blind batches 276-282, once scored:
   "GPUs with compute capability < 8.0 are not supported". model-arch-unknown: transformers' advice after its refusal.
 - flash-attn-undefined-symbol: a title's "Import error sgl_kernel undefined symbol: _ZN3c10..." (not vLLM's _C).
 - request-too-large, rate-limited, github-fetch-failed, cccl-missing: other wordings of their failures.
+
+And the misses of blind batches 283-289, once scored:
+- apt-lock-held (new): apt or dpkg locked by another run (unattended-upgrades, cloud-init, a parallel apt), or an earlier
+  dpkg run interrupted; apt's own "Waiting for cache lock" is its wait, not a failure.
+- python-version-unsupported: PyO3 older than the interpreter, Python 3.12's removal of pkgutil.ImpImporter (it wins
+  over library-version-drift there). python-module-missing: Ansible's "Failed to import the required Python library".
+- cuda-oom: torch's allocator whose NVML query failed while it reported an out-of-memory (MIG, containers).
+- no-space-left: dpkg's and apport's lines read as a run's output (scanner.RUN_MARK), so the disk-full line above them
+  is not taken for a quote; apt's "E:" lines count as a log's for the document judge (scanner.log_line).
+- shm-too-small (Ray's object store refusal), git-lfs-download-failed (CTranslate2's "v1936876918"),
+  engine-arg-unrecognized (llama.cpp's legacy options), context-length-exceeded (LMDeploy's "run out of tokens"),
+  request-too-large ("Request failed 413"), github-fetch-failed ("at port 443").
 """
 
 import pytest
@@ -38,6 +50,46 @@ CASES = [
     ("library-version-drift", 7, "vera-framework/VERA/issues/10"),
     ("cuda-arch-mismatch", 19, "junjie18/CMT/issues/95"),
     ("cuda-arch-mismatch", 19, "facebookresearch/xformers/issues/794"),
+    # (batches 283-289)
+    ("apt-lock-held", 0, "bigbluebutton/bbb-install/issues/534"),
+    ("apt-lock-held", 1, "servo/ci-runners/issues/57"),
+    ("apt-lock-held", 2, "tuanpham-dev/termux-ubuntu/issues/32"),
+    ("apt-lock-held", 2, "openhab/openhabian/issues/952"),
+    ("python-version-unsupported", 23, "PyO3/pyo3/issues/4248"),
+    ("python-version-unsupported", 23, "PyO3/maturin/issues/1960"),
+    ("python-version-unsupported", 23, "ComfyUI-InfiniteTalk-MultiImage/issues/1"),
+    ("python-version-unsupported", 23, "chinakook/labelImg2/issues/11"),
+    ("python-module-missing", 14, "ShubhamTatvamasi/magma-galaxy/issues/6"),
+    ("python-module-missing", 14, "geerlingguy/raspberry-pi-dramble/issues/195"),
+    ("cuda-oom", 38, "pytorch/pytorch/issues/197312"),
+    ("cuda-oom", 38, "vllm-project/vllm/pull/42401"),
+    ("cuda-oom", 38, "pytorch/pytorch/issues/122068"),
+    ("context-length-exceeded", 32, "InternLM/lmdeploy/issues/4147"),
+    # the proofs of the first two rounds' wordings (threads found later, or the batch's own case once trained on)
+    ("python-module-missing", 13, "percent4/ALBERT_4_Time_Recognition/issues/2"),
+    ("hub-unreachable", 26, "xorbitsai/inference/issues/1021"),
+    ("model-dir-missing", 13, "xorbitsai/inference/issues/1885"),
+    ("cuda-driver-missing", 18, "NVIDIA/nvidia-docker/issues/396"),
+    ("cuda-driver-missing", 18, "NVIDIA/nvidia-docker/issues/423"),
+    ("git-lfs-download-failed", 11, "SYSTRAN/faster-whisper/issues/959"),
+    ("library-version-drift", 6, "OpenRLHF/OpenRLHF/issues/1031"),
+    ("library-version-drift", 6, "gedeck/mistat/issues/7"),
+    ("host-oom-killed", 31, "ocrmypdf/OCRmyPDF/issues/1334"),
+    ("flash-attn-undefined-symbol", 9, "sgl-project/sglang/issues/9173"),
+    ("shm-too-small", 3, "ray-project/ray/issues/14535"),
+    ("path-not-writable", 8, "lemonade-sdk/lemonade/issues/3416"),
+    ("engine-arg-unrecognized", 8, "ikawrakow/ik_llama.cpp/pull/1908"),
+    ("request-too-large", 3, "microsoft/vscode-copilot-release/issues/10132"),
+    ("model-arch-unknown", 9, "held-out batch 277 holds a real one, tencent/HunyuanOCR#2"),
+    ("request-too-large", 2, "held-out batch 280 holds a real one, OSU-NLP-Group/SeeAct#26"),
+]
+
+NEAR = [
+    ("python-version-unsupported", "wolfi-dev/os/pull/30837"),
+    # advice about NumPy 2's removed aliases (the pattern takes NumPy's own backticked name); a PHP warning with
+    # mkdir()'s words between the path and the refusal
+    ("library-version-drift", "PDBeurope/protein-cluster-conformers/issues/18"),
+    ("path-not-writable", "wp-cli/core-command/issues/265"),
 ]
 
 # each line alone, named through the pattern given (lines of the held-out batches 269-275 that were missed, verbatim)
@@ -77,6 +129,9 @@ WORDINGS = [
     ("gateway-timeout", 1, "< HTTP/1.1 504 Gateway Timeout"),
     ("gateway-timeout", 1, "`<html><body><h1>504 Gateway Time-out</h1>"),
     ("gateway-timeout", 1, "INFO:     127.0.0.1:57650 - \"POST /embeddings/ HTTP/1.1\" 504 Gateway Timeout"),
+    # (not from a batch: nginx's access log line, whose status has no reason phrase after it)
+    ("gateway-timeout", 1, "10.0.0.1 - - [08/Dec/2026:01:00:00 +0000] \"POST /v1/chat/completions HTTP/1.1\" 504 167 "
+                           "\"-\" \"python-requests/2.32.3\""),
     ("gateway-timeout", 2, "When using the model on gpustack through OpenAI's API, Error code: 504 - {'message': 'The "
                            "upstream server is timing out'}"),
     ("flash-attn-undefined-symbol", 9, "[Bug] Import error sgl_kernel undefined symbol: _ZN3c104cuda9SetDeviceEab"),
@@ -96,6 +151,31 @@ WORDINGS = [
                                "failed: The TLS connection was non-properly terminated."),
     ("cccl-missing", 2, "Failed to compile kernel: mlx/backend/cuda/device/indexing.cuh(3): catastrophic error: cannot "
                         "open source file \\\"cuda/std/tuple\\\""),
+    # (batches 283-289)
+    ("python-version-unsupported", 23, "error: the configured Python interpreter version (3.13) is newer than PyO3's "
+                                       "maximum supported version (3.12)"),
+    ("python-version-unsupported", 23, "AttributeError: module 'pkgutil' has no attribute 'ImpImporter'. Did you mean: "
+                                       "'zipimporter'?"),
+    ("python-version-unsupported", 23, "28.56       error[E0425]: cannot find function, tuple struct or tuple variant "
+                                       "`PyUnicode_FromKindAndData` in module `pyo3::ffi`"),
+    ("python-module-missing", 14, "fatal: [localhost]: FAILED! => {\"changed\": false, \"msg\": \"Failed to import "
+                                  "docker-py - No module named requests.exceptions. Try `pip install docker-py`\"}"),
+    ("github-fetch-failed", 3, "Failed to connect to github.com at port 443: [Errno 110] Connection timed out."),
+    ("cuda-oom", 38, "RuntimeError: NVML_SUCCESS == r INTERNAL ASSERT FAILED at \"../c10/cuda/CUDACachingAllocator.cpp\""
+                     ":844, please report a bug to PyTorch."),
+    ("git-lfs-download-failed", 11, "RuntimeError: Unsupported model binary version. This executable supports models "
+                                    "with binary version v6 or below, but the model has binary version v1936876918."),
+    ("engine-arg-unrecognized", 8, "legacy speculative option '-mtp' is disabled; use --spec-type mtp:n_max=1,p_min=0.0"),
+    ("context-length-exceeded", 32, "2025-04-01 09:16:04,208 - lmdeploy - ERROR - async_engine.py:692 - run out of "
+                                    "tokens. session=1."),
+    ("context-length-exceeded", 32, "2024-09-02 10:00:00,000 - lmdeploy - ERROR - run out of tokens. session_id=0."),
+    ("request-too-large", 3, "Request failed 413"),
+    ("apt-lock-held", 0, "2023-09-08T08:40:51.0725043Z E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by "
+                         "process 3074496 (apt-get)"),
+    ("apt-lock-held", 1, "E: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), is another process "
+                         "using it?"),
+    ("apt-lock-held", 2, "E: dpkg was interrupted, you must manually run 'sudo dpkg --configure -a' to correct the "
+                         "problem."),
 ]
 
 # lines left to other entries, or to none
@@ -131,10 +211,18 @@ QUIET = [
     # vLLM's own extension keeps its entry
     ("flash-attn-undefined-symbol", "Import error: /x/site-packages/vllm/_C.abi3.so: undefined symbol: "
                                     "_ZN3c104cuda9SetDeviceEi"),
+    # (batches 283-289) apt waiting for the lock is its progress; Python 3.12's ImpImporter is the interpreter's, not a
+    # release pair's; a model binary of another version (a zip, an HTML page) is not a git-lfs pointer
+    ("apt-lock-held", "Waiting for cache lock: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process "
+                      "1234 (unattended-upgr)... 12s"),
+    ("library-version-drift", "AttributeError: module 'pkgutil' has no attribute 'ImpImporter'"),
+    ("git-lfs-download-failed", "RuntimeError: Unsupported model binary version. This executable supports models with "
+                                "binary version v6 or below, but the model has binary version v67324752."),
+    ("engine-arg-unrecognized", "legacy speculative decoding is disabled for this model; use --spec-type"),
 ]
 
 (test_each_new_case_is_named_through_its_new_pattern, test_each_wording_is_named_through_its_pattern,
- test_lines_left_to_others_stay_out_of_the_entry, _near) = corpus.family_tests(CASES, WORDINGS, QUIET, [])
+ test_lines_left_to_others_stay_out_of_the_entry, test_the_near_misses_stay_quiet) = corpus.family_tests(CASES, WORDINGS, QUIET, NEAR)
 
 SCAN = corpus.Scanner()
 
@@ -145,3 +233,56 @@ def test_a_hub_504_is_the_hubs_failure_not_a_gateways(engine):
     found = SCAN.findings("requests.exceptions.HTTPError: 504 Server Error: Gateway Time-out for url: "
                           "https://huggingface.co/api/models/TheBloke/x/revision/main\n", engine)
     assert set(found) == {"hub-unreachable"}
+
+
+@pytest.mark.parametrize("engine", corpus.ENGINES)
+def test_dpkg_and_apport_lines_are_a_runs_output(engine):
+    """apport's "because the error message indicates a disk full error" under a dpkg failure is the run's output
+    (scanner.RUN_MARK): without it the disk-full line above was taken for a quote explained below it."""
+    log = ("dpkg: error processing archive /var/cache/apt/archives/x.deb (--unpack):\n"
+           " cannot copy extracted data for './usr/lib/x.so' to '/usr/lib/x.so.dpkg-new': failed to write (No space "
+           "left on device)\n"
+           "No apport report written because the error message indicates a disk full error\n"
+           "E: Sub-process /usr/bin/dpkg returned an error code (1)\n")
+    assert set(SCAN.findings(log, engine)) == {"no-space-left"}
+
+
+@pytest.mark.parametrize("engine", corpus.ENGINES)
+def test_rays_object_store_refusal_in_its_traceback(engine):
+    log = ("2025-01-01 10:00:00,123\tINFO worker.py:1821 -- Started a local Ray instance.\n"
+           "Traceback (most recent call last):\n"
+           "  File \"/x/ray/_private/services.py\", line 10, in start_plasma_store\n"
+           "ValueError: The configured object store size exceeds the capacity of /dev/shm. This will harm performance. "
+           "To proceed regardless of this warning, you can set RAY_OBJECT_STORE_ALLOW_SLOW_STORAGE=1.\n")
+    assert SCAN.alone(log, engine, "shm-too-small") == [3]
+
+
+RULES = {r.id: r for r in SCAN.rules}
+
+
+@pytest.mark.parametrize("entry,line,expected", [
+    # NumPy's own message names the alias in backticks; a sentence about the removal is not the refusal
+    ("library-version-drift", "AttributeError: `np.NaN` was removed in the NumPy 2.0 release. Use `np.nan` instead.", [6]),
+    ("library-version-drift", "Since np.NaN was removed in the NumPy 2.0 release, changing the code accordingly may be "
+                              "a good idea.", []),
+    # 'vers' of a git-lfs pointer read as a number; a zip ('PK\x03\x04') or an HTML page ('<!do') is another download
+    ("git-lfs-download-failed", "but the model has binary version v1936876918. This usually means", [11]),
+    ("git-lfs-download-failed", "but the model has binary version v67324752. This usually means", []),
+    ("git-lfs-download-failed", "but the model has binary version v1868833084. This usually means", []),
+])
+def test_pattern_by_pattern_without_the_document_model(entry, line, expected):
+    """The patterns alone (corpus.pattern_hits): what the document model may also catch, the pattern must not rely on."""
+    assert corpus.pattern_hits(RULES[entry], line) == expected
+
+
+@pytest.mark.parametrize("line,is_log", [
+    ("E: dpkg was interrupted, you must manually run 'sudo dpkg --configure -a' to correct the problem.", True),
+    ("2023-09-08T08:40:51.0725043Z E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 3074496 "
+     "(apt-get)", True),
+    ("`E: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), is another process using it?`", True),
+    # a person's sentence that happens to start with "E:" (an option list, a note) is not apt's
+    ("E: everything else in this section is optional, so skip it if you like.", False),
+])
+def test_apts_error_lines_count_as_a_logs_for_the_document_judge(line, is_log):
+    from ocrdeploy.diagnose import scanner
+    assert bool(scanner.log_line(line)) is is_log
