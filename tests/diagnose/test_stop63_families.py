@@ -174,6 +174,9 @@ WORDINGS = [
                          "process 3074496 (apt-get)"),
     ("apt-lock-held", 1, "E: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), is another process "
                          "using it?"),
+    # (the review) apt's archive lock lives under /var/cache
+    ("apt-lock-held", 0, "E: Could not get lock /var/cache/apt/archives/lock - open (11: Resource temporarily "
+                         "unavailable)"),
     ("apt-lock-held", 2, "E: dpkg was interrupted, you must manually run 'sudo dpkg --configure -a' to correct the "
                          "problem."),
 ]
@@ -206,6 +209,13 @@ QUIET = [
     ("gateway-timeout", "2021/12/31 13:40:37 [error] 13#13: *1 upstream timed out (110: Connection timed out) while "
                         "connecting to upstream, client: 127.0.0.1"),
     ("gateway-timeout", "  File \"main.py\", line 504, in <module>"),
+    # (the review) ingress-nginx's access line whose request length is 504, apt's and a pip mirror's own 504s
+    ("gateway-timeout", "10.0.0.1 - - [08/Dec/2026:01:00:00 +0000] \"GET / HTTP/1.1\" 200 615 \"-\" \"curl/8.5.0\" 504 "
+                        "0.001 [default-svc-80] [] 10.1.2.3:80 615 0.001 200 abc"),
+    ("gateway-timeout", "E: Failed to fetch http://archive.ubuntu.com/ubuntu/pool/main/x.deb  504  Gateway Time-out "
+                        "[IP: 1.2.3.4 80]"),
+    ("gateway-timeout", "ERROR: HTTP error 504 while getting https://mirrors.aliyun.com/pypi/packages/x.whl 504 Gateway "
+                        "Time-out"),
     # another attribute of a model class is the caller's bug, not a release's
     ("library-version-drift", "AttributeError: 'LlamaForCausalLM' object has no attribute 'lm_head'"),
     # vLLM's own extension keeps its entry
