@@ -3581,8 +3581,10 @@ _APT_LINE = re.compile(r"[\s`>]{0,8}E: (?:dpkg |Could not |Unable to |Sub-proces
 def log_line(line):
     """A line a log wrote, not a person (for judge_document): a log level (any of the forms line_level reads, after
     the wrappers' prefixes unwrap takes off), apt's "E:" or a stack frame."""
-    return (_FRAME.match(line) is not None or line_level(unwrap(line.strip())) is not None
-            or _APT_LINE.match(unwrap(line.strip())) is not None)
+    if _FRAME.match(line) is not None:
+        return True
+    text = unwrap(line.strip())
+    return line_level(text) is not None or _APT_LINE.match(text) is not None
 
 
 def judge_document(report, path):
